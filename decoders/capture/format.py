@@ -1,0 +1,149 @@
+"""The trace-launch capture file, declared once (docs/capture-format.md).
+
+The shim (shim/tracelaunch.c) writes this layout; shim/abi.h carries its numbers,
+generated from these declarations by decoders/shimabi.py.
+
+File = TL_FILE_HEADER (header_size bytes) + records, each 8-byte aligned:
+TL_RECORD_HEADER, then a body whose layout depends on `type`. A record whose
+`type` is still 0 was reserved but never published (the process died while
+writing it, or the call never returned).
+"""
+from construct import (Aligned, Array, Bytes, Const, Int16ul, Int32sl, Int32ul, Int64sl,
+                       Int64ul, PaddedString, Struct, this)
+
+TL_MAGIC = b"TRACELNC"
+TL_VERSION = 1
+TL_HEADER_SIZE = 4096
+TL_RECORD_SYNC = 0x52434C54  # "TLCR" little-endian: lets a reader resync after a hole
+TL_ALIGN = 8
+
+TL_FILE_HEADER = Struct(
+    "magic" / Const(TL_MAGIC),
+    "version" / Int32ul,
+    "header_size" / Int32ul,
+    "cursor" / Int64ul,          # next free byte; the shim reserves records by atomic add here
+    "t_start_ns" / Int64ul,      # CLOCK_MONOTONIC when the tracer created the file
+    "wall_ns" / Int64ul,         # CLOCK_REALTIME at the same moment
+    "tracer_pid" / Int32ul,
+    "flags" / Int32ul,
+    "meta_len" / Int32ul,
+    "reserved0" / Int32ul,
+    "meta" / Bytes(this.meta_len),   # UTF-8 JSON: driver, GPU, command line (never eval'd)
+)
+TL_FILE_HEADER_FIXED = 48        # bytes before `meta`
+TL_CURSOR_OFFSET = 16
+
+TL_RECORD_HEADER = Struct(
+    "sync" / Int32ul,
+    "length" / Int32ul,          # whole record, header included, multiple of 8
+    "type" / Int16ul,            # TL_REC_*; 0 = reserved, never published
+    "flags" / Int16ul,
+    "pid" / Int32ul,
+    "tid" / Int32ul,
+    "seq" / Int32ul,             # per-process sequence number
+    "t_start" / Int64ul,         # CLOCK_MONOTONIC ns
+    "t_end" / Int64ul,
+)
+TL_RECORD_HEADER_SIZE = 40
+
+# Record types. Numbers are part of the file format: never reuse one.
+TL_REC = {
+    1: "PROCESS_START", 2: "PROCESS_EXIT", 3: "OPEN", 4: "CLOSE", 5: "IOCTL", 6: "MMAP",
+    7: "MUNMAP", 8: "MREMAP", 9: "MARK", 10: "SUBMISSION", 11: "STATS", 12: "END", 13: "NOTE",
+}
+TL_REC_BY_NAME = {v: k for k, v in TL_REC.items()}
+
+# TL_RECORD_HEADER.flags
+TL_RF_COMPLETE = 0x1             # the call returned and its "after" copies are valid
+TL_RF_CHILD = 0x2                # written by a forked child before its first exec
+
+Padded8 = lambda n: Aligned(TL_ALIGN, Bytes(n))  # noqa: E731  (payload padded to 8)
+
+TL_PROCESS_START = Struct(
+    "ppid" / Int32ul, "how" / Int32ul,             # how: TL_START_*
+    "exe_len" / Int32ul, "cmdline_len" / Int32ul,
+    "exe" / Padded8(this.exe_len), "cmdline" / Padded8(this.cmdline_len))
+TL_START = {1: "exec", 2: "fork"}
+
+TL_PROCESS_EXIT = Struct("status" / Int32sl, "reserved0" / Int32ul)
+
+TL_OPEN = Struct("fd" / Int32sl, "oflags" / Int32sl, "path_len" / Int32ul, "reserved0" / Int32ul,
+                 "path" / Padded8(this.path_len))
+
+TL_CLOSE = Struct("fd" / Int32sl, "ret" / Int32sl)
+
+TL_IOCTL_BUFFER = Struct(
+    "role" / Int32ul,            # TL_BUF_*
+    "size" / Int32ul,
+    "addr" / Int64ul,
+    "flags" / Int32ul,           # TL_BF_*
+    "reserved0" / Int32ul,
+    "before" / Padded8(this.size),
+    "after" / Padded8(this.size))
+TL_BUF = {1: "RM_CONTROL_PARAMS", 2: "RM_ALLOC_PARAMS", 3: "XFER_ARGS", 4: "ALLOC_RIGHTS"}
+TL_BF_BEFORE = 0x1               # before-copy succeeded
+TL_BF_AFTER = 0x2                # after-copy succeeded
+TL_BF_TRUNCATED = 0x4            # larger than the shim's per-buffer limit; size was cut
+
+TL_IOCTL = Struct(
+    "fd" / Int32sl, "request" / Int32ul, "arg" / Int64ul,
+    "ret" / Int32sl, "err" / Int32sl,
+    "arg_size" / Int32ul, "nbufs" / Int32ul, "flags" / Int32ul, "path_len" / Int32ul,
+    "path" / Padded8(this.path_len),
+    "before" / Padded8(this.arg_size),
+    "after" / Padded8(this.arg_size),
+    "buffers" / Array(this.nbufs, TL_IOCTL_BUFFER))
+TL_IF_ARG_BEFORE = 0x1
+TL_IF_ARG_AFTER = 0x2
+TL_IF_UVM_SIZE_UNKNOWN = 0x4     # a UVM command not in the shim's size table: no bytes copied
+
+TL_MMAP = Struct(
+    "addr" / Int64ul, "length" / Int64ul, "prot" / Int32sl, "flags" / Int32sl, "fd" / Int32sl,
+    "err" / Int32sl, "offset" / Int64ul, "path_len" / Int32ul, "reserved0" / Int32ul,
+    "path" / Padded8(this.path_len))
+
+TL_MUNMAP = Struct("addr" / Int64ul, "length" / Int64ul, "ret" / Int32sl, "err" / Int32sl)
+
+TL_MREMAP = Struct("old_addr" / Int64ul, "old_length" / Int64ul, "new_length" / Int64ul,
+                   "flags" / Int32sl, "err" / Int32sl, "new_addr" / Int64ul)
+
+TL_MARK = Struct("kind" / Int32ul, "id" / Int32ul, "label_len" / Int32ul, "reserved0" / Int32ul,
+                 "label" / Padded8(this.label_len))
+TL_MARK_KIND = {1: "BEGIN", 2: "END", 3: "POINT"}
+
+TL_SEGMENT = Struct(
+    "va" / Int64ul, "size" / Int32ul, "flags" / Int32ul,   # TL_SF_*
+    "data" / Padded8(this.size))
+TL_SF_COPIED = 0x1
+TL_SF_UNMAPPED = 0x2             # no CPU mapping found for the VA: nothing copied
+TL_SF_CLIPPED = 0x4              # copy stopped at the end of the CPU mapping or the size limit
+
+TL_SUBMISSION = Struct(
+    "token" / Int32ul, "hClient" / Int32ul, "hChannel" / Int32ul, "hClass" / Int32ul,
+    "gp_put_prev" / Int32ul, "gp_put" / Int32ul, "gp_entries" / Int32ul, "flags" / Int32ul,
+    "gpfifo_va" / Int64ul, "doorbell_addr" / Int64ul, "rip" / Int64ul,
+    "nentries" / Int32ul, "nsegments" / Int32ul, "lost" / Int32ul, "insn_len" / Int32ul,
+    "entries" / Array(this.nentries, Int64ul),
+    "segments" / Array(this.nsegments, TL_SEGMENT))
+TL_SUB_CHANNEL_KNOWN = 0x1       # the token matched a channel the shim saw created
+TL_SUB_FALLBACK = 0x2            # store not emulated: single-stepped (slow path)
+TL_SUB_WRAPPED = 0x4             # GP_PUT moved more than the ring holds: `lost` entries missed
+TL_SUB_NO_USERD = 0x8            # USERD not mapped in this process: GP_PUT unknown
+
+# Counters in a STATS record, by index: the shim writes them in this order.
+TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmaps", "doorbells",
+                  "submissions", "submissions_lost", "fallbacks", "segments_unmapped",
+                  "faults_not_ours", "trap_setup_failed")
+TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
+                  "values" / Array(this.count, Int64ul))
+
+TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64ul)
+
+TL_NOTE = Struct("level" / Int32ul, "text_len" / Int32ul, "text" / Padded8(this.text_len))
+
+BODY = {
+    "PROCESS_START": TL_PROCESS_START, "PROCESS_EXIT": TL_PROCESS_EXIT, "OPEN": TL_OPEN,
+    "CLOSE": TL_CLOSE, "IOCTL": TL_IOCTL, "MMAP": TL_MMAP, "MUNMAP": TL_MUNMAP,
+    "MREMAP": TL_MREMAP, "MARK": TL_MARK, "SUBMISSION": TL_SUBMISSION, "STATS": TL_STATS,
+    "END": TL_END, "NOTE": TL_NOTE,
+}

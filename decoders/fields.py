@@ -1,0 +1,120 @@
+"""Field tables for bit-packed words: the one place that shifts and masks (STYLE.md 5).
+
+A field is declared as data, `(name, dword, lo, width, values)`, where `values` is
+None, a dict {int: NAME} for an enum, or ("flags", {bit_value: NAME}) for a flag word.
+`FieldTable` precomputes (index, shift, mask) once and extracts any number of words.
+Array fields from the headers (`RELEASE_ENABLE(i)`) are expanded by the table modules
+into one entry per index, named `RELEASE_ENABLE(0)` and so on.
+"""
+from collections import namedtuple
+
+Field = namedtuple("Field", "name dword lo width values")
+
+
+def bits(value, lo, width):
+    """Extract `width` bits starting at bit `lo` of an integer."""
+    return (value >> lo) & ((1 << width) - 1)
+
+
+def place(value, lo, width):
+    """Inverse of bits(): put `value` into a word at bit `lo` (for building test input)."""
+    return (value & ((1 << width) - 1)) << lo
+
+
+def word_le(data, index):
+    """Little-endian 32-bit word `index` of a bytes-like object."""
+    return int.from_bytes(data[4 * index:4 * index + 4], "little")
+
+
+def split_u64(value):
+    """(low 32 bits, high 32 bits) of a 64-bit value."""
+    return value & 0xFFFFFFFF, value >> 32
+
+
+def join_u64(low, high, high_shift=32):
+    """Combine a low word and a high part into one integer (addresses split over methods)."""
+    return (high << high_shift) | low
+
+
+def shifted(value, shift):
+    """value << shift, for header fields stored as ADDRESS_SHIFTED8 / SIZE_SHIFTED4."""
+    return value << shift
+
+
+def render_value(field, value):
+    """Display text for one field value: enum name, flag names, or the number."""
+    values = field.values
+    if values is None:
+        return f"{value:#x}" if value > 9 else str(value)
+    if isinstance(values, tuple) and values and values[0] == "flags":
+        names, rest = [], value
+        for bit, name in sorted(values[1].items()):
+            if bit and value & bit == bit:
+                names.append(name)
+                rest &= ~bit
+        if rest:
+            names.append(f"{rest:#x}")
+        return "|".join(names) if names else "0"
+    name = values.get(value)
+    return name if name is not None else f"{value:#x} {field.name}_???"
+
+
+class FieldTable:
+    """A named, validated table of fields over an array of 32-bit words."""
+
+    def __init__(self, name, fields, provenance, nwords=None):
+        self.name = name
+        self.provenance = provenance
+        self.fields = [f if isinstance(f, Field) else Field(*f) for f in fields]
+        self.by_name = {f.name: f for f in self.fields}
+        self.nwords = nwords if nwords is not None else (
+            max((f.dword for f in self.fields), default=-1) + 1)
+        # Precomputed (name, index, shift, mask); a field may span a word boundary
+        # only in the 64-bit-wide form some headers use, handled by `_wide`.
+        self._plan = []
+        for f in self.fields:
+            self._plan.append((f.name, f.dword, f.lo, (1 << f.width) - 1, f.lo + f.width > 32))
+
+    def extract(self, words):
+        """{field name: value} for every field; words is a sequence of ints."""
+        out = {}
+        n = len(words)
+        for name, index, shift, mask, wide in self._plan:
+            if index >= n:
+                continue
+            if wide:
+                value = words[index] | ((words[index + 1] << 32) if index + 1 < n else 0)
+            else:
+                value = words[index]
+            out[name] = (value >> shift) & mask
+        return out
+
+    def get(self, words, name):
+        f = self.by_name[name]
+        value = words[f.dword]
+        if f.lo + f.width > 32 and f.dword + 1 < len(words):
+            value |= words[f.dword + 1] << 32
+        return bits(value, f.lo, f.width)
+
+    def render(self, name, value):
+        return render_value(self.by_name[name], value)
+
+    def build(self, **values):
+        """Words holding the given field values (test input and synthetic dumps)."""
+        words = [0] * self.nwords
+        for name, value in values.items():
+            f = self.by_name[name]
+            words[f.dword] |= place(value, f.lo, min(f.width, 32 - f.lo))
+            if f.lo + f.width > 32:
+                words[f.dword + 1] |= value >> (32 - f.lo)
+        return words
+
+
+def expand_array(name, dword, lo, width, values, stride_bits, count):
+    """Fields for NAME(i), i < count, given the bit position of element 0 and the stride."""
+    out = []
+    for i in range(count):
+        bit = dword * 32 + lo + i * stride_bits
+        out.append(Field(name.replace("(i)", f"({i})").replace("(j)", f"({i})"),
+                         bit // 32, bit % 32, width, values))
+    return out

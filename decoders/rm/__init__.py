@@ -1,0 +1,1 @@
+"""Resource Manager (RM): escapes' parameter structs, classes, controls, the object tree."""

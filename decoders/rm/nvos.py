@@ -1,0 +1,101 @@
+"""RM ioctl parameter structs (NVOSxx) and the channel alloc params.
+
+Provenance: NVIDIA/open-gpu-kernel-modules, src/common/sdk/nvidia/inc/nvos.h,
+src/nvidia/arch/nvalloc/unix/include/nv-unix-nvos-params-wrappers.h,
+kernel-open/common/inc/nv-ioctl.h, src/common/sdk/nvidia/inc/alloc/alloc_channel.h.
+Layouts checked identical at tags 580.105.08 and 595.45.04
+(shared/reference/hw-facts.md 6.3, 7.2: offsets measured with gdb on the headers).
+Names are NVIDIA's. x86-64 LP64: NvP64 is 8 bytes, NvU64 8-byte aligned.
+
+The shim reads a few fields of these structs; shim/abi.h is generated from these
+definitions (decoders/shimabi.py), so each layout is declared only here.
+"""
+from construct import Array, Bytes, Int32sl, Int32ul, Int64ul, Padding, Struct
+
+NvHandle = Int32ul
+NvV32 = Int32ul
+NvU32 = Int32ul
+NvU64 = Int64ul
+NvP64 = Int64ul
+
+NVOS00_PARAMETERS = Struct(
+    "hRoot" / NvHandle, "hObjectParent" / NvHandle, "hObjectOld" / NvHandle, "status" / NvV32)
+
+NVOS21_PARAMETERS = Struct(
+    "hRoot" / NvHandle, "hObjectParent" / NvHandle, "hObjectNew" / NvHandle, "hClass" / NvV32,
+    "pAllocParms" / NvP64, "paramsSize" / NvU32, "status" / NvV32)
+
+NVOS64_PARAMETERS = Struct(
+    "hRoot" / NvHandle, "hObjectParent" / NvHandle, "hObjectNew" / NvHandle, "hClass" / NvV32,
+    "pAllocParms" / NvP64, "pRightsRequested" / NvP64, "paramsSize" / NvU32, "flags" / NvU32,
+    "status" / NvV32, "reserved0" / Padding(4))
+
+NVOS54_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hObject" / NvHandle, "cmd" / NvV32, "flags" / NvU32,
+    "params" / NvP64, "paramsSize" / NvU32, "status" / NvV32)
+
+NVOS33_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hMemory" / NvHandle, "reserved0" / Padding(4),
+    "offset" / NvU64, "length" / NvU64, "pLinearAddress" / NvP64, "status" / NvU32,
+    "flags" / NvU32)
+
+nv_ioctl_nvos33_parameters_with_fd = Struct(
+    "params" / NVOS33_PARAMETERS, "fd" / Int32sl, "reserved0" / Padding(4))
+
+NVOS34_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hMemory" / NvHandle, "reserved0" / Padding(4),
+    "pLinearAddress" / NvP64, "status" / NvU32, "flags" / NvU32)
+
+NVOS46_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hDma" / NvHandle, "hMemory" / NvHandle,
+    "offset" / NvU64, "length" / NvU64, "flags" / NvV32, "flags2" / NvV32,
+    "kindOverride" / NvV32, "reserved0" / Padding(4), "dmaOffset" / NvU64, "status" / NvV32,
+    "reserved1" / Padding(4))
+
+NVOS47_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hDma" / NvHandle, "hMemory" / NvHandle,
+    "flags" / NvV32, "reserved0" / Padding(4), "dmaOffset" / NvU64, "size" / NvU64,
+    "status" / NvV32, "reserved1" / Padding(4))
+
+NVOS02_PARAMETERS = Struct(
+    "hRoot" / NvHandle, "hObjectParent" / NvHandle, "hObjectNew" / NvHandle, "hClass" / NvV32,
+    "flags" / NvV32, "reserved0" / Padding(4), "pMemory" / NvP64, "limit" / NvU64,
+    "status" / NvV32, "reserved1" / Padding(4))
+
+nv_ioctl_nvos02_parameters_with_fd = Struct(
+    "params" / NVOS02_PARAMETERS, "fd" / Int32sl, "reserved0" / Padding(4))
+
+nv_ioctl_xfer_t = Struct("cmd" / NvU32, "size" / NvU32, "ptr" / NvP64)
+
+NV_MEMORY_DESC_PARAMS = Struct(
+    "base" / NvU64, "size" / NvU64, "addressSpace" / NvU32, "cacheAttrib" / NvU32)
+
+NV_MAX_SUBDEVICES = 8
+
+NV_CHANNEL_ALLOC_PARAMS = Struct(
+    "hObjectError" / NvHandle, "hObjectBuffer" / NvHandle, "gpFifoOffset" / NvU64,
+    "gpFifoEntries" / NvU32, "flags" / NvU32, "hContextShare" / NvHandle, "hVASpace" / NvHandle,
+    "hUserdMemory" / Array(NV_MAX_SUBDEVICES, NvHandle),
+    "userdOffset" / Array(NV_MAX_SUBDEVICES, NvU64),
+    "engineType" / NvU32, "cid" / NvU32, "subDeviceId" / NvU32, "hObjectEccError" / NvHandle,
+    "instanceMem" / NV_MEMORY_DESC_PARAMS, "userdMem" / NV_MEMORY_DESC_PARAMS,
+    "ramfcMem" / NV_MEMORY_DESC_PARAMS, "mthdbufMem" / NV_MEMORY_DESC_PARAMS,
+    "hPhysChannelGroup" / NvHandle, "internalFlags" / NvU32,
+    "errorNotifierMem" / NV_MEMORY_DESC_PARAMS, "eccErrorNotifierMem" / NV_MEMORY_DESC_PARAMS,
+    "ProcessID" / NvU32, "SubProcessID" / NvU32, "encryptIv" / Array(3, NvU32),
+    "decryptIv" / Array(3, NvU32), "hmacNonce" / Array(8, NvU32), "tpcConfigID" / NvU32,
+    "reserved0" / Padding(4))
+
+NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS = Struct("workSubmitToken" / NvU32)
+
+# UVM_MAP_EXTERNAL_ALLOCATION_PARAMS head and tail (the 256-entry attribute array in between
+# is declared by decoders/uvm); the shim needs base/offset/length/hClient/hMemory.
+UvmGpuMappingAttributes = Struct("gpuUuid" / Bytes(16), "gpuMappingType" / NvU32,
+                                 "gpuCachingType" / NvU32, "gpuFormatType" / NvU32,
+                                 "gpuElementBits" / NvU32, "gpuCompressionType" / NvU32)
+UVM_MAX_GPUS = 256
+UVM_MAP_EXTERNAL_ALLOCATION_PARAMS = Struct(
+    "base" / NvU64, "length" / NvU64, "offset" / NvU64,
+    "perGpuAttributes" / Array(UVM_MAX_GPUS, UvmGpuMappingAttributes),
+    "gpuAttributesCount" / NvU64, "rmCtrlFd" / Int32sl, "hClient" / NvU32, "hMemory" / NvU32,
+    "rmStatus" / NvU32)

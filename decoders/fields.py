@@ -74,6 +74,8 @@ class FieldTable:
         self._plan = []
         for f in self.fields:
             self._plan.append((f.name, f.dword, f.lo, (1 << f.width) - 1, f.lo + f.width > 32))
+        self._unpack = None
+        self._extract = None
 
     def extract(self, words):
         """{field name: value} for every field; words is a sequence of ints."""
@@ -98,6 +100,35 @@ class FieldTable:
 
     def render(self, name, value):
         return render_value(self.by_name[name], value)
+
+    def unpacker(self):
+        """A compiled function word -> tuple of field values, in table order.
+
+        For single-word tables on hot paths (method headers): one generated
+        expression instead of a loop, same (shift, mask) plan as extract().
+        """
+        if self._unpack is None:
+            parts = []
+            for name, index, shift, mask, wide in self._plan:
+                if index or wide:
+                    raise ValueError(f"{self.name}: unpacker() needs single-word fields ({name})")
+                parts.append(f"(w >> {shift}) & {mask:#x}")
+            self._unpack = eval(f"lambda w: ({', '.join(parts)},)")  # noqa: S307 - built from our own ints
+        return self._unpack
+
+    def extractor(self):
+        """A compiled equivalent of extract(): words -> {field name: value}.
+
+        The words must cover the whole table (callers pad short input with
+        zeros or use extract(), which skips missing words).
+        """
+        if self._extract is None:
+            items = []
+            for name, index, shift, mask, wide in self._plan:
+                src = f"(w[{index}] | (w[{index + 1}] << 32))" if wide else f"w[{index}]"
+                items.append(f"{name!r}: ({src} >> {shift}) & {mask:#x}")
+            self._extract = eval("lambda w: {" + ", ".join(items) + "}")  # noqa: S307
+        return self._extract
 
     def build(self, **values):
         """Words holding the given field values (test input and synthetic dumps)."""

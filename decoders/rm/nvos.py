@@ -10,7 +10,7 @@ Names are NVIDIA's. x86-64 LP64: NvP64 is 8 bytes, NvU64 8-byte aligned.
 The shim reads a few fields of these structs; shim/abi.h is generated from these
 definitions (decoders/shimabi.py), so each layout is declared only here.
 """
-from construct import Array, Bytes, Int32sl, Int32ul, Int64ul, Padding, Struct
+from construct import Array, Bytes, Int8ul, Int16ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
 NvHandle = Int32ul
 NvV32 = Int32ul
@@ -99,3 +99,44 @@ UVM_MAP_EXTERNAL_ALLOCATION_PARAMS = Struct(
     "perGpuAttributes" / Array(UVM_MAX_GPUS, UvmGpuMappingAttributes),
     "gpuAttributesCount" / NvU64, "rmCtrlFd" / Int32sl, "hClient" / NvU32, "hMemory" / NvU32,
     "rmStatus" / NvU32)
+
+
+# --- Added for the ioctl decoders (issue 5). Layouts from shared/reference/hw-facts.md 6.2/6.3
+# ([gdb] on nvos.h / nv-unix-nvos-params-wrappers.h, identical at 580.105.08 and 595.45.04).
+
+NVOS05_PARAMETERS = Struct(
+    "hRoot" / NvHandle, "hObjectParent" / NvHandle, "hObjectNew" / NvHandle, "hClass" / NvV32,
+    "status" / NvV32)
+
+NVOS55_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hParent" / NvHandle, "hObject" / NvHandle, "hClientSrc" / NvHandle,
+    "hObjectSrc" / NvHandle, "flags" / NvU32, "status" / NvU32)
+
+# RS_SHARE_POLICY (resserv/rsaccess.h via nvos.h): 12 bytes at offset 8 of NVOS57.
+RS_SHARE_POLICY = Struct(
+    "target" / NvU32, "accessMask" / NvU32, "type" / Int16ul, "action" / Int8ul,
+    "reserved0" / Padding(1))
+
+NVOS57_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hObject" / NvHandle, "sharePolicy" / RS_SHARE_POLICY, "status" / NvU32)
+
+NVOS30_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hChannel" / NvHandle, "numChannels" / NvV32,
+    "phClients" / NvP64, "phDevices" / NvP64, "phChannels" / NvP64, "flags" / NvV32,
+    "timeout" / NvV32, "status" / NvV32, "reserved0" / Padding(4))
+
+NVOS41_PARAMETERS = Struct("pEvent" / NvP64, "MoreEvents" / NvV32, "status" / NvV32)
+
+NVOS39_PARAMETERS = Struct(
+    "hObjectParent" / NvHandle, "hSubDevice" / NvHandle, "hObjectNew" / NvHandle,
+    "hClass" / NvV32, "flags" / NvV32, "selector" / NvU32, "hMemory" / NvHandle,
+    "reserved0" / Padding(4), "offset" / NvU64, "limit" / NvU64, "status" / NvV32,
+    "reserved1" / Padding(4))
+
+NVOS49_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hChannel" / NvHandle, "hCtxDma" / NvHandle, "status" / NvV32)
+
+NVOS56_PARAMETERS = Struct(
+    "hClient" / NvHandle, "hDevice" / NvHandle, "hMemory" / NvHandle, "reserved0" / Padding(4),
+    "pOldCpuAddress" / NvP64, "pNewCpuAddress" / NvP64, "status" / NvV32,
+    "reserved1" / Padding(4))

@@ -1,0 +1,1 @@
+"""NV_ESC_* escapes: numbers, names and argument structs of the 'F' ioctls."""

@@ -1,0 +1,125 @@
+"""RM control numbers -> names, per driver branch; class/category/index for the rest.
+
+Provenance: the numbers are in controls_data.py (generated from shared/reference/
+rm-ctrl-cmds.tsv: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/** at
+595.45.04 with the 580.105.08 comparison). Encoding and category names: ctrl/ctrlxxxx.h,
+ctrl0000/ctrl0000base.h, ctrl0080/ctrl0080base.h, ctrl2080/ctrl2080base.h as quoted in
+shared/reference/hw-facts.md 7.3. Name prefix NVxxxx_CTRL_CMD_.
+
+cmd = class 31:16 | reserved/legacy-privilege 15:14 | category 13:8 | index 7:0.
+A number the branch's public headers do not define (h100-measured.md 3 lists several that
+CUDA issues on 580) is shown as class/category/index and flagged non-public.
+"""
+from collections import namedtuple
+
+from decoders.fields import bits
+from decoders.rm.classes import class_name
+from decoders.rm.controls_data import ROWS
+
+# Field table of a control number (STYLE.md 5: positions declared once).
+CMD_CLASS = (16, 16)
+CMD_LEGACY = (14, 2)
+CMD_CATEGORY = (8, 6)
+CMD_INDEX = (0, 8)
+LEGACY = {0: "", 2: "LEGACY_NON_PRIVILEGED", 3: "LEGACY_PRIVILEGED", 1: "LEGACY_1_???"}
+
+# Words in generated names that mark a sub-function code, not a control (they share numbers
+# with real controls: NV0000_CTRL_CMD_SYSTEM_GPS_* are arguments of SYSTEM_GPS_CONTROL).
+_SUBFUNCTION_MARKERS = ("_GPS_", "_PFM_REQ_HNDLR_")
+
+CATEGORIES = {
+    0x0000: {0x01: "SYSTEM", 0x02: "GPU", 0x03: "GSYNC", 0x04: "DIAG", 0x05: "EVENT", 0x06: "NVD",
+             0x07: "SWINSTR", 0x09: "PROC", 0x0A: "SYNC_GPU_BOOST", 0x0B: "GPUACCT", 0x0C: "VGPU",
+             0x0D: "CLIENT", 0x3D: "OS_UNIX", 0x3E: "OS_MACOS", 0x3F: "OS_WINDOWS"},
+    0x0080: {0x01: "BIF", 0x02: "GPU", 0x10: "CLK", 0x11: "GR", 0x12: "CIPHER", 0x13: "FB",
+             0x14: "HOST", 0x15: "VIDEO", 0x17: "FIFO", 0x18: "DMA", 0x19: "PERF", 0x1B: "MSENC",
+             0x1C: "BSP", 0x1D: "RC", 0x1E: "OS_UNIX", 0x1F: "NVJPG", 0x20: "INTERNAL",
+             0x21: "NVLINK"},
+    0x2080: {0x01: "GPU", 0x02: "FUSE", 0x03: "EVENT", 0x04: "TIMER", 0x05: "THERMAL", 0x06: "I2C",
+             0x07: "EXTI2C", 0x08: "BIOS", 0x09: "CIPHER", 0x0A: "INTERNAL", 0x10: "CLK",
+             0x11: "FIFO", 0x12: "GR", 0x13: "FB", 0x17: "MC", 0x18: "BUS", 0x20: "PERF",
+             0x21: "NVIF", 0x22: "RC", 0x23: "GPIO", 0x24: "NVD", 0x25: "DMA", 0x26: "PMGR",
+             0x27: "POWER", 0x28: "LPWR", 0x29: "ACR", 0x2A: "CE", 0x2B: "SPI", 0x30: "NVLINK",
+             0x31: "FLCN", 0x32: "VOLT", 0x33: "FAS", 0x34: "ECC", 0x35: "FLA", 0x36: "GSP",
+             0x37: "NNE", 0x38: "GRMGR", 0x39: "UCODE_FUZZER", 0x3A: "DMABUF", 0x3B: "BIF",
+             0x3D: "OS_UNIX"},
+}
+
+BRANCHES_KNOWN = ("580", "595")
+
+
+def _build():
+    tables = {"595": {}, "580": {}}
+    aliases = {"595": {}, "580": {}}
+    headers = {}
+    for value, name, in580, header in ROWS:
+        headers[name] = header
+        targets = [("595", value)]
+        if in580 == "same":
+            targets.append(("580", value))
+        elif isinstance(in580, int):
+            targets.append(("580", in580))
+        for branch, number in targets:
+            table, alias = tables[branch], aliases[branch]
+            sub = any(m in name for m in _SUBFUNCTION_MARKERS)
+            if number not in table or (not sub and any(m in table[number] for m in _SUBFUNCTION_MARKERS)):
+                if number in table:
+                    alias.setdefault(number, []).append(table[number])
+                table[number] = name
+            else:
+                alias.setdefault(number, []).append(name)
+    return tables, aliases, headers
+
+
+CONTROLS, CONTROL_ALIASES, CONTROL_HEADERS = _build()
+CONTROLS_BY_NAME = {b: {n: v for v, n in t.items()} for b, t in CONTROLS.items()}
+
+Control = namedtuple("Control", "cmd name public cls cls_name category category_name legacy index note")
+
+
+def split_cmd(cmd):
+    return (bits(cmd, *CMD_CLASS), bits(cmd, *CMD_LEGACY), bits(cmd, *CMD_CATEGORY),
+            bits(cmd, *CMD_INDEX))
+
+
+def control_info(cmd, branch="580"):
+    """What the branch's public headers say about control `cmd` (a Control tuple)."""
+    cls, legacy, category, index = split_cmd(cmd)
+    cname, _ = class_name(cls, branch)
+    cat_name = CATEGORIES.get(cls, {}).get(category)
+    note = ""
+    table = CONTROLS.get(branch)
+    if table is None:
+        # Unknown branch: a name is used only where 580 and 595 agree.
+        name = CONTROLS["580"].get(cmd)
+        if name is not None and CONTROLS["595"].get(cmd) != name:
+            name, note = None, f"branch {branch}: 580 and 595 differ here, name unknown"
+        elif name is not None:
+            note = f"branch {branch}: name from 580/595 (same number in both)"
+    else:
+        name = table.get(cmd)
+        if name is None:
+            others = [b for b in BRANCHES_KNOWN if b != branch and cmd in CONTROLS[b]]
+            if others:
+                note = f"not in the {branch} headers ({'/'.join(others)} name: {CONTROLS[others[0]][cmd]})"
+    if name is None and not note:
+        note = "non-public: not in the public headers of this branch"
+    return Control(cmd, name, name is not None, cls, cname, category, cat_name,
+                   LEGACY.get(legacy, ""), index, note)
+
+
+def control_display(cmd, branch="580"):
+    """One token for a control: its name, or `NV2080 cat 0x81(GPU|LEGACY_..) idx 0x59 (non-public)`."""
+    info = control_info(cmd, branch)
+    if info.name:
+        return info.name
+    return f"{cmd:#010x} {numbers_display(info)} (non-public)"
+
+
+def numbers_display(info):
+    cat = f"{info.category:#04x}"
+    labels = [x for x in (info.category_name, info.legacy) if x]
+    if labels:
+        cat += "(" + "|".join(labels) + ")"
+    cls = f"NV{info.cls:04X}" + (f"={info.cls_name}" if info.cls_name else "")
+    return f"class {cls} cat {cat} idx {info.index:#04x}"

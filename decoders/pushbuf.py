@@ -1,0 +1,346 @@
+"""Pushbuffer (method stream) decoder: PB segments -> method packets.
+
+One `Packet` per method header: its form (INC, NON_INC, ONE_INC, IMMD, ...), subchannel,
+first method byte offset, and data words. Header bits come from the NV_FIFO_DMA_*
+field table below (hw-facts.md 2.1/2.2, from clc56f.h `NVC56F_DMA_*`).
+
+A sequence whose data runs past the end of a fed segment is carried into the next
+`feed()` (dev_pbdma.ref: "PB compressed method sequence is split across PB segments").
+A dump that ends inside a sequence decodes what is there and records a problem naming
+the byte offset where decoding stopped; the decoder never raises on stream content.
+
+Subchannel -> class comes from SET_OBJECT; with none in view the GPU family's default
+binding is used (compute on subchannel 1, copy on 4) and marked assumed. Methods below
+byte offset 0x100 are host methods, decoded with the channel's host class whatever
+the subchannel (dev_pbdma.ref, NV_UDMA).
+"""
+import json
+import struct
+
+from decoders.fields import FieldTable
+from decoders.methods import (SUBCH_COMPUTE, SUBCH_COPY, class_info, gpu_defaults,
+                              method_table, unknown_display)
+
+PROVENANCE = {
+    "repository": "NVIDIA/open-gpu-kernel-modules",
+    "path": "src/common/sdk/nvidia/inc/class/clc56f.h (NVC56F_DMA_*); "
+            "open-gpu-doc manuals/ampere/ga100/dev_ram.ref.txt (NV_FIFO_DMA_*)",
+    "commit": "1739a20efc4acb55fd1dc53dcc66057b70c2613c",
+    "prefix": "NVC56F_DMA_",
+}
+
+SEC_OP = {0: "GRP0_USE_TERT", 1: "INC_METHOD", 2: "GRP2_USE_TERT", 3: "NON_INC_METHOD",
+          4: "IMMD_DATA_METHOD", 5: "ONE_INC", 6: "RESERVED6", 7: "END_PB_SEGMENT"}
+TERT_OP = {0: "GRP0_INC_METHOD", 1: "GRP0_SET_SUB_DEV_MASK", 2: "GRP0_STORE_SUB_DEV_MASK",
+           3: "GRP0_USE_SUB_DEV_MASK"}
+
+# Order matters: unpacker() returns the values in this order.
+HEADER = FieldTable("NV_FIFO_DMA_METHOD_HEADER", [
+    ("SEC_OP", 0, 29, 3, SEC_OP),
+    ("METHOD_COUNT", 0, 16, 13, None),       # also IMMD_DATA for SEC_OP 4
+    ("METHOD_SUBCHANNEL", 0, 13, 3, None),
+    ("METHOD_ADDRESS", 0, 0, 12, None),      # dword address: byte offset = ADDRESS * 4
+    ("TERT_OP", 0, 16, 2, TERT_OP),
+    ("SUBDEVICE_MASK", 0, 4, 12, None),      # SET/STORE_SUBDEVICE_MASK value
+    ("GRP0_OPCODE", 0, 16, 16, None),        # SET/STORE/USE_SUBDEVICE_MASK_OPCODE 31:16
+], PROVENANCE, nwords=1)
+# Header fields that share bits by design: which applies depends on SEC_OP.
+HEADER_OVERLAPS = {"METHOD_COUNT", "TERT_OP", "SUBDEVICE_MASK", "METHOD_SUBCHANNEL",
+                   "GRP0_OPCODE", "METHOD_ADDRESS", "SEC_OP"}
+_unpack_header = HEADER.unpacker()
+
+INC, NON_INC, ONE_INC, IMMD = "INC", "NON_INC", "ONE_INC", "IMMD"
+END_PB_SEGMENT, NOP = "END_PB_SEGMENT", "NOP"
+SET_SUBDEVICE_MASK, STORE_SUBDEVICE_MASK, USE_SUBDEVICE_MASK = (
+    "SET_SUBDEVICE_MASK", "STORE_SUBDEVICE_MASK", "USE_SUBDEVICE_MASK")
+_DATA_FORMS = {1: INC, 3: NON_INC, 5: ONE_INC}
+_GRP0 = {1: SET_SUBDEVICE_MASK, 2: STORE_SUBDEVICE_MASK, 3: USE_SUBDEVICE_MASK}
+
+HOST_METHOD_LIMIT = 0x100
+
+
+class Problem:
+    """Something in the stream that could not be decoded as it stands."""
+    __slots__ = ("offset", "va", "message")
+
+    def __init__(self, offset, message, va=None):
+        self.offset = offset
+        self.va = va
+        self.message = message
+
+    def to_json(self):
+        out = {"offset": self.offset, "message": self.message}
+        if self.va is not None:
+            out["va"] = self.va
+        return out
+
+    def __repr__(self):
+        return f"Problem(offset={self.offset:#x}, {self.message!r})"
+
+
+class Packet:
+    """One method header and its data words (or a control entry with none).
+
+    offset: stream byte offset of the header (of the first data word for a packet
+    that continues a sequence from the previous segment); va: its GPU VA when known.
+    method: byte offset of the first data word's method. data: tuple of 32-bit words.
+    """
+    __slots__ = ("offset", "va", "form", "subchannel", "method", "data", "class_id",
+                 "host_class", "assumed", "continued", "header", "expected", "_payload")
+
+    def __init__(self, offset, va, form, subchannel, method, data, class_id, host_class,
+                 assumed, header, expected=None, continued=False, payload=None):
+        self.offset = offset
+        self.va = va
+        self.form = form
+        self.subchannel = subchannel
+        self.method = method
+        self.data = data
+        self.class_id = class_id
+        self.host_class = host_class
+        self.assumed = assumed
+        self.header = header
+        self.expected = expected if expected is not None else len(data)
+        self.continued = continued
+        self._payload = payload
+
+    @property
+    def count(self):
+        return len(self.data)
+
+    @property
+    def payload(self):
+        """The data words as little-endian bytes."""
+        if self._payload is None:
+            self._payload = struct.pack(f"<{len(self.data)}I", *self.data)
+        return self._payload
+
+    def method_at(self, k):
+        """Byte offset of the method the k-th data word goes to."""
+        form = self.form
+        if form == INC:
+            return self.method + 4 * k
+        if form == ONE_INC:
+            return self.method + (4 if k else 0)
+        return self.method
+
+    def calls(self):
+        """(method byte offset, value) for every data word."""
+        form, m = self.form, self.method
+        if form == INC:
+            return [(m + 4 * k, v) for k, v in enumerate(self.data)]
+        if form == ONE_INC:
+            return [(m + (4 if k else 0), v) for k, v in enumerate(self.data)]
+        return [(m, v) for v in self.data]
+
+    def class_for(self, method):
+        return self.host_class if method < HOST_METHOD_LIMIT else self.class_id
+
+    def describe(self, method, value):
+        """(NAME, display) of one method call through the class tables."""
+        cls = self.class_for(method)
+        table = method_table(cls) if cls is not None else None
+        mdef = table.get(method) if table is not None else None
+        if mdef is None:
+            return f"UNKNOWN_{method:#06x}", unknown_display(method, value)
+        return mdef.name, mdef.render(value)
+
+    def to_json(self):
+        out = {"offset": self.offset, "form": self.form, "subchannel": self.subchannel,
+               "header": f"{self.header:#010x}" if self.header is not None else None}
+        if self.va is not None:
+            out["va"] = self.va
+        if self.continued:
+            out["continued"] = True
+        if self.form in (INC, NON_INC, ONE_INC, IMMD):
+            info = class_info(self.class_id) if self.class_id is not None else None
+            out["class"] = f"{self.class_id:#06x}" if self.class_id is not None else None
+            out["class_name"] = info.name if info else None
+            out["class_assumed"] = self.assumed
+            out["count"] = len(self.data)
+            if self.expected != len(self.data):
+                out["expected_count"] = self.expected
+            out["methods"] = []
+            for m, v in self.calls():
+                name, display = self.describe(m, v)
+                out["methods"].append({"method": f"{m:#06x}", "name": name, "value": v,
+                                       "display": display})
+        elif self.data:
+            out["value"] = self.data[0]
+        return out
+
+    def __repr__(self):
+        return (f"Packet({self.form} subch={self.subchannel} method={self.method:#x} "
+                f"n={len(self.data)} @{self.offset:#x})")
+
+
+class StreamDecoder:
+    """Decode PB segments in order, carrying a split method sequence across feeds."""
+
+    def __init__(self, gpu="hopper", host_class=None, binding=None):
+        defaults = gpu_defaults(gpu)
+        self.gpu = gpu
+        self.host_class = host_class if host_class is not None else defaults["host"]
+        # subchannel -> (class id, assumed?)
+        self.binding = {SUBCH_COMPUTE: (defaults["compute"], True),
+                        SUBCH_COPY: (defaults["copy"], True)}
+        if binding:
+            for subch, cls in binding.items():
+                self.binding[subch] = (cls, False)
+        self.problems = []
+        self.position = 0          # stream bytes consumed by earlier feeds
+        self._pending = None       # (form, subch, next method, remaining, header, offset)
+        self._tail = b""           # bytes of a partial word left by the previous feed
+
+    def _bind(self, subch):
+        return self.binding.get(subch, (None, True))
+
+    def _set_object(self, subch, value):
+        table = method_table(self.host_class)
+        nvclass = table.get(0).table.get((value,), "NVCLASS") if table else value & 0xFFFF
+        self.binding[subch] = (nvclass, False)
+
+    def feed(self, data, va=None):
+        """Decode one segment; returns its packets. Problems accumulate in .problems."""
+        base = self.position
+        if self._tail:
+            # A word split across feeds: only possible when a caller feeds unaligned chunks.
+            data = self._tail + bytes(data)
+            base -= len(self._tail)
+            self._tail = b""
+        n = len(data) // 4
+        self.position = base + len(data)
+        if len(data) % 4:
+            self._tail = bytes(data[4 * n:])
+        words = struct.unpack_from(f"<{n}I", data) if n else ()
+        out = []
+        i = 0
+        if self._pending is not None and n:
+            i = self._continue(words, n, base, va, out)
+        unpack = _unpack_header
+        binding = self.binding
+        host = self.host_class
+        while i < n:
+            w = words[i]
+            off = base + 4 * i
+            wva = va + 4 * i if va is not None else None
+            if w == 0:
+                out.append(Packet(off, wva, NOP, 0, 0, (), None, host, False, 0))
+                i += 1
+                continue
+            sec, count, subch, addr, tert, mask, grp0 = unpack(w)
+            method = addr << 2
+            form = _DATA_FORMS.get(sec)
+            if form is not None:
+                cls, assumed = binding.get(subch, (None, True))
+                avail = n - i - 1
+                take = count if count <= avail else avail
+                data_words = words[i + 1:i + 1 + take]
+                pkt = Packet(off, wva, form, subch, method, data_words, cls, host, assumed, w,
+                             expected=count)
+                out.append(pkt)
+                if method == 0 and take:
+                    self._set_object(subch, data_words[0])
+                    pkt.class_id, pkt.assumed = binding[subch]
+                i += 1 + take
+                if take < count:
+                    self._pending = _carry(form, method, take, count - take, subch, w, off)
+                continue
+            if sec == 4:
+                cls, assumed = binding.get(subch, (None, True))
+                out.append(Packet(off, wva, IMMD, subch, method, (count,), cls, host, assumed, w))
+                if method == 0:
+                    self._set_object(subch, count)
+                i += 1
+                continue
+            if sec == 7:
+                out.append(Packet(off, wva, END_PB_SEGMENT, subch, method, (), None, host, False, w))
+                rest = n - i - 1
+                if rest:
+                    self.problems.append(Problem(
+                        off + 4, f"{4 * rest} bytes after END_PB_SEGMENT not decoded",
+                        wva + 4 if wva is not None else None))
+                i = n
+                break
+            if sec == 0 and tert and grp0 in _GRP0:
+                form = _GRP0[grp0]
+                value = () if form == USE_SUBDEVICE_MASK else (mask,)
+                out.append(Packet(off, wva, form, subch, 0, value, None, host, False, w))
+                i += 1
+                continue
+            # GRP0 INC (TERT 0), legacy GRP2, RESERVED6, or a GRP0 word with junk in 31:18:
+            # not a header current drivers write. Skip one word and say so.
+            self.problems.append(Problem(
+                off, f"invalid method header {w:#010x} (SEC_OP {SEC_OP[sec]}); skipped 4 bytes",
+                wva))
+            out.append(Packet(off, wva, "INVALID", subch, method, (), None, host, False, w))
+            i += 1
+        return out
+
+    def _continue(self, words, n, base, va, out):
+        form, subch, method, remaining, header, hoff = self._pending
+        take = remaining if remaining <= n else n
+        cls, assumed = self.binding.get(subch, (None, True))
+        data_words = words[:take]
+        out.append(Packet(base, va, form, subch, method, data_words, cls, self.host_class,
+                          assumed, header, expected=remaining, continued=True))
+        if method == 0 and take:
+            self._set_object(subch, data_words[0])
+            out[-1].class_id, out[-1].assumed = self.binding[subch]
+        self._pending = (_carry(form, method, take, remaining - take, subch, header, hoff)
+                         if take < remaining else None)
+        return take
+
+    def finish(self):
+        """End of stream: report a sequence still waiting for data, or a partial word."""
+        if self._pending is not None:
+            form, subch, method, remaining, header, hoff = self._pending
+            self.problems.append(Problem(
+                self.position,
+                f"stream ends inside the {form} sequence of header {header:#010x} at offset "
+                f"{hoff:#x}: {remaining} data word(s) missing; decoding stopped at byte offset "
+                f"{self.position:#x}"))
+            self._pending = None
+        if self._tail:
+            self.problems.append(Problem(
+                self.position - len(self._tail),
+                f"{len(self._tail)} trailing byte(s) do not make a 32-bit word; decoding stopped "
+                f"at byte offset {self.position - len(self._tail):#x}"))
+            self._tail = b""
+        return self.problems
+
+
+def _carry(form, method, done, remaining, subch, header, offset):
+    """Pending state for a sequence cut after `done` words: where its data goes next.
+
+    A ONE_INC sequence that already delivered its first word continues as words that
+    all go to method + 4, which is what NON_INC at that method means.
+    """
+    if form == INC:
+        return (INC, subch, method + 4 * done, remaining, header, offset)
+    if form == ONE_INC and done:
+        return (NON_INC, subch, method + 4, remaining, header, offset)
+    return (form, subch, method, remaining, header, offset)
+
+
+class DumpResult:
+    """Packets and problems of one decoded dump."""
+
+    def __init__(self, methods, problems, gpu, va):
+        self.methods = methods
+        self.problems = problems
+        self.gpu = gpu
+        self.va = va
+
+    def to_json(self, indent=None):
+        return json.dumps({"gpu": self.gpu, "va": self.va,
+                           "packets": [p.to_json() for p in self.methods],
+                           "problems": [p.to_json() for p in self.problems]}, indent=indent)
+
+
+def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None):
+    """Decode one whole PB dump (a single segment or a concatenation)."""
+    dec = StreamDecoder(gpu=gpu, host_class=host_class, binding=binding)
+    methods = dec.feed(data, va)
+    dec.finish()
+    return DumpResult(methods, dec.problems, gpu, va)

@@ -1,0 +1,118 @@
+"""QMD (compute launch descriptor) layouts and version detection.
+
+Each version module (v03_00, v04_00, v05_00) is generated plain data; here each becomes
+a FieldTable over its little-endian 32-bit words. The version is read from the QMD's
+own bits (hw-facts.md 4.2): V03_00 and V04_00 keep QMD_MAJOR_VERSION at dword 18 bits
+7:4; V05_00 moves it to dword 14 bits 23:20.
+"""
+import struct
+
+from decoders.fields import FieldTable
+from decoders.qmd import v03_00, v04_00, v05_00
+
+MODULES = {m.VERSION: m for m in (v03_00, v04_00, v05_00)}
+TABLES = {v: FieldTable(f"QMD{v}", m.FIELDS, m.PROVENANCE, nwords=m.NWORDS)
+          for v, m in MODULES.items()}
+_EXTRACT = {v: t.extractor() for v, t in TABLES.items()}
+
+def words_of(data):
+    """Little-endian 32-bit words of a QMD image (trailing partial word dropped)."""
+    n = len(data) // 4
+    return struct.unpack_from(f"<{n}I", data) if n else ()
+
+
+def detect_version(data, prefer_v05=False):
+    """'V03_00' / 'V04_00' / 'V05_00' from the QMD's own version bits, or None.
+
+    prefer_v05: check the V05 location first (the launching class is Blackwell), since
+    a V04_00 image has DEPENDENT_QMD0_POINTER bits where V05 keeps its version.
+    """
+    words = words_of(data[:384])
+    if len(words) < 19:
+        return None
+    t04, t05 = TABLES["V04_00"], TABLES["V05_00"]
+    major0304 = t04.get(words, "QMD_MAJOR_VERSION")
+    minor0304 = t04.get(words, "QMD_MINOR_VERSION")
+    major05 = t05.get(words, "QMD_MAJOR_VERSION")
+    minor05 = t05.get(words, "QMD_MINOR_VERSION")
+    v0304 = {(3, 0): "V03_00", (4, 0): "V04_00"}.get((major0304, minor0304))
+    v05 = "V05_00" if (major05, minor05) == (5, 0) else None
+    if prefer_v05 and v05 and len(words) >= 96:
+        return v05
+    if v0304 == "V04_00" and len(words) < 96:
+        return None
+    if v0304:
+        return v0304
+    if v05 and len(words) >= 96:
+        return v05
+    return None
+
+
+def decode(data, version):
+    """{field: value} for one QMD image of the given version (short images pad with 0)."""
+    module = MODULES[version]
+    words = list(words_of(data[:module.SIZE]))
+    if len(words) < module.NWORDS:
+        words.extend([0] * (module.NWORDS - len(words)))
+    return _EXTRACT[version](words)
+
+
+# Version-neutral names the launch summary needs -> each version's field (hw-facts.md 4.3).
+COMMON = {
+    "V03_00": {
+        "grid": ("CTA_RASTER_WIDTH", "CTA_RASTER_HEIGHT", "CTA_RASTER_DEPTH"),
+        "block": ("CTA_THREAD_DIMENSION0", "CTA_THREAD_DIMENSION1", "CTA_THREAD_DIMENSION2"),
+        "registers": "REGISTER_COUNT_V",
+        "shared_memory": ("SHARED_MEMORY_SIZE", 0),
+        "program": ("PROGRAM_ADDRESS_LOWER", "PROGRAM_ADDRESS_UPPER", 0),
+        "cbank": ("CONSTANT_BUFFER_ADDR_LOWER({})", "CONSTANT_BUFFER_ADDR_UPPER({})", 0,
+                  "CONSTANT_BUFFER_SIZE_SHIFTED4({})", "CONSTANT_BUFFER_VALID({})"),
+        "release": ("RELEASE{}_ENABLE", "RELEASE{}_ADDRESS_LOWER", "RELEASE{}_ADDRESS_UPPER",
+                    "RELEASE{}_PAYLOAD_LOWER", "RELEASE{}_PAYLOAD_UPPER",
+                    ("RELEASE{}_STRUCTURE_SIZE", "RELEASE{}_PAYLOAD64B", "RELEASE{}_REDUCTION_ENABLE",
+                     "RELEASE{}_REDUCTION_OP", "RELEASE{}_REDUCTION_FORMAT", "RELEASE{}_MEMBAR_TYPE")),
+        "dependent": (("DEPENDENT_QMD0_ENABLE", "DEPENDENT_QMD0_ACTION", "DEPENDENT_QMD0_POINTER"),
+                      ("DEPENDENT_QMD1_ENABLE", "DEPENDENT_QMD1_ACTION", None)),
+        "qmd_type": None,
+    },
+    "V04_00": {
+        "grid": ("GRID_WIDTH", "GRID_HEIGHT", "GRID_DEPTH"),
+        "block": ("CTA_THREAD_DIMENSION0", "CTA_THREAD_DIMENSION1", "CTA_THREAD_DIMENSION2"),
+        "registers": "REGISTER_COUNT",
+        "shared_memory": ("SHARED_MEMORY_SIZE", 0),
+        "program": ("PROGRAM_ADDRESS_LOWER", "PROGRAM_ADDRESS_UPPER", 0),
+        "cbank": ("CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6({})", "CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6({})",
+                  6, "CONSTANT_BUFFER_SIZE_SHIFTED4({})", "CONSTANT_BUFFER_VALID({})"),
+        "release": ("RELEASE_ENABLE({0})", "RELEASE_SEMAPHORE{0}_ADDR_LOWER",
+                    "RELEASE_SEMAPHORE{0}_ADDR_UPPER", "RELEASE_SEMAPHORE{0}_PAYLOAD_LOWER",
+                    "RELEASE_SEMAPHORE{0}_PAYLOAD_UPPER",
+                    ("RELEASE_STRUCTURE_SIZE({0})", "RELEASE_PAYLOAD64B({0})",
+                     "RELEASE_REDUCTION_ENABLE({0})", "RELEASE_REDUCTION_OP({0})",
+                     "RELEASE_REDUCTION_FORMAT({0})", "RELEASE_MEMBAR_TYPE({0})")),
+        "dependent": (("DEPENDENT_QMD_ENABLE(0)", "DEPENDENT_QMD_ACTION(0)", "DEPENDENT_QMD0_POINTER"),
+                      ("DEPENDENT_QMD_ENABLE(1)", "DEPENDENT_QMD_ACTION(1)", "DEPENDENT_QMD1_POINTER")),
+        "qmd_type": "QMD_TYPE",
+        "gpc_cga": ("GPC_CGA_WIDTH", "GPC_CGA_HEIGHT", "GPC_CGA_DEPTH"),
+        "gpu_cga": ("GPU_CGA_WIDTH", "GPU_CGA_HEIGHT", "GPU_CGA_DEPTH"),
+    },
+    "V05_00": {
+        "grid": ("GRID_WIDTH", "GRID_HEIGHT", "GRID_DEPTH"),
+        "block": ("CTA_THREAD_DIMENSION0", "CTA_THREAD_DIMENSION1", "CTA_THREAD_DIMENSION2"),
+        "registers": "REGISTER_COUNT",
+        "shared_memory": ("SHARED_MEMORY_SIZE_SHIFTED7", 7),
+        "program": ("PROGRAM_ADDRESS_LOWER_SHIFTED4", "PROGRAM_ADDRESS_UPPER_SHIFTED4", 4),
+        "cbank": ("CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6({})", "CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6({})",
+                  6, "CONSTANT_BUFFER_SIZE_SHIFTED4({})", "CONSTANT_BUFFER_VALID({})"),
+        "release": ("RELEASE_ENABLE({0})", "RELEASE_SEMAPHORE{0}_ADDR_LOWER",
+                    "RELEASE_SEMAPHORE{0}_ADDR_UPPER", "RELEASE_SEMAPHORE{0}_PAYLOAD_LOWER",
+                    "RELEASE_SEMAPHORE{0}_PAYLOAD_UPPER",
+                    ("RELEASE_STRUCTURE_SIZE({0})", "RELEASE_PAYLOAD64B({0})",
+                     "RELEASE_REDUCTION_ENABLE({0})", "RELEASE_REDUCTION_OP({0})",
+                     "RELEASE_REDUCTION_FORMAT({0})", "RELEASE_MEMBAR_TYPE({0})")),
+        "dependent": (("DEPENDENT_QMD0_ENABLE", "DEPENDENT_QMD0_ACTION", "DEPENDENT_QMD0_POINTER"),
+                      ("DEPENDENT_QMD1_ENABLE", "DEPENDENT_QMD1_ACTION", "DEPENDENT_QMD1_POINTER")),
+        "qmd_type": "QMD_TYPE",
+        "gpc_cga": ("GPC_CGA_WIDTH", "GPC_CGA_HEIGHT", "GPC_CGA_DEPTH"),
+        "gpu_cga": ("GPU_CGA_WIDTH", "GPU_CGA_HEIGHT", "GPU_CGA_DEPTH"),
+    },
+}

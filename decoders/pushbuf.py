@@ -344,3 +344,24 @@ def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None):
     methods = dec.feed(data, va)
     dec.finish()
     return DumpResult(methods, dec.problems, gpu, va)
+
+
+_FORM_SEC_OP = {INC: 1, NON_INC: 3, IMMD: 4, ONE_INC: 5, END_PB_SEGMENT: 7}
+
+
+def encode(form, subchannel, method, data=()):
+    """Header (+ data) words for one packet: the inverse of decoding, for tests and
+    synthetic dumps. IMMD takes its 13-bit value as data[0]."""
+    if form == IMMD:
+        words = HEADER.build(SEC_OP=4, METHOD_COUNT=data[0], METHOD_SUBCHANNEL=subchannel,
+                             METHOD_ADDRESS=method >> 2)
+        return words
+    if form == END_PB_SEGMENT:
+        return HEADER.build(SEC_OP=7)
+    words = HEADER.build(SEC_OP=_FORM_SEC_OP[form], METHOD_COUNT=len(data),
+                         METHOD_SUBCHANNEL=subchannel, METHOD_ADDRESS=method >> 2)
+    return words + list(data)
+
+
+def pack_words(words):
+    return struct.pack(f"<{len(words)}I", *words)

@@ -1,0 +1,533 @@
+"""Launch reconstruction: method packets -> GPU memory image -> QMDs -> launch summaries.
+
+Follows inline-to-memory uploads (OFFSET_OUT_UPPER/OFFSET_OUT, LINE_LENGTH_IN,
+LINE_COUNT, PITCH_OUT, LAUNCH_DMA, LOAD_INLINE_DATA) of the compute and I2M classes
+and copy-engine transfers whose source bytes are known, into a sparse GPU VA image.
+A QMD is found from SEND_PCAS_A (VA >> 8), from an inline QMD load
+(SET_INLINE_QMD_ADDRESS_A/B + LOAD_INLINE_QMD_DATA(i)), or from a DEPENDENT_QMDn_POINTER.
+Facts used: h100-measured.md section 1 (launch order, cbank0 layout, +1 KiB shared
+memory, cluster QMDs); hw-facts.md sections 3, 4, 5.
+"""
+from decoders.methods import class_info
+from decoders.node import Node
+from decoders.pushbuf import INC, NON_INC, ONE_INC, IMMD, HOST_METHOD_LIMIT
+from decoders import qmd as qmdmod
+
+PAGE = 4096
+
+# Kernel-parameter base in constant bank 0 and the driver-region fields a source names.
+# hw-facts.md 5.1 ([ptxas]: EIATTR_PARAM_CBANK, ntid/nctaid/stack-pointer/descriptor
+# immediates); h100-measured.md 1 (blockDim at +0x0, gridDim at +0xC on the H100).
+ARCH_CBANK0 = {
+    "sm_70-89": {"param_base": 0x160, "fields": (
+        ("blockDim.x", 0x0, 4), ("blockDim.y", 0x4, 4), ("blockDim.z", 0x8, 4),
+        ("gridDim.x", 0xC, 4), ("gridDim.y", 0x10, 4), ("gridDim.z", 0x14, 4),
+        ("stack_pointer_init", 0x28, 4), ("global_memory_descriptor", 0x118, 8))},
+    "sm_90": {"param_base": 0x210, "fields": (
+        ("blockDim.x", 0x0, 4), ("blockDim.y", 0x4, 4), ("blockDim.z", 0x8, 4),
+        ("gridDim.x", 0xC, 4), ("gridDim.y", 0x10, 4), ("gridDim.z", 0x14, 4),
+        ("stack_pointer_init", 0x28, 4), ("global_memory_descriptor", 0x208, 8))},
+    "sm_100+": {"param_base": 0x380, "fields": (
+        ("blockDim.x", 0x360, 4), ("blockDim.y", 0x364, 4), ("blockDim.z", 0x368, 4),
+        ("gridDim.x", 0x370, 4), ("gridDim.y", 0x374, 4), ("gridDim.z", 0x378, 4),
+        ("stack_pointer_init", 0x37C, 4), ("global_memory_descriptor", 0x358, 8))},
+}
+FAMILY_ARCH = {"ampere": "sm_70-89", "ada": "sm_70-89", "hopper": "sm_90",
+               "blackwell": "sm_100+"}
+# Hopper: dynamic shared memory shows in SHARED_MEMORY_SIZE as requested + 1 KiB
+# (h100-measured.md 1). Not measured on other families.
+DRIVER_SMEM_RESERVED = {"hopper": 1024}
+QMD_TYPE_NAMES = {0: "QUEUE", 1: "GRID_NULL", 2: "GRID_CTA", 3: "GRID_GPC_CGA",
+                  4: "GRID_GPU_CGA", 5: "GRID_GPU_GPC_CGA"}
+MAX_DEPENDENT_CHAIN = 16
+
+
+class SparseMemory:
+    """GPU VA -> bytes, as far as the stream wrote them (4 KiB pages + known-byte map)."""
+
+    def __init__(self):
+        self._pages = {}      # page number -> (bytearray data, bytearray known)
+
+    def write(self, va, data):
+        pos = 0
+        n = len(data)
+        while pos < n:
+            page, off = divmod(va + pos, PAGE)
+            chunk = min(n - pos, PAGE - off)
+            entry = self._pages.get(page)
+            if entry is None:
+                entry = self._pages[page] = (bytearray(PAGE), bytearray(PAGE))
+            entry[0][off:off + chunk] = data[pos:pos + chunk]
+            entry[1][off:off + chunk] = b"\x01" * chunk
+            pos += chunk
+
+    def read(self, va, n):
+        """The n bytes at va if every one is known, else None."""
+        out = bytearray()
+        pos = 0
+        while pos < n:
+            page, off = divmod(va + pos, PAGE)
+            chunk = min(n - pos, PAGE - off)
+            entry = self._pages.get(page)
+            if entry is None or entry[1].find(0, off, off + chunk) != -1:
+                return None
+            out += entry[0][off:off + chunk]
+            pos += chunk
+        return bytes(out)
+
+    def read_known(self, va, limit):
+        """The known bytes from va onward, up to the first unknown byte or `limit` bytes."""
+        out = bytearray()
+        pos = 0
+        while pos < limit:
+            page, off = divmod(va + pos, PAGE)
+            chunk = min(limit - pos, PAGE - off)
+            entry = self._pages.get(page)
+            if entry is None:
+                break
+            stop = entry[1].find(0, off, off + chunk)
+            if stop == -1:
+                out += entry[0][off:off + chunk]
+                pos += chunk
+                continue
+            out += entry[0][off:stop]
+            break
+        return bytes(out)
+
+    def known(self, va, n):
+        return self.read(va, n) is not None
+
+    def __len__(self):
+        return sum(e[1].count(1) for e in self._pages.values())
+
+
+class Launch:
+    """One decoded QMD: .summary (dict) and .node (Node tree, built on first use)."""
+
+    def __init__(self, summary, qmd_bytes, fields, version):
+        self.summary = summary
+        self.qmd_bytes = qmd_bytes
+        self.fields = fields
+        self.version = version
+        self._node = None
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._node = build_node(self)
+        return self._node
+
+
+class _I2M:
+    __slots__ = ("line_length", "line_count", "upper", "lower", "pitch", "dst", "need",
+                 "buf", "layout_pitch", "sem_upper", "sem_lower", "sem_payload")
+
+    def __init__(self):
+        self.line_length = self.line_count = self.upper = self.lower = self.pitch = 0
+        self.dst = None
+        self.need = 0
+        self.buf = bytearray()
+        self.layout_pitch = True
+        self.sem_upper = self.sem_lower = self.sem_payload = 0
+
+
+class _Channel:
+    def __init__(self):
+        self.i2m = {}
+        self.copy = {}
+        self.inline_upper = 0
+        self.inline_lower = 0
+        self.inline_size = 256
+        self.inline_words = {}
+        self.report = [0, 0, 0]            # SET_REPORT_SEMAPHORE_A/B/C
+        self.report2 = [0, 0, 0, 0]        # PAYLOAD_LOWER/UPPER, ADDRESS_LOWER/UPPER (0x158..)
+        self.host_sem = [0, 0, 0, 0]       # SEM_ADDR_LO/HI, SEM_PAYLOAD_LO/HI
+        self.last_launch = None
+
+
+class LaunchDecoder:
+    """Feed method packets (decoders.pushbuf) per channel; collect .launches."""
+
+    def __init__(self, gpu="hopper", memory_lookup=None):
+        self.gpu = gpu
+        self.memory = SparseMemory()
+        self.memory_lookup = memory_lookup
+        self.launches = []
+        self.problems = []
+        self.copies = []
+        self._channels = {}
+        self._launched = {}
+
+    # -- memory -------------------------------------------------------------------
+    def read(self, va, n):
+        data = self.memory.read(va, n)
+        if data is None and self.memory_lookup is not None:
+            data = self.memory_lookup(va, n)
+            if data is not None and len(data) < n:
+                data = None
+        return data
+
+    # -- stream -------------------------------------------------------------------
+    def feed_methods(self, methods, channel=None):
+        ch = self._channels.get(channel)
+        if ch is None:
+            ch = self._channels[channel] = _Channel()
+        for pkt in methods:
+            form = pkt.form
+            if form not in (INC, NON_INC, ONE_INC, IMMD) or not pkt.data:
+                continue
+            info = class_info(pkt.class_id) if pkt.class_id is not None else None
+            engine = info.engine if info is not None else None
+            if form == NON_INC and pkt.method == 0x1B4 and engine in ("compute", "i2m"):
+                self._inline_data(ch, pkt.subchannel, pkt.payload, pkt)
+                continue
+            for method, value in pkt.calls():
+                if method < HOST_METHOD_LIMIT:
+                    self._host(ch, method, value, pkt)
+                elif engine == "compute" or engine == "i2m":
+                    if method == 0x1B4:
+                        self._inline_data(ch, pkt.subchannel, value.to_bytes(4, "little"), pkt)
+                    else:
+                        self._compute(ch, pkt, method, value, engine)
+                elif engine == "copy":
+                    self._copy(ch, pkt, method, value)
+        return self.launches
+
+    def _host(self, ch, method, value, pkt):
+        if 0x5C <= method <= 0x68:
+            ch.host_sem[(method - 0x5C) >> 2] = value
+        elif method == 0x6C:
+            lo, hi, plo, phi = ch.host_sem
+            table = _host_table(pkt.host_class)
+            fields = table.get(0x6C).decode(value) if table else []
+            self._semaphore(ch, {
+                "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
+                "fields": {n: d for n, v, d in fields}, "offset": pkt.offset})
+
+    def _compute(self, ch, pkt, method, value, engine):
+        st = ch.i2m.get(pkt.subchannel)
+        if st is None:
+            st = ch.i2m[pkt.subchannel] = _I2M()
+        if method == 0x180:
+            st.line_length = value
+        elif method == 0x184:
+            st.line_count = value
+        elif method == 0x188:
+            st.upper = value
+        elif method == 0x18C:
+            st.lower = value
+        elif method == 0x190:
+            st.pitch = value
+        elif method == 0x1B0:
+            self._i2m_launch(ch, st, value, pkt)
+        elif method == 0x1DC:
+            st.sem_upper = value
+        elif method == 0x1E0:
+            st.sem_lower = value
+        elif method == 0x1E4:
+            st.sem_payload = value
+        elif engine != "compute":
+            return
+        elif method == 0x2B4:
+            self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt)
+        elif method == 0x318:
+            table = _class_table(pkt.class_id)
+            mdef = table.get(0x318)
+            names = {f.name for f in mdef.fields}
+            ch.inline_upper = mdef.table.get((value,), "QMD_ADDRESS_SHIFTED8_UPPER")
+            if "INLINE_SIZE" in names:
+                ch.inline_size = 384 if mdef.table.get((value,), "INLINE_SIZE") else 256
+            else:
+                ch.inline_size = 256
+            ch.inline_words = {}
+        elif method == 0x31C:
+            ch.inline_lower = value
+            ch.inline_words = {}
+        elif 0x320 <= method < 0x500:
+            index = (method - 0x320) >> 2
+            ch.inline_words[index] = value
+            nwords = ch.inline_size // 4
+            if len(ch.inline_words) == nwords and all(k < nwords for k in ch.inline_words):
+                data = b"".join(ch.inline_words[k].to_bytes(4, "little") for k in range(nwords))
+                va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
+                self.memory.write(va, data)
+                ch.inline_words = {}
+                self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data)
+        elif 0x158 <= method <= 0x164:
+            ch.report2[(method - 0x158) >> 2] = value
+        elif method == 0x168:
+            plo, phi, alo, ahi = ch.report2
+            fields = _class_table(pkt.class_id).get(0x168).decode(value)
+            self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": (ahi << 32) | alo,
+                                 "payload": (phi << 32) | plo,
+                                 "fields": {n: d for n, v, d in fields}, "offset": pkt.offset})
+        elif 0x1B00 <= method <= 0x1B08:
+            ch.report[(method - 0x1B00) >> 2] = value
+        elif method == 0x1B0C:
+            hi, lo, payload = ch.report
+            fields = _class_table(pkt.class_id).get(0x1B0C).decode(value)
+            self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
+                                 "payload": payload, "fields": {n: d for n, v, d in fields},
+                                 "offset": pkt.offset})
+
+    def _i2m_launch(self, ch, st, value, pkt):
+        # LAUNCH_DMA fields through the class table (DST_MEMORY_LAYOUT 0:0, COMPLETION_TYPE 5:4).
+        mdef = _class_table(pkt.class_id).get(0x1B0)
+        get = mdef.table.get
+        if st.need:
+            self.problems.append(_problem(pkt, f"LAUNCH_DMA while {st.need} byte(s) of the "
+                                               f"previous inline transfer were still expected"))
+        st.layout_pitch = get((value,), "DST_MEMORY_LAYOUT") == 1
+        st.dst = (st.upper << 32) | st.lower
+        st.need = st.line_length * st.line_count
+        st.buf = bytearray()
+        if get((value,), "COMPLETION_TYPE") == 2:
+            self._semaphore(ch, {"source": "I2M LAUNCH_DMA", "address": (st.sem_upper << 32) | st.sem_lower,
+                                 "payload": st.sem_payload, "offset": pkt.offset})
+        if st.need == 0:
+            st.dst = None
+
+    def _inline_data(self, ch, subch, data, pkt):
+        st = ch.i2m.get(subch)
+        if st is None or not st.need:
+            self.problems.append(_problem(pkt, f"LOAD_INLINE_DATA of {len(data)} byte(s) with no "
+                                               f"inline transfer open"))
+            return
+        st.buf += data
+        if len(st.buf) >= st.need:
+            extra = len(st.buf) - st.need
+            if extra >= 4:
+                self.problems.append(_problem(pkt, f"{extra} byte(s) of LOAD_INLINE_DATA beyond "
+                                                   f"LINE_LENGTH_IN x LINE_COUNT"))
+            self._i2m_write(st, bytes(st.buf[:st.need]), pkt)
+            st.need = 0
+            st.buf = bytearray()
+
+    def _i2m_write(self, st, data, pkt):
+        if not st.layout_pitch:
+            self.problems.append(_problem(pkt, f"block-linear inline transfer to {st.dst:#x} "
+                                               f"not reconstructed"))
+            return
+        if st.line_count <= 1 or st.pitch in (0, st.line_length):
+            self.memory.write(st.dst, data)
+            return
+        for k in range(st.line_count):
+            line = data[k * st.line_length:(k + 1) * st.line_length]
+            self.memory.write(st.dst + k * st.pitch, line)
+
+    def _copy(self, ch, pkt, method, value):
+        st = ch.copy.get(pkt.subchannel)
+        if st is None:
+            st = ch.copy[pkt.subchannel] = {}
+        if method != 0x300:
+            st[method] = value
+            return
+        mdef = _class_table(pkt.class_id).get(0x300)
+        f = {n: v for n, v, d in mdef.decode(value)}
+        if f["SEMAPHORE_TYPE"]:
+            self._semaphore(ch, {
+                "source": "copy LAUNCH_DMA",
+                "address": (st.get(0x240, 0) << 32) | st.get(0x244, 0),
+                "payload": (st.get(0x24C, 0) << 32) | st.get(0x248, 0) if f["SEMAPHORE_PAYLOAD_SIZE"]
+                else st.get(0x248, 0),
+                "fields": {"SEMAPHORE_TYPE": mdef.table.render("SEMAPHORE_TYPE", f["SEMAPHORE_TYPE"])},
+                "offset": pkt.offset})
+        if not f["DATA_TRANSFER_TYPE"]:
+            return
+        src = (st.get(0x400, 0) << 32) | st.get(0x404, 0)
+        dst = (st.get(0x408, 0) << 32) | st.get(0x40C, 0)
+        length = st.get(0x418, 0)
+        lines = st.get(0x41C, 1) if f["MULTI_LINE_ENABLE"] else 1
+        rec = {"src": src, "dst": dst, "line_length": length, "line_count": lines,
+               "offset": pkt.offset, "reconstructed": False}
+        self.copies.append(rec)
+        if f["SRC_TYPE"] or f["DST_TYPE"] or not (f["SRC_MEMORY_LAYOUT"] and f["DST_MEMORY_LAYOUT"]):
+            rec["why"] = "physical or block-linear transfer"
+            return
+        pitch_in = st.get(0x410, length) or length
+        pitch_out = st.get(0x414, length) or length
+        for k in range(lines):
+            data = self.memory.read(src + k * pitch_in, length)
+            if data is None:
+                rec["why"] = "source bytes not known"
+                return
+            self.memory.write(dst + k * pitch_out, data)
+        rec["reconstructed"] = True
+
+    def _semaphore(self, ch, sem):
+        if ch.last_launch is not None:
+            ch.last_launch.summary["semaphores"].append(sem)
+
+    # -- QMDs ---------------------------------------------------------------------
+    def _launch_at(self, ch, va, source, pkt, data=None, depth=0, parent=None):
+        info = class_info(pkt.class_id)
+        family = info.arch if info is not None else self.gpu
+        if data is None:
+            data = self.read(va, 384) or self.read(va, 256)
+        if data is None:
+            self.problems.append(_problem(pkt, f"{source}: QMD at {va:#x} not in the reconstructed "
+                                               f"memory image"))
+            return None
+        version = qmdmod.detect_version(data, prefer_v05=(family == "blackwell"))
+        if version is None:
+            self.problems.append(_problem(pkt, f"{source}: bytes at {va:#x} carry no known QMD "
+                                               f"version (dword 18 = {_word(data, 18):#010x})"))
+            return None
+        size = qmdmod.MODULES[version].SIZE
+        data = data[:size]
+        fields = qmdmod.decode(data, version)
+        launch = Launch(self._summary(va, version, fields, family, source, pkt, parent), data,
+                        fields, version)
+        self.launches.append(launch)
+        self._launched[va] = data
+        ch.last_launch = launch
+        if depth < MAX_DEPENDENT_CHAIN:
+            self._follow_dependents(ch, launch, pkt, depth)
+        return launch
+
+    def _follow_dependents(self, ch, launch, pkt, depth):
+        common = qmdmod.COMMON[launch.version]
+        for n, (enable, action, pointer) in enumerate(common["dependent"]):
+            if pointer is None or not launch.fields.get(enable):
+                continue
+            target = launch.fields[pointer] << 8
+            if not target:
+                continue
+            data = self.read(target, 384) or self.read(target, 256)
+            if data is None:
+                launch.summary["dependents"].append({"pointer": target, "decoded": False})
+                continue
+            if self._launched.get(target) == data[:len(self._launched.get(target, b""))] \
+                    and target in self._launched:
+                launch.summary["dependents"].append({"pointer": target, "decoded": False,
+                                                     "why": "already decoded"})
+                continue
+            launch.summary["dependents"].append({"pointer": target, "decoded": True})
+            self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, data=data,
+                            depth=depth + 1, parent=launch.summary["qmd_address"])
+
+    def _summary(self, va, version, f, family, source, pkt, parent):
+        c = qmdmod.COMMON[version]
+        grid_raw = [f[n] for n in c["grid"]]
+        block = [f[n] for n in c["block"]]
+        cluster = None
+        qmd_type = f.get(c["qmd_type"]) if c["qmd_type"] else None
+        grid = list(grid_raw)
+        if qmd_type in (3, 5):        # GRID_GPC_CGA (measured on H100), GRID_GPU_GPC_CGA
+            cluster = [f[n] for n in c["gpc_cga"]]
+        elif qmd_type == 4:           # GRID_GPU_CGA: shape in GPU_CGA_* (not measured)
+            cluster = [f[n] for n in c["gpu_cga"]]
+        if cluster is not None:
+            grid = [g * max(k, 1) for g, k in zip(grid_raw, cluster)]
+        smem_name, smem_shift = c["shared_memory"]
+        smem = f[smem_name] << smem_shift
+        reserved = DRIVER_SMEM_RESERVED.get(family)
+        lo, hi, pshift = c["program"]
+        program = ((f[hi] << 32) | f[lo]) << pshift
+        alo, ahi, ashift, asize, avalid = c["cbank"]
+        cbanks = []
+        for i in range(8):
+            addr = ((f[ahi.format(i)] << 32) | f[alo.format(i)]) << ashift
+            size = f[asize.format(i)] << 4
+            valid = bool(f[avalid.format(i)])
+            if valid or addr or size:
+                cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
+        sems = []
+        ren, ralo, rahi, rplo, rphi, rextra = c["release"]
+        for i in range(3):
+            if not f.get(ren.format(i)):
+                continue
+            sem = {"source": f"qmd.RELEASE{i}", "address": (f[rahi.format(i)] << 32) | f[ralo.format(i)],
+                   "payload": (f[rphi.format(i)] << 32) | f[rplo.format(i)], "fields": {}}
+            table = qmdmod.TABLES[version]
+            for name in rextra:
+                name = name.format(i)
+                if name in f:
+                    sem["fields"][name] = table.render(name, f[name])
+            sems.append(sem)
+        arch = FAMILY_ARCH.get(family, "sm_90")
+        summary = {
+            "qmd_address": va,
+            "qmd_version": version,
+            "source": source,
+            "parent_qmd": parent,
+            "pushbuf_offset": pkt.offset,
+            "class": f"{pkt.class_id:#06x}" if pkt.class_id is not None else None,
+            "qmd_type": QMD_TYPE_NAMES.get(qmd_type, qmd_type) if qmd_type is not None else None,
+            "grid": grid,
+            "grid_units": "clusters" if cluster is not None else "blocks",
+            "grid_raw": grid_raw,
+            "cluster": cluster,
+            "block": block,
+            "registers": f[c["registers"]],
+            "shared_memory_bytes": smem,
+            "shared_memory_driver_reserved_bytes": reserved if reserved is not None and smem >= reserved
+            else None,
+            "program_address": program,
+            "constant_buffers": cbanks,
+            "params": None,
+            "cbank0_driver": None,
+            "semaphores": sems,
+            "dependents": [],
+            "qmd_fields": f,
+        }
+        self._params(summary, cbanks, arch)
+        return summary
+
+    def _params(self, summary, cbanks, arch):
+        cb0 = next((cb for cb in cbanks if cb["index"] == 0 and cb["valid"]), None)
+        if cb0 is None:
+            return
+        spec = ARCH_CBANK0[arch]
+        base = spec["param_base"]
+        limit = (cb0["size"] - base) if cb0["size"] > base else 0x8000
+        data = self.memory.read_known(cb0["address"] + base, limit)
+        if not data and self.memory_lookup is not None:
+            data = b""
+        summary["params"] = {"offset": base, "size": len(data), "hex": data.hex(), "arch": arch}
+        driver = self.memory.read_known(cb0["address"], base)
+        named = {}
+        for name, off, size in spec["fields"]:
+            if off + size <= len(driver):
+                named[name] = int.from_bytes(driver[off:off + size], "little")
+        summary["cbank0_driver"] = {"offset": 0, "size": len(driver), "fields": named,
+                                    "hex": driver.hex()}
+
+
+def _host_table(class_id):
+    from decoders.methods import method_table
+    return method_table(class_id) if class_id is not None else None
+
+
+def _class_table(class_id):
+    from decoders.methods import method_table
+    return method_table(class_id)
+
+
+def _problem(pkt, message):
+    return {"offset": pkt.offset, "va": pkt.va, "message": message}
+
+
+def _word(data, i):
+    return int.from_bytes(data[4 * i:4 * i + 4], "little") if len(data) >= 4 * i + 4 else 0
+
+
+def build_node(launch):
+    """Node tree of one launch: launch.* summary nodes and qmd.<version>.<field> nodes."""
+    s = launch.summary
+    root = Node("launch", "launch", raw=s["qmd_address"], display=f"QMD {s['qmd_address']:#x}")
+    for key in ("qmd_version", "qmd_type", "grid", "cluster", "block", "registers",
+                "shared_memory_bytes", "program_address"):
+        value = s[key]
+        display = f"{value:#x}" if key == "program_address" else str(value)
+        root.add(Node(f"launch.{key}", key, raw=value, display=display))
+    ver = launch.version.lower()
+    qnode = root.add(Node(f"qmd.{ver}", f"QMD{launch.version}", raw=launch.qmd_bytes,
+                          display=f"{len(launch.qmd_bytes)} bytes"))
+    table = qmdmod.TABLES[launch.version]
+    for fdef in table.fields:
+        value = launch.fields[fdef.name]
+        path = f"qmd.{ver}." + fdef.name.lower().replace("(", "_").replace(")", "")
+        qnode.add(Node(path, fdef.name, raw=value, display=table.render(fdef.name, value),
+                       offset=fdef.dword * 4))
+    return root

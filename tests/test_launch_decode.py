@@ -1,0 +1,207 @@
+"""Launch reconstruction on synthetic streams (no GPU).
+
+synthetic-h100-*: the exact method order of h100-measured.md section 1 (I2M cbank0
+driver constants, I2M arguments at +0x210, I2M QMD, SEND_PCAS_A + PCAS2_B, the launch's
+own QMD with DEPENDENT_QMD0_POINTER at the previous one, semaphore seed, report).
+A real H100 capture will be added by the capture owner; until then these are the
+only launch tests.
+synthetic-ada-inline: SET_INLINE_QMD_ADDRESS_A/B + 64 LOAD_INLINE_QMD_DATA words.
+"""
+import struct
+
+from decoders.launch import LaunchDecoder, SparseMemory
+from decoders.pushbuf import INC, NON_INC, IMMD, StreamDecoder, decode_dump, encode, pack_words
+from decoders.qmd import TABLES
+
+C = 1  # compute subchannel
+
+QMD_VA = 0x7F_0010_0000
+QMD_PREV_VA = 0x7F_0010_0200
+CB0_VA = 0x7F_0020_0000
+SEM_VA = 0x7F_0030_0000
+ARGS = struct.pack("<QQQI", 0x7F0000400000, 0x7F0000500000, 0x7F0000600000, 1 << 20)
+
+
+def i2m(dst, data):
+    """h100-measured.md 1: OFFSET_OUT_UPPER/OFFSET_OUT, LINE_LENGTH_IN, LINE_COUNT,
+    LAUNCH_DMA 0x41, LOAD_INLINE_DATA NON_INC."""
+    data = data + b"\0" * (-len(data) % 4)
+    words = list(struct.unpack(f"<{len(data) // 4}I", data))
+    return (encode(INC, C, 0x188, [dst >> 32, dst & 0xFFFFFFFF])
+            + encode(INC, C, 0x180, [len(data), 1])
+            + encode(INC, C, 0x1B0, [0x41])
+            + encode(NON_INC, C, 0x1B4, words))
+
+
+def v04_qmd(**over):
+    f = dict(QMD_MAJOR_VERSION=4, QMD_TYPE=2, GRID_WIDTH=4096, GRID_HEIGHT=1, GRID_DEPTH=1,
+             CTA_THREAD_DIMENSION0=256, CTA_THREAD_DIMENSION1=1, CTA_THREAD_DIMENSION2=1,
+             REGISTER_COUNT=16, SHARED_MEMORY_SIZE=0, PROGRAM_ADDRESS_LOWER=0x12345600,
+             PROGRAM_ADDRESS_UPPER=0x7F, **{"CONSTANT_BUFFER_VALID(0)": 1,
+                                             "CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(0)": (CB0_VA >> 6) & 0xFFFFFFFF,
+                                             "CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(0)": CB0_VA >> 38,
+                                             "CONSTANT_BUFFER_SIZE_SHIFTED4(0)": 0x1000,
+                                             "RELEASE_ENABLE(0)": 1},
+             RELEASE_SEMAPHORE0_ADDR_LOWER=SEM_VA & 0xFFFFFFFF, RELEASE_SEMAPHORE0_ADDR_UPPER=SEM_VA >> 32,
+             RELEASE_SEMAPHORE0_PAYLOAD_LOWER=5)
+    f.update(over)
+    return pack_words(TABLES["V04_00"].build(**f))
+
+
+def driver_constants(block=(256, 1, 1), grid=(4096, 1, 1)):
+    data = bytearray(0x210)
+    struct.pack_into("<6I", data, 0, *block, *grid)
+    struct.pack_into("<I", data, 0x28, 0x00FFFDC0)
+    return bytes(data)
+
+
+def synthetic_h100_launch(seq=1, **qmd_over):
+    """One cuLaunchKernel in the measured H100 order (h100-measured.md 1, steps 1-7)."""
+    words = []
+    words += i2m(CB0_VA, driver_constants())                                    # 1
+    words += i2m(CB0_VA + 0x210, ARGS)                                          # 2
+    words += i2m(QMD_PREV_VA, v04_qmd(GRID_WIDTH=1, CTA_THREAD_DIMENSION0=32))  # 3
+    words += encode(INC, C, 0x2B4, [QMD_PREV_VA >> 8])                          # 4
+    words += encode(INC, C, 0x2C0, [0xA])
+    words += i2m(QMD_VA, v04_qmd(**{"DEPENDENT_QMD0_POINTER": QMD_PREV_VA >> 8, **qmd_over}))  # 5
+    words += encode(INC, C, 0x2B4, [QMD_VA >> 8])
+    words += encode(INC, C, 0x2C0, [0xA])
+    words += i2m(SEM_VA, struct.pack("<I", 5))                                  # 6
+    words += encode(INC, C, 0x1B00, [SEM_VA >> 32, SEM_VA & 0xFFFFFFFF, seq, 4])  # 7
+    return pack_words(words)
+
+
+def decode(data, gpu="hopper"):
+    dec = StreamDecoder(gpu=gpu)
+    pkts = dec.feed(data, 0x7F00_0000_0000)
+    dec.finish()
+    ld = LaunchDecoder(gpu=gpu)
+    ld.feed_methods(pkts)
+    return dec, ld
+
+
+def test_synthetic_h100_order_reconstructs_launch():
+    dec, ld = decode(synthetic_h100_launch())
+    assert dec.problems == []
+    assert ld.problems == []
+    assert len(ld.launches) == 2
+    s = ld.launches[1].summary
+    assert s["qmd_version"] == "V04_00"
+    assert s["qmd_address"] == QMD_VA
+    assert s["grid"] == [4096, 1, 1] and s["cluster"] is None
+    assert s["block"] == [256, 1, 1]
+    assert s["registers"] == 16
+    assert s["program_address"] == 0x7F12345600
+    assert s["constant_buffers"][0] == {"index": 0, "address": CB0_VA, "size": 0x10000, "valid": True}
+    assert s["params"]["offset"] == 0x210
+    assert bytes.fromhex(s["params"]["hex"]) == ARGS
+    drv = s["cbank0_driver"]["fields"]
+    assert (drv["blockDim.x"], drv["gridDim.x"], drv["stack_pointer_init"]) == (256, 4096, 0x00FFFDC0)
+    sources = [x["source"] for x in s["semaphores"]]
+    assert sources == ["qmd.RELEASE0", "SET_REPORT_SEMAPHORE"]
+    assert s["semaphores"][0]["address"] == SEM_VA and s["semaphores"][0]["payload"] == 5
+    assert s["semaphores"][1]["payload"] == 1
+    assert s["semaphores"][1]["fields"]["STRUCTURE_SIZE"] == "FOUR_WORDS"
+    assert s["qmd_fields"]["GRID_WIDTH"] == 4096
+    # The launch's QMD points at the previous one: it is not decoded twice.
+    assert s["dependents"] == []  # DEPENDENT_QMD_ENABLE(0) is 0 in this stream
+    assert ld.memory.read(SEM_VA, 4) == struct.pack("<I", 5)
+
+
+def test_node_tree_paths():
+    _, ld = decode(synthetic_h100_launch())
+    node = ld.launches[1].node
+    assert node.find("qmd.v04_00.grid_width").raw == 4096
+    assert node.find("qmd.v04_00.qmd_type").display == "GRID_CTA"
+    assert node.find("qmd.v04_00.constant_buffer_valid_0").raw == 1
+    assert node.find("launch.grid").raw == [4096, 1, 1]
+
+
+def test_cluster_grid_counts_clusters():
+    _, ld = decode(synthetic_h100_launch(QMD_TYPE=3, GRID_WIDTH=64, GRID_HEIGHT=2,
+                                         GPC_CGA_WIDTH=2, GPC_CGA_HEIGHT=1, GPC_CGA_DEPTH=1))
+    s = ld.launches[1].summary
+    assert s["qmd_type"] == "GRID_GPC_CGA"
+    assert s["cluster"] == [2, 1, 1]
+    assert s["grid_raw"] == [64, 2, 1]
+    assert s["grid"] == [128, 2, 1]
+    assert s["grid_units"] == "clusters"
+
+
+def test_dynamic_shared_memory_reserved_part():
+    _, ld = decode(synthetic_h100_launch(SHARED_MEMORY_SIZE=4096 + 1024))
+    s = ld.launches[1].summary
+    assert s["shared_memory_bytes"] == 5120
+    assert s["shared_memory_driver_reserved_bytes"] == 1024
+
+
+def test_dependent_qmd_chain_followed():
+    # Previous QMD written but never scheduled by SEND_PCAS: reached only through the pointer.
+    words = i2m(QMD_PREV_VA, v04_qmd(GRID_WIDTH=7))
+    words += i2m(QMD_VA, v04_qmd(**{"DEPENDENT_QMD0_POINTER": QMD_PREV_VA >> 8,
+                                    "DEPENDENT_QMD_ENABLE(0)": 1, "DEPENDENT_QMD_ACTION(0)": 1}))
+    words += encode(INC, C, 0x2B4, [QMD_VA >> 8])
+    _, ld = decode(pack_words(words))
+    assert [l.summary["qmd_address"] for l in ld.launches] == [QMD_VA, QMD_PREV_VA]
+    assert ld.launches[1].summary["grid"] == [7, 1, 1]
+    assert ld.launches[1].summary["source"] == "DEPENDENT_QMD0_POINTER"
+    assert ld.launches[1].summary["parent_qmd"] == QMD_VA
+
+
+def test_synthetic_ada_inline_qmd():
+    qmd = TABLES["V03_00"].build(QMD_MAJOR_VERSION=3, CTA_RASTER_WIDTH=8, CTA_RASTER_HEIGHT=2,
+                                 CTA_RASTER_DEPTH=1, CTA_THREAD_DIMENSION0=64,
+                                 CTA_THREAD_DIMENSION1=1, CTA_THREAD_DIMENSION2=1,
+                                 REGISTER_COUNT_V=24, SHARED_MEMORY_SIZE=0x800,
+                                 PROGRAM_ADDRESS_LOWER=0x1000, PROGRAM_ADDRESS_UPPER=0x2,
+                                 **{"CONSTANT_BUFFER_VALID(0)": 1,
+                                    "CONSTANT_BUFFER_ADDR_LOWER(0)": CB0_VA & 0xFFFFFFFF,
+                                    "CONSTANT_BUFFER_ADDR_UPPER(0)": CB0_VA >> 32,
+                                    "CONSTANT_BUFFER_SIZE_SHIFTED4(0)": 0x100})
+    cb = bytearray(0x170)
+    cb[0x160:0x168] = struct.pack("<Q", 0xDEADBEEF)
+    words = (encode(INC, C, 0, [0xC9C0]) + i2m(CB0_VA, bytes(cb))
+             + encode(INC, C, 0x318, [QMD_VA >> 40, (QMD_VA >> 8) & 0xFFFFFFFF])
+             + encode(INC, C, 0x320, qmd))
+    dec, ld = decode(pack_words(words), gpu="ada")
+    assert dec.problems == [] and ld.problems == []
+    (launch,) = ld.launches
+    s = launch.summary
+    assert s["source"] == "LOAD_INLINE_QMD_DATA" and s["qmd_version"] == "V03_00"
+    assert s["qmd_address"] == QMD_VA
+    assert s["grid"] == [8, 2, 1] and s["block"] == [64, 1, 1] and s["registers"] == 24
+    assert s["program_address"] == 0x200001000
+    assert s["params"]["offset"] == 0x160
+    assert bytes.fromhex(s["params"]["hex"])[:8] == struct.pack("<Q", 0xDEADBEEF)
+
+
+def test_copy_engine_transfer_reconstructed():
+    src, dst = 0x1000_0000, 0x2000_0000
+    words = i2m(src, b"ABCDEFGH")
+    words += encode(INC, 4, 0x400, [0, src, 0, dst])
+    words += encode(INC, 4, 0x418, [8, 1])
+    words += encode(INC, 4, 0x300, [2 | (1 << 7) | (1 << 8)])  # NON_PIPELINED, PITCH/PITCH
+    _, ld = decode(pack_words(words))
+    assert ld.memory.read(dst, 8) == b"ABCDEFGH"
+    assert ld.copies[0]["reconstructed"] is True
+
+
+def test_memory_lookup_callback_supplies_qmd():
+    qmd = v04_qmd(GRID_WIDTH=3)
+    ld = LaunchDecoder(memory_lookup=lambda va, n: qmd[:n] if va == QMD_VA else None)
+    res = decode_dump(pack_words(encode(INC, C, 0x2B4, [QMD_VA >> 8])))
+    ld.feed_methods(res.methods)
+    assert ld.launches[0].summary["grid"] == [3, 1, 1]
+
+
+def test_missing_qmd_is_a_problem_not_an_error():
+    _, ld = decode(pack_words(encode(INC, C, 0x2B4, [0x1234])))
+    assert ld.launches == [] and "not in the reconstructed" in ld.problems[0]["message"]
+
+
+def test_sparse_memory():
+    m = SparseMemory()
+    m.write(4090, b"0123456789")
+    assert m.read(4090, 10) == b"0123456789"
+    assert m.read(4089, 2) is None
+    assert m.read_known(4095, 100) == b"56789"

@@ -17,7 +17,7 @@ TL_HEADER_SIZE = 4096
 TL_RECORD_SYNC = 0x52434C54  # "TLCR" little-endian: lets a reader resync after a hole
 TL_ALIGN = 8
 
-TL_FILE_HEADER = Struct(
+TL_FILE_HEADER_PREFIX = Struct(
     "magic" / Const(TL_MAGIC),
     "version" / Int32ul,
     "header_size" / Int32ul,
@@ -28,9 +28,12 @@ TL_FILE_HEADER = Struct(
     "flags" / Int32ul,
     "meta_len" / Int32ul,
     "reserved0" / Int32ul,
+)
+TL_FILE_HEADER = Struct(
+    *TL_FILE_HEADER_PREFIX.subcons,
     "meta" / Bytes(this.meta_len),   # UTF-8 JSON: driver, GPU, command line (never eval'd)
 )
-TL_FILE_HEADER_FIXED = 48        # bytes before `meta`
+TL_FILE_HEADER_FIXED = TL_FILE_HEADER_PREFIX.sizeof()   # bytes before `meta`
 TL_CURSOR_OFFSET = 16
 
 TL_RECORD_HEADER = Struct(

@@ -1,0 +1,96 @@
+"""Launch-overhead benchmark (issue 3): a loop of cuLaunchKernel of an empty kernel, then
+one synchronize, timed natively and under the shim in each mode, in one run.
+
+    python3 bench/launch_overhead.py [--launches 100000] [--reps 5]
+
+Prints microseconds per launch (median of --reps runs per mode), the ratio to native and
+capture bytes per launch. Needs a GPU. The inner loop runs in a child process per run so
+that each mode gets a fresh process under (or without) the shim.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def child(launches, marks=False):
+    import ctypes
+    from tracer.builtin import compile_nvrtc, kernel_source
+    from tracer.cudaapi import _modules, check
+    driver, _ = _modules()
+    check(driver.cuInit(0), "cuInit")
+    dev = check(driver.cuDeviceGet(0), "dev")
+    attr = driver.CUdevice_attribute
+    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
+    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
+    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "ctx")
+    check(driver.cuCtxSetCurrent(ctx), "set")
+    mod = check(driver.cuModuleLoadData(compile_nvrtc(kernel_source("empty.cu"), f"{major}{minor}", b"empty.cu")), "load")
+    fn = check(driver.cuModuleGetFunction(mod, b"empty"), "fn")
+    launch = driver.cuLaunchKernel
+    for _ in range(100):   # warm up
+        launch(fn, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+    check(driver.cuCtxSynchronize(), "sync")
+    t0 = time.perf_counter_ns()
+    for _ in range(launches):
+        launch(fn, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+    check(driver.cuCtxSynchronize(), "sync")
+    t1 = time.perf_counter_ns()
+    print(json.dumps({"ns": t1 - t0, "launches": launches}))
+
+
+def run_mode(mode, launches, workdir):
+    argv = [sys.executable, __file__, "--child", "--launches", str(launches)]
+    if mode == "native":
+        out = subprocess.run(argv, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1]), 0
+    from tracer.run import run_traced
+    cap = Path(workdir) / f"bench-{mode}.tlc"
+    log = Path(workdir) / "child.json"
+    wrapped = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh"] + argv
+    rc = run_traced(wrapped, cap, mode=mode)
+    if rc != 0:
+        raise RuntimeError(f"{mode} run failed with {rc}")
+    size = cap.stat().st_size
+    cap.unlink()
+    return json.loads(log.read_text().strip().splitlines()[-1]), size
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--launches", type=int, default=100000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.launches)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.reps):
+            for mode in ("native", "ioctl", "full"):   # interleaved: drift hits every mode alike
+                r, size = run_mode(mode, args.launches, tmp)
+                results.setdefault(mode, []).append((r["ns"] / r["launches"] / 1000.0, size))
+    base = statistics.median(x for x, _ in results["native"])
+    table = {}
+    print(f"{'mode':8} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17}   ({args.launches} launches, median of {args.reps})")
+    for mode in ("native", "ioctl", "full"):
+        us = statistics.median(x for x, _ in results[mode])
+        bpl = statistics.median(s for _, s in results[mode]) / args.launches
+        table[mode] = {"us_per_launch": us, "ratio": us / base, "bytes_per_launch": bpl,
+                       "runs_us": [x for x, _ in results[mode]]}
+        print(f"{mode:8} {us:10.3f} {us / base:9.3f} {bpl:17.1f}")
+    if args.json:
+        args.json.write_text(json.dumps(table, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

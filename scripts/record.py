@@ -1,0 +1,129 @@
+"""Record the capture corpus on a real GPU: every file in captures/ comes from here.
+
+    python3 scripts/record.py --out DIR JOB [JOB ...]
+
+Each job writes DIR/<name>/capture.tlc and DIR/<name>/manifest.json (command, GPU, driver,
+date, git commit, and the ground truth taken at capture time). Copy a job's folder into
+captures/ to commit it. Run through the device tool by scripts/record_h100.sh.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from decoders.capture.reader import read_capture  # noqa: E402
+from tracer.run import builtin_argv, gpu_meta, run_traced  # noqa: E402
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip() or None
+    except OSError:
+        return None
+
+
+def summarize(path):
+    reader, recs = read_capture(path)
+    types = Counter(r.type for r in recs)
+    stats = {}
+    for r in recs:
+        if r.type == "STATS":
+            from decoders.capture.format import TL_STATS_NAMES
+            for name, v in zip(TL_STATS_NAMES, r.body.values):
+                stats[name] = stats.get(name, 0) + v
+    subs = [r for r in recs if r.type == "SUBMISSION"]
+    return {"records": len(recs), "by_type": dict(types), "shim_stats": stats,
+            "submissions": len(subs), "problems": [str(p) for p in reader.problems][:20],
+            "pids": sorted({r.pid for r in recs if r.type == "PROCESS_START"})}
+
+
+def record(out, name, argv, truth=None, mode="full", notes=""):
+    d = out / name
+    d.mkdir(parents=True, exist_ok=True)
+    cap = d / "capture.tlc"
+    t0 = time.time()
+    rc = run_traced(argv, cap, mode=mode)
+    wall = time.time() - t0
+    manifest = {"name": name, "command": argv, "mode": mode, "exit_status": rc,
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "git_commit": git_commit(), "wall_s": round(wall, 3), "notes": notes}
+    manifest.update({k: v for k, v in gpu_meta().items() if k != "gpu_error"})
+    if truth and Path(truth).exists():
+        manifest["ground_truth"] = json.loads(Path(truth).read_text())
+    manifest["summary"] = summarize(cap)
+    (d / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    print(f"== {name}: rc={rc} wall={wall:.2f}s {json.dumps(manifest['summary'])[:1500]}")
+    return manifest
+
+
+def job_builtin(out, args):
+    truth = out / "builtin.truth.json"
+    record(out, "builtin-vadd", builtin_argv(4096, 256, 0, truth), truth,
+           notes="trace-launch with no PROGRAM: vadd via cuda-python driver API, NVRTC")
+    truth = out / "builtin123.truth.json"
+    record(out, "builtin-vadd-grid123", builtin_argv(123, 256, 0, truth), truth,
+           notes="built-in launch with --grid 123, for diffs against grid 4096")
+
+
+def job_vadd(out, args):
+    exe = out / "vadd"
+    subprocess.run(["nvcc", "-arch=sm_90", "-o", str(exe), str(ROOT / "kernels/vadd_main.cu")],
+                   check=True)
+    truth = {"kernel": "vadd", "signature": "vadd(const float*, const float*, float*, int)",
+             "grid": [4096, 1, 1], "block": [256, 1, 1], "cluster": None,
+             "shared_mem_dynamic": 0, "launches": 1, "args": {"n": 1 << 20},
+             "source": "kernels/vadd_main.cu", "build": "nvcc -arch=sm_90"}
+    t = out / "vadd.truth.json"
+    t.write_text(json.dumps(truth))
+    record(out, "runtime-vadd", [str(exe)], t, notes="runtime-API vadd, 1 launch, 3 memcpys")
+
+
+def job_timing(out, args):
+    """Wall time of ./vadd native, under the shim (ioctl only) and full capture: median of 5."""
+    exe = out / "vadd"
+    rows = {}
+    for rep in range(5):
+        for mode in ("native", "ioctl", "full"):
+            t0 = time.perf_counter()
+            if mode == "native":
+                subprocess.run([str(exe)], check=True, capture_output=True)
+            else:
+                cap = out / f"timing-{mode}.tlc"
+                run_traced([str(exe)], cap, mode=mode)
+                cap.unlink()
+            rows.setdefault(mode, []).append(time.perf_counter() - t0)
+    res = {m: {"median_s": statistics.median(v), "runs_s": v} for m, v in rows.items()}
+    (out / "timing.json").write_text(json.dumps(res, indent=1))
+    print("== timing (./vadd wall, median of 5):",
+          {m: round(r["median_s"], 4) for m, r in res.items()})
+
+
+JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("jobs", nargs="+", choices=sorted(JOBS))
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for j in args.jobs:
+        try:
+            JOBS[j](args.out, args)
+        except Exception as exc:  # keep going: one failed job must not cost the others
+            print(f"== job {j} FAILED: {type(exc).__name__}: {exc}", flush=True)
+            import traceback
+            traceback.print_exc()
+
+
+if __name__ == "__main__":
+    main()

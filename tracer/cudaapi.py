@@ -1,0 +1,36 @@
+"""cuda-python access (driver API and NVRTC), imported only where a GPU is needed."""
+
+
+def _modules():
+    try:
+        from cuda.bindings import driver, nvrtc
+    except ImportError:
+        from cuda import cuda as driver, nvrtc   # cuda-python < 12.6 layout
+    return driver, nvrtc
+
+
+class CudaError(Exception):
+    pass
+
+
+def check(result, what):
+    """cuda-python returns (err, *values): raise on error, else return the values."""
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        raise CudaError(f"{what} failed: {err!r}")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def device_info(ordinal=0):
+    driver, _ = _modules()
+    check(driver.cuInit(0), "cuInit")
+    dev = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    name = check(driver.cuDeviceGetName(100, dev), "cuDeviceGetName")
+    attr = driver.CUdevice_attribute
+    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "attr")
+    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "attr")
+    version = check(driver.cuDriverGetVersion(), "cuDriverGetVersion")
+    return {"gpu": bytes(name).split(b"\0")[0].decode(), "compute_capability": f"{major}.{minor}",
+            "cuda_driver_api": version}

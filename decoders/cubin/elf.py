@@ -1,0 +1,202 @@
+"""CUDA ELF (cubin) reading with pyelftools, bounds-checked first (STYLE.md 14).
+
+Provenance:
+  ELF64 layout: System V gABI (fixed; pyelftools declares it, we do not redeclare it).
+  CUDA specifics below are measured on cubins built here by nvcc 13.0.88
+  (scripts/build_cubin_fixtures.sh) and read back with cuobjdump 13.2 / nvdisasm 13.5:
+    e_machine 190 (EM_CUDA), EI_OSABI 0x41, EI_ABIVERSION 8;
+    e_flags: ABI version >= 8 keeps the SM number in bits 8..15 (sm_90 -> 0x6005a04,
+    sm_100 -> 0x6006402); older toolkits (ABI 7) keep it in bits 0..7 and the virtual SM
+    in bits 16..23 (EF_CUDA_VIRTUAL_SM in cuobjdump's .headerflags).
+    .text.<kernel> sh_info = (register count << 24) | symbol index.
+    Kernels are FUNC symbols with st_other bit 0x10 (nvdisasm: STO_CUDA_ENTRY).
+    .note.nv.tkinfo (note type 2000): tool name, toolkit version, build, options strings.
+
+pyelftools parses lazily and raises its own errors (and construct's, struct's) on bad
+input. We check the header and every section header against the file size before handing
+the bytes over, so a corrupt file fails here with the offset of the bad field, and the
+rest is wrapped into CaptureError.
+"""
+import io
+import struct
+import zlib
+
+from construct import ConstructError
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from decoders.errors import CaptureError, TraceLaunchError
+from decoders.fields import bits
+
+EM_CUDA = 190
+ELFOSABI_CUDA = 0x41
+STO_CUDA_ENTRY = 0x10
+SHT_NOBITS = 8
+NT_CUDA_TKINFO = 2000
+ELF64_EHDR_SIZE = 64
+ELF64_SHDR_SIZE = 64
+
+# Errors that pyelftools lets escape on malformed input; each is wrapped into CaptureError.
+WRAPPED = (ELFError, ConstructError, struct.error, ValueError, IndexError, KeyError,
+           UnicodeDecodeError, AssertionError, TypeError, OverflowError, AttributeError,
+           zlib.error)
+
+_SHDR = struct.Struct("<IIQQQQIIQQ")   # Elf64_Shdr, for the bounds pre-check only
+
+
+def is_elf(data):
+    return bytes(data[:4]) == b"\x7fELF"
+
+
+def check_elf(data):
+    """Bounds-check an ELF64 little-endian image; raise CaptureError with the offset."""
+    n = len(data)
+    if n < ELF64_EHDR_SIZE:
+        raise CaptureError(f"ELF header truncated (need {ELF64_EHDR_SIZE} B, have {n})", offset=0)
+    if not is_elf(data):
+        raise CaptureError("not an ELF file (bad magic)", offset=0)
+    if data[4] != 2 or data[5] != 1:
+        raise CaptureError(f"not a 64-bit little-endian ELF (class {data[4]}, data {data[5]})",
+                           offset=4)
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    if shnum == 0:
+        return
+    if shentsize != ELF64_SHDR_SIZE:
+        raise CaptureError(f"e_shentsize {shentsize}, expected {ELF64_SHDR_SIZE}", offset=0x3a)
+    if shoff + shnum * ELF64_SHDR_SIZE > n:
+        raise CaptureError(f"section headers run past the end ({shnum} at {shoff:#x}, "
+                           f"file {n:#x} B)", offset=0x28)
+    if shstrndx >= shnum:
+        raise CaptureError(f"e_shstrndx {shstrndx} >= e_shnum {shnum}", offset=0x3e)
+    headers = [_SHDR.unpack_from(data, shoff + i * ELF64_SHDR_SIZE) for i in range(shnum)]
+    for i, h in enumerate(headers):
+        name, stype, _flags, _addr, offset, size, link, _info, _align, entsize = h
+        where = shoff + i * ELF64_SHDR_SIZE
+        if stype != SHT_NOBITS and stype != 0 and offset + size > n:
+            raise CaptureError(f"section {i} data [{offset:#x}, +{size:#x}) runs past the end "
+                               f"of the {n:#x}-byte file", offset=where + 0x18)
+        if link >= shnum and stype in (2, 11, 4, 9):   # SYMTAB, DYNSYM, RELA, REL
+            raise CaptureError(f"section {i} sh_link {link} >= e_shnum {shnum}", offset=where + 0x28)
+        if stype == 2 and entsize != 24:
+            raise CaptureError(f"symbol table {i} sh_entsize {entsize}, expected 24",
+                               offset=where + 0x38)
+    strtab = headers[shstrndx]
+    if strtab[1] == SHT_NOBITS:
+        raise CaptureError("section-name table has no data", offset=shoff + shstrndx * ELF64_SHDR_SIZE)
+    for i, h in enumerate(headers):
+        if h[1] != 0 and h[0] >= strtab[5]:
+            raise CaptureError(f"section {i} name offset {h[0]:#x} outside the name table",
+                               offset=shoff + i * ELF64_SHDR_SIZE)
+
+
+class Elf:
+    """A checked ELF image: sections by name, symbols, CUDA header facts."""
+
+    def __init__(self, data, base_offset=0):
+        self.data = bytes(data)
+        self.base_offset = base_offset       # where this image sits in the outer file
+        try:
+            check_elf(self.data)
+        except CaptureError as e:
+            raise self._error(e.detail, e.offset) from None
+        try:
+            self.elf = ELFFile(io.BytesIO(self.data))
+            self.header = self.elf.header
+            self.sections = []
+            self.by_name = {}
+            for index, sec in enumerate(self.elf.iter_sections()):
+                self.sections.append(sec)
+                self.by_name.setdefault(sec.name, sec)
+                sec.index = index
+        except TraceLaunchError:
+            raise
+        except WRAPPED as e:
+            raise self._error(f"ELF unreadable: {type(e).__name__}: {e}", 0) from None
+
+    def _error(self, message, offset):
+        return CaptureError(message, offset=(offset or 0) + self.base_offset)
+
+    # -- CUDA header ---------------------------------------------------------------
+
+    @property
+    def is_cuda(self):
+        return self.header["e_machine"] in (EM_CUDA, "EM_CUDA")
+
+    @property
+    def abi_version(self):
+        return self.data[8]
+
+    @property
+    def sm(self):
+        """SM number from e_flags (90 for sm_90)."""
+        flags = self.header["e_flags"]
+        if self.abi_version >= 8:
+            return bits(flags, 8, 8)
+        return bits(flags, 0, 8)
+
+    @property
+    def arch(self):
+        return f"sm_{self.sm}"
+
+    # -- sections and symbols ------------------------------------------------------
+
+    def section_data(self, sec):
+        """Bytes of a section (b"" for NOBITS), offsets already checked by check_elf."""
+        if sec["sh_type"] in ("SHT_NOBITS", SHT_NOBITS):
+            return b""
+        start = sec["sh_offset"]
+        return self.data[start:start + sec["sh_size"]]
+
+    def section_offset(self, sec):
+        return self.base_offset + sec["sh_offset"]
+
+    def symbols(self):
+        """[(index, name, info_type, st_other, st_shndx, st_value, st_size)] of .symtab."""
+        out = []
+        sec = self.by_name.get(".symtab")
+        if sec is None:
+            return out
+        try:
+            for i, sym in enumerate(sec.iter_symbols()):
+                other = sym["st_other"]
+                # pyelftools decodes st_other into a container; we want the raw byte
+                raw_other = self.data[sec["sh_offset"] + i * 24 + 5]
+                out.append((i, sym.name, sym["st_info"]["type"], raw_other, sym["st_shndx"],
+                            sym["st_value"], sym["st_size"]))
+                del other
+        except WRAPPED as e:
+            raise self._error(f"symbol table unreadable: {type(e).__name__}: {e}",
+                              sec["sh_offset"]) from None
+        return out
+
+    def kernel_symbols(self):
+        """Names of entry functions (STO_CUDA_ENTRY), in symbol-table order."""
+        return [s[1] for s in self.symbols()
+                if s[2] == "STT_FUNC" and s[3] & STO_CUDA_ENTRY]
+
+    def text_registers(self, name):
+        """Register count from the high byte of .text.<name> sh_info, or None."""
+        sec = self.by_name.get(f".text.{name}")
+        if sec is None:
+            return None
+        return bits(sec["sh_info"], 24, 8)
+
+    def toolkit_info(self):
+        """Strings of .note.nv.tkinfo: {"tool", "toolkit", "build", "options"} (missing -> absent)."""
+        sec = self.by_name.get(".note.nv.tkinfo")
+        if sec is None:
+            return {}
+        data = self.section_data(sec)
+        # Elf note: namesz, descsz, type, name (aligned 4), desc. The desc carries a
+        # small header then NUL-separated strings; we read the strings only.
+        if len(data) < 12:
+            return {}
+        namesz, descsz, ntype = struct.unpack_from("<III", data, 0)
+        start = 12 + ((namesz + 3) & ~3)
+        desc = data[start:start + descsz]
+        if ntype != NT_CUDA_TKINFO or len(desc) < 24:
+            return {}
+        strings = [s.decode("utf-8", "replace") for s in desc[24:].split(b"\0") if s]
+        keys = ("tool", "toolkit", "build", "options")
+        return dict(zip(keys, strings))

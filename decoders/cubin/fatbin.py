@@ -1,0 +1,226 @@
+"""Fatbin containers: the header, its entries (PTX / ELF), compression, and where they sit
+in host executables and shared objects.
+
+Provenance:
+  Layout and numbers (magic 0xBA55ED50, header {magic, version, header_size, fat_size};
+  entry kinds PTX 1, ELF 2, OLDCUBIN 4; flags 64BIT 0x1, DEBUG 0x2, CUDA 0x4, OPENCL 0x8,
+  LINUX 0x10, MAC 0x20, WINDOWS 0x40, optimisation level 0xf00, COMPRESS 0x1000,
+  COMPRESS2 0x2000, ZCOMPRESS 0x8000; the wrapper in .nvFatBinSegment with magic
+  0x466243B1 {magic, version, data, filename_or_fatbins}; section names .nv_fatbin and
+  .nvFatBinSegment): redplait/denvdis fb/fb.cc, which names its own sources
+  (chei90/RemoteRendering inc/fatbinary.h, inc/fatBinaryCtl.h). Name prefix: FATBIN_.
+  Measured here (scripts/build_cubin_fixtures.sh, nvcc 13.0.88): the entry header is 64
+  bytes for ELF and 80 for PTX (16 trailing bytes, first word 0x48, kept as `extra`);
+  `reserved0` is 0x0101; `address_size` is 0x40 for PTX and 0 for ELF; `size` is the
+  stored payload padded to 8, `compressed_size` the compressed stream's length.
+  nvcc 13 compression (--compress-mode): default and `size` write zstd frames (flag
+  0x8000, frame magic 28 b5 2f fd; default compresses only the PTX of small modules);
+  `speed` writes LZ4 block format (flag 0x2000); `none` leaves entries as they are.
+  The two compressions are decoded by our own pure-Python code (lz4block.py, zstd.py).
+"""
+import struct
+
+from construct import Bytes, Const, Int16ul, Int32ul, Int64ul, Struct, this
+
+from decoders.errors import CaptureError, TraceLaunchError
+from decoders.fields import render_value, Field
+
+FATBIN_MAGIC = 0xBA55ED50
+FATBIN_WRAPPER_MAGIC = 0x466243B1
+FATBIN_DATA_SECTION = ".nv_fatbin"
+FATBIN_CONTROL_SECTION = ".nvFatBinSegment"
+FATBIN_MODULE_ID_SECTION = "__nv_module_id"
+
+FATBIN_HEADER = Struct(
+    "magic" / Const(FATBIN_MAGIC, Int32ul),
+    "version" / Int16ul,
+    "header_size" / Int16ul,
+    "fat_size" / Int64ul,        # bytes of entries after the header
+)
+FATBIN_HEADER_SIZE = 16
+
+FATBIN_ENTRY_HEADER = Struct(
+    "kind" / Int16ul,            # FATBIN_KIND
+    "reserved0" / Int16ul,
+    "header_size" / Int32ul,
+    "size" / Int64ul,            # payload bytes stored after the header (padded)
+    "compressed_size" / Int32ul,
+    "address_size" / Int32ul,    # 0x40 in PTX entries
+    "minor" / Int16ul,           # PTX ISA / ELF version
+    "major" / Int16ul,
+    "arch" / Int32ul,            # 90 for sm_90 / compute_90
+    "name_offset" / Int32ul,
+    "name_size" / Int32ul,
+    "flags" / Int64ul,           # FATBIN_FLAGS
+    "reserved1" / Int64ul,
+    "decompressed_size" / Int64ul,
+    "extra" / Bytes(this.header_size - 64),
+)
+FATBIN_ENTRY_MIN = 64
+
+FATBIN_WRAPPER = Struct(
+    "magic" / Int32ul,
+    "version" / Int32ul,
+    "data" / Int64ul,            # virtual address of the fatbin header
+    "filename_or_fatbins" / Int64ul,
+)
+FATBIN_WRAPPER_SIZE = 24
+
+FATBIN_KIND = {1: "PTX", 2: "ELF", 4: "OLDCUBIN"}
+FATBIN_FLAGS = Field("flags", 0, 0, 64, ("flags", {
+    0x1: "64BIT", 0x2: "DEBUG", 0x4: "CUDA", 0x8: "OPENCL", 0x10: "LINUX", 0x20: "MAC",
+    0x40: "WINDOWS", 0x1000: "COMPRESS", 0x2000: "COMPRESS2", 0x8000: "ZCOMPRESS"}))
+FATBIN_FLAG_OPT_MASK = 0xF00
+FATBIN_COMPRESS_LZ4 = 0x1000 | 0x2000
+FATBIN_COMPRESS_ZSTD = 0x8000
+
+_HEADER_C = FATBIN_HEADER.compile()
+_WRAPPER_C = FATBIN_WRAPPER.compile()
+
+
+class FatbinEntry:
+    """One entry: kind, arch, flags, payload (decompressed when we can), file offset."""
+
+    def __init__(self, header, offset, payload, compression, error=None):
+        self.header = header
+        self.offset = offset
+        self.kind = FATBIN_KIND.get(header.kind, f"{header.kind:#x} FATBIN_KIND_???")
+        prefix = "compute" if self.kind == "PTX" else "sm"
+        self.arch = f"{prefix}_{header.arch}"
+        self.flags = header.flags
+        self.compression = compression      # None, "lz4" or "zstd"
+        self.payload = payload              # bytes, or None if compressed and not decoded
+        self.error = error                  # why payload is None, if it is
+
+    @property
+    def version(self):
+        return f"{self.header.major}.{self.header.minor}"
+
+    def to_json(self):
+        return {"kind": self.kind, "arch": self.arch, "version": self.version,
+                "flags": render_value(FATBIN_FLAGS, self.flags), "offset": self.offset,
+                "size": self.header.size, "compression": self.compression,
+                "decompressed_size": len(self.payload) if self.payload is not None else None,
+                "error": self.error}
+
+
+def _decompress(method, blob, size, offset):
+    from decoders.cubin import lz4block, zstd   # noqa: PLC0415  (small, only when needed)
+    try:
+        if method == "lz4":
+            out = lz4block.decompress(blob, size)
+        else:
+            out = zstd.decompress(blob)
+    except TraceLaunchError as e:
+        raise CaptureError(f"fatbin entry: {method} stream corrupt: {e}", offset=offset) from None
+    return out
+
+
+def parse_fatbin(data, base_offset=0, decompress=True):
+    """[FatbinEntry] of one or more consecutive fatbins in `data` (zero padding ends it)."""
+    out = []
+    pos, n = 0, len(data)
+    while pos + 4 <= n:
+        if not any(data[pos:pos + 16]):
+            break
+        if n - pos < FATBIN_HEADER_SIZE:
+            raise CaptureError(f"fatbin header truncated (need {FATBIN_HEADER_SIZE} B, have "
+                               f"{n - pos})", offset=base_offset + pos)
+        magic, = struct.unpack_from("<I", data, pos)
+        if magic != FATBIN_MAGIC:
+            raise CaptureError(f"bad fatbin magic {magic:#010x}", offset=base_offset + pos)
+        hdr = _HEADER_C.parse(data[pos:pos + FATBIN_HEADER_SIZE])
+        if hdr.header_size < FATBIN_HEADER_SIZE:
+            raise CaptureError(f"fatbin header_size {hdr.header_size} < {FATBIN_HEADER_SIZE}",
+                               offset=base_offset + pos + 6)
+        start = pos + hdr.header_size
+        end = start + hdr.fat_size
+        if end > n:
+            raise CaptureError(f"fatbin truncated (header says {hdr.fat_size:#x} B of entries, "
+                               f"have {max(n - start, 0):#x})", offset=base_offset + pos + 8)
+        out.extend(_entries(data, start, end, base_offset, decompress))
+        pos = (end + 7) & ~7
+    return out
+
+
+def _entries(data, pos, end, base_offset, decompress):
+    out = []
+    while pos < end:
+        if end - pos < FATBIN_ENTRY_MIN:
+            if not any(data[pos:end]):
+                break
+            raise CaptureError(f"fatbin entry header truncated (need {FATBIN_ENTRY_MIN} B, "
+                               f"have {end - pos})", offset=base_offset + pos)
+        hsize, = struct.unpack_from("<I", data, pos + 4)
+        if hsize < FATBIN_ENTRY_MIN or pos + hsize > end:
+            raise CaptureError(f"fatbin entry header_size {hsize} out of range",
+                               offset=base_offset + pos + 4)
+        hdr = FATBIN_ENTRY_HEADER.parse(data[pos:pos + hsize])
+        body = pos + hsize
+        if body + hdr.size > end:
+            raise CaptureError(f"fatbin entry payload truncated (need {hdr.size:#x} B, "
+                               f"have {end - body:#x})", offset=base_offset + pos + 8)
+        raw = data[body:body + hdr.size]
+        compression = None
+        if hdr.flags & FATBIN_COMPRESS_ZSTD:
+            compression = "zstd"
+        elif hdr.flags & FATBIN_COMPRESS_LZ4:
+            compression = "lz4"
+        payload, error = raw, None
+        if compression:
+            clen = hdr.compressed_size or hdr.size
+            if clen > hdr.size:
+                raise CaptureError(f"fatbin entry compressed_size {clen:#x} > size {hdr.size:#x}",
+                                   offset=base_offset + pos + 16)
+            if decompress:
+                payload = _decompress(compression, raw[:clen], hdr.decompressed_size,
+                                      base_offset + body)
+                if len(payload) != hdr.decompressed_size:
+                    raise CaptureError(f"fatbin entry decompressed to {len(payload)} B, header "
+                                       f"says {hdr.decompressed_size}", offset=base_offset + body)
+            else:
+                payload, error = None, f"{compression}-compressed, not decoded"
+        out.append(FatbinEntry(hdr, base_offset + pos, payload, compression, error))
+        pos = body + hdr.size
+    return out
+
+
+def find_fatbins(elf):
+    """[(description, file offset, bytes)] of the fatbins in a host ELF (decoders.cubin.elf.Elf).
+
+    The .nv_fatbin section first; then any fatbin that a .nvFatBinSegment wrapper points
+    at outside it (shared objects may keep it in .rodata)."""
+    out, seen = [], set()
+    sec = elf.by_name.get(FATBIN_DATA_SECTION)
+    if sec is not None and sec["sh_type"] != "SHT_NOBITS":
+        off = sec["sh_offset"]
+        out.append((FATBIN_DATA_SECTION, elf.base_offset + off, elf.section_data(sec)))
+        seen.add((off, off + sec["sh_size"]))
+    ctl = elf.by_name.get(FATBIN_CONTROL_SECTION)
+    if ctl is None:
+        return out
+    data = elf.section_data(ctl)
+    for i in range(0, len(data) - FATBIN_WRAPPER_SIZE + 1, FATBIN_WRAPPER_SIZE):
+        w = _WRAPPER_C.parse(data[i:i + FATBIN_WRAPPER_SIZE])
+        if w.magic != FATBIN_WRAPPER_MAGIC:
+            continue
+        fo = _va_to_offset(elf, w.data)
+        if fo is None or any(a <= fo < b for a, b in seen):
+            continue
+        hdr = elf.data[fo:fo + FATBIN_HEADER_SIZE]
+        if len(hdr) < FATBIN_HEADER_SIZE:
+            raise CaptureError("fatbin wrapper points past the end of the file",
+                               offset=elf.base_offset + ctl["sh_offset"] + i + 8)
+        size = FATBIN_HEADER_SIZE + int.from_bytes(hdr[8:16], "little")
+        out.append((f"{FATBIN_CONTROL_SECTION}[{i // FATBIN_WRAPPER_SIZE}]",
+                     elf.base_offset + fo, elf.data[fo:fo + size]))
+        seen.add((fo, fo + size))
+    return out
+
+
+def _va_to_offset(elf, va):
+    for sec in elf.sections:
+        addr, size = sec["sh_addr"], sec["sh_size"]
+        if addr and addr <= va < addr + size and sec["sh_type"] != "SHT_NOBITS":
+            return sec["sh_offset"] + (va - addr)
+    return None

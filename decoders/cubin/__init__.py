@@ -1,0 +1,267 @@
+"""Cubins, fatbins and SASS: what a kernel expects from a launch (issue 6).
+
+Public API (dotted names and dict keys are API; see STYLE.md 10):
+  load_cubin(data) -> Cubin                  one CUDA ELF image
+  find_cubins(path_or_bytes) -> [(source, Cubin)]
+                                             a cubin, a fatbin, or a host ELF with fatbins
+  kernels_json(cubins_or_cubin) -> {"kernels": [...]}
+  sass_listing(cubin, kernel=None) -> [instruction dict]
+  fatbin_entries(path_or_bytes) -> [FatbinEntry]  every entry, PTX included (listed only)
+
+Errors: CaptureError (with the file offset) for corrupt or truncated input; nothing else.
+"""
+import os
+import shutil
+import subprocess
+
+from decoders.cubin import fatbin as _fatbin
+from decoders.cubin import nvinfo as _nvinfo
+from decoders.cubin import sass as _sass
+from decoders.cubin.elf import WRAPPED, Elf, is_elf
+from decoders.errors import CaptureError, TraceLaunchError
+
+# Constant bank 0 offset of the first kernel parameter when a cubin carries no
+# EIATTR_PARAM_CBANK (shared/reference/hw-facts.md 5.1, measured with ptxas).
+PARAM_BASE_BY_SM = ((100, 0x380), (90, 0x210), (70, 0x160))
+
+
+def default_param_base(sm):
+    for first, base in PARAM_BASE_BY_SM:
+        if sm >= first:
+            return base
+    return None
+
+
+class Kernel:
+    """One entry function of a cubin, with what its .nv.info and sections say."""
+
+    def __init__(self, cubin, mangled):
+        elf = cubin.elf
+        self.mangled = mangled
+        self.name = demangle(mangled)
+        self.arch = cubin.arch
+        info_sec = elf.by_name.get(f".nv.info.{mangled}")
+        self.attributes = []
+        if info_sec is not None:
+            self.attributes = _nvinfo.parse_nv_info(elf.section_data(info_sec),
+                                                    elf.section_offset(info_sec))
+        a = self.attributes
+        first = _nvinfo.first
+        cbank = first(a, "EIATTR_PARAM_CBANK")
+        self.param_base = cbank["offset"] if isinstance(cbank, dict) else default_param_base(cubin.sm)
+        size = first(a, "EIATTR_CBANK_PARAM_SIZE")
+        if size is None and isinstance(cbank, dict):
+            size = cbank["size"]
+        self.param_size = _int(size, 0)
+        params = [p for p in _nvinfo.all_of(a, "EIATTR_KPARAM_INFO") if isinstance(p, dict)]
+        self.params = [{"index": p["ordinal"], "offset": p["offset"], "size": p["size"],
+                        "kind": p["kind"], "log_alignment": p["log_alignment"],
+                        "space": p["space"], "cbank": p["cbank"]}
+                       for p in sorted(params, key=lambda p: p["ordinal"])]
+        g = cubin.global_info.get(mangled, {})
+        self.registers = g.get("EIATTR_REGCOUNT", elf.text_registers(mangled))
+        self.local_memory_bytes = g.get("EIATTR_FRAME_SIZE", 0)
+        self.min_stack_bytes = g.get("EIATTR_MIN_STACK_SIZE")
+        self.max_stack_bytes = g.get("EIATTR_MAX_STACK_SIZE")
+        shared = elf.by_name.get(f".nv.shared.{mangled}")
+        self.shared_memory_bytes = shared["sh_size"] if shared is not None else 0
+        const0 = elf.by_name.get(f".nv.constant0.{mangled}")
+        self.constant0_size = const0["sh_size"] if const0 is not None else None
+        text = elf.by_name.get(f".text.{mangled}")
+        self.code_bytes = text["sh_size"] if text is not None else 0
+        self.max_threads_dims = _dims(first(a, "EIATTR_MAX_THREADS"))
+        self.max_threads = _product(self.max_threads_dims)
+        self.required_block_dims = _dims(first(a, "EIATTR_REQNTID"))
+        self.required_cluster_dims = _dims(first(a, "EIATTR_CTA_PER_CLUSTER"))
+        self.explicit_cluster = any(x.name == "EIATTR_EXPLICIT_CLUSTER" for x in a)
+        self.max_cluster_blocks = _int(first(a, "EIATTR_MAX_CLUSTER_RANK"))
+        self.max_registers = _int(first(a, "EIATTR_MAXREG_COUNT"))
+        exits = first(a, "EIATTR_EXIT_INSTR_OFFSETS")
+        self.exit_offsets = exits if isinstance(exits, list) else []
+        self.barriers = _int(first(a, "EIATTR_NUM_BARRIERS"), 0)
+        self.mbarriers = _int(first(a, "EIATTR_NUM_MBARRIERS"))
+        self.cuda_api_version = _int(first(a, "EIATTR_CUDA_API_VERSION"))
+
+    def to_json(self):
+        return {
+            "name": self.name, "mangled": self.mangled, "arch": self.arch,
+            "param_base": self.param_base, "param_size": self.param_size,
+            "params": self.params, "registers": self.registers,
+            "shared_memory_bytes": self.shared_memory_bytes,
+            "local_memory_bytes": self.local_memory_bytes,
+            "min_stack_bytes": self.min_stack_bytes,
+            "max_threads": self.max_threads, "max_threads_dims": self.max_threads_dims,
+            "required_block_dims": self.required_block_dims,
+            "required_cluster_dims": self.required_cluster_dims,
+            "explicit_cluster": self.explicit_cluster,
+            "max_cluster_blocks": self.max_cluster_blocks,
+            "max_registers": self.max_registers,
+            "constant0_size": self.constant0_size, "code_bytes": self.code_bytes,
+            "exit_offsets": self.exit_offsets, "barriers": self.barriers,
+            "mbarriers": self.mbarriers, "cuda_api_version": self.cuda_api_version,
+        }
+
+
+def _int(v, default=None):
+    """An attribute value that should be a number; a payload of another shape gives default."""
+    return v if isinstance(v, int) else default
+
+
+def _dims(v):
+    return list(v) if isinstance(v, list) and len(v) == 3 else None
+
+
+def _product(dims):
+    if dims is None:
+        return None
+    return dims[0] * dims[1] * dims[2]
+
+
+class Cubin:
+    """A CUDA ELF image: arch, toolkit note, global .nv.info, kernels."""
+
+    def __init__(self, data, base_offset=0):
+        self.elf = Elf(data, base_offset)
+        if not self.elf.is_cuda:
+            raise CaptureError(f"ELF e_machine {self.elf.header['e_machine']} is not EM_CUDA (190)",
+                               offset=base_offset + 0x12)
+        self.data = self.elf.data
+        self.base_offset = base_offset
+        self.sm = self.elf.sm
+        self.arch = self.elf.arch
+        self.toolkit = self.elf.toolkit_info()
+        symbols = self.elf.symbols()
+        by_index = {s[0]: s[1] for s in symbols}
+        self.global_info = {}
+        sec = self.elf.by_name.get(".nv.info")
+        self.global_attributes = []
+        if sec is not None:
+            self.global_attributes = _nvinfo.parse_nv_info(self.elf.section_data(sec),
+                                                           self.elf.section_offset(sec))
+            for attr in self.global_attributes:
+                if isinstance(attr.value, dict) and "symbol" in attr.value:
+                    name = by_index.get(attr.value["symbol"])
+                    if name is not None:
+                        self.global_info.setdefault(name, {})[attr.name] = attr.value["value"]
+        names = [s[1] for s in symbols if s[2] == "STT_FUNC" and s[3] & 0x10]
+        if not names:   # no symbol table: fall back to the per-kernel info sections
+            names = [s.name[len(".nv.info."):] for s in self.elf.sections
+                     if s.name.startswith(".nv.info.")]
+        try:
+            self.kernels = [Kernel(self, n) for n in names]
+        except TraceLaunchError:
+            raise
+        except WRAPPED as e:
+            raise CaptureError(f"cubin unreadable: {type(e).__name__}: {e}",
+                               offset=base_offset) from None
+        self.kernels.sort(key=lambda k: k.mangled)
+
+    def kernel(self, name):
+        for k in self.kernels:
+            if name in (k.name, k.mangled):
+                return k
+        raise KeyError(name)
+
+    def to_json(self):
+        return {"arch": self.arch, "toolkit": self.toolkit,
+                "kernels": [k.to_json() for k in self.kernels]}
+
+
+def demangle(name):
+    """C++ names through c++filt when installed; extern "C" names are returned as they are."""
+    if not name.startswith("_Z"):
+        return name
+    tool = shutil.which("c++filt")
+    if not tool:
+        return name
+    try:
+        res = subprocess.run([tool, name], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return name
+    return res.stdout.strip() or name
+
+
+def load_cubin(data, base_offset=0):
+    """Cubin of one CUDA ELF image (bytes)."""
+    return Cubin(data, base_offset)
+
+
+def _read(path_or_bytes):
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return bytes(path_or_bytes), "<bytes>"
+    path = os.fspath(path_or_bytes)
+    with open(path, "rb") as f:
+        return f.read(), path
+
+
+def _fatbin_cubins(blob, base, source, out):
+    for i, entry in enumerate(_fatbin.parse_fatbin(blob, base)):
+        if entry.kind == "ELF" and entry.payload is not None:
+            out.append((f"{source}: fatbin entry {i} ({entry.arch}"
+                        f"{', ' + entry.compression if entry.compression else ''})",
+                        load_cubin(entry.payload, 0 if entry.compression else entry.offset +
+                                   entry.header.header_size)))
+
+
+def find_cubins(path_or_bytes):
+    """[(source description, Cubin)] from a cubin file, a fatbin, or a host executable / .so.
+
+    PTX entries are not compiled (fatbin_entries() lists them)."""
+    data, source = _read(path_or_bytes)
+    out = []
+    if len(data) >= 4 and int.from_bytes(data[:4], "little") == _fatbin.FATBIN_MAGIC:
+        _fatbin_cubins(data, 0, source, out)
+        return out
+    if not is_elf(data):
+        raise CaptureError("neither an ELF file nor a fatbin (bad magic)", offset=0)
+    elf = Elf(data)
+    if elf.is_cuda:
+        return [(source, Cubin(data))]
+    for where, offset, blob in _fatbin.find_fatbins(elf):
+        _fatbin_cubins(blob, offset, f"{source} {where}", out)
+    return out
+
+
+def fatbin_entries(path_or_bytes, decompress=True):
+    """Every fatbin entry (PTX and ELF) in a fatbin file or a host ELF."""
+    data, _ = _read(path_or_bytes)
+    if len(data) >= 4 and int.from_bytes(data[:4], "little") == _fatbin.FATBIN_MAGIC:
+        return _fatbin.parse_fatbin(data, 0, decompress)
+    elf = Elf(data)
+    out = []
+    for _, offset, blob in _fatbin.find_fatbins(elf):
+        out.extend(_fatbin.parse_fatbin(blob, offset, decompress))
+    return out
+
+
+def kernels_json(cubins):
+    """{"kernels": [...]} for a Cubin, a list of Cubins, or find_cubins() output."""
+    if isinstance(cubins, Cubin):
+        cubins = [cubins]
+    kernels = []
+    for c in cubins:
+        if isinstance(c, tuple):
+            c = c[1]
+        kernels.extend(k.to_json() for k in c.kernels)
+    return {"kernels": kernels}
+
+
+def sass_listing(cubin, kernel=None, nvdisasm=True):
+    """[{kernel, offset, word0, word1, stall, yield, write_barrier, read_barrier, wait_mask,
+    reuse, control, text?}] of every kernel (or one). `text` is nvdisasm's, when installed."""
+    names = [k.mangled for k in cubin.kernels]
+    if kernel is not None:
+        names = [cubin.kernel(kernel).mangled]
+    texts = _sass.nvdisasm_mnemonics(cubin.data) if nvdisasm else {}
+    out = []
+    for name in names:
+        sec = cubin.elf.by_name.get(f".text.{name}")
+        if sec is None:
+            continue
+        for ins in _sass.instructions(cubin.elf.section_data(sec), cubin.elf.section_offset(sec)):
+            ins = {"kernel": name, **ins}
+            text = texts.get(name, {}).get(ins["offset"])
+            if text is not None:
+                ins["text"] = text
+            out.append(ins)
+    return out

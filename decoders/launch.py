@@ -118,6 +118,13 @@ class Launch:
         return self._node
 
 
+_DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
+_ENGINES = {}
+# LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT (hw-facts.md 3.1)
+_I2M_REGS = {0x180: "line_length", 0x184: "line_count", 0x188: "upper", 0x18C: "lower",
+             0x190: "pitch"}
+
+
 class _I2M:
     __slots__ = ("line_length", "line_count", "upper", "lower", "pitch", "dst", "need",
                  "buf", "layout_pitch", "sem_upper", "sem_lower", "sem_payload")
@@ -172,12 +179,15 @@ class LaunchDecoder:
         ch = self._channels.get(channel)
         if ch is None:
             ch = self._channels[channel] = _Channel()
+        engines = _ENGINES
         for pkt in methods:
             form = pkt.form
-            if form not in (INC, NON_INC, ONE_INC, IMMD) or not pkt.data:
+            if form not in _DATA_FORMS or not pkt.data:
                 continue
-            info = class_info(pkt.class_id) if pkt.class_id is not None else None
-            engine = info.engine if info is not None else None
+            engine = engines.get(pkt.class_id)
+            if engine is None and pkt.class_id not in engines:
+                info = class_info(pkt.class_id) if pkt.class_id is not None else None
+                engine = engines[pkt.class_id] = info.engine if info is not None else None
             if form == NON_INC and pkt.method == 0x1B4 and engine in ("compute", "i2m"):
                 self._inline_data(ch, pkt.subchannel, pkt.payload, pkt)
                 continue
@@ -208,16 +218,8 @@ class LaunchDecoder:
         st = ch.i2m.get(pkt.subchannel)
         if st is None:
             st = ch.i2m[pkt.subchannel] = _I2M()
-        if method == 0x180:
-            st.line_length = value
-        elif method == 0x184:
-            st.line_count = value
-        elif method == 0x188:
-            st.upper = value
-        elif method == 0x18C:
-            st.lower = value
-        elif method == 0x190:
-            st.pitch = value
+        if 0x180 <= method <= 0x190:
+            setattr(st, _I2M_REGS[method], value)
         elif method == 0x1B0:
             self._i2m_launch(ch, st, value, pkt)
         elif method == 0x1DC:
@@ -272,16 +274,15 @@ class LaunchDecoder:
 
     def _i2m_launch(self, ch, st, value, pkt):
         # LAUNCH_DMA fields through the class table (DST_MEMORY_LAYOUT 0:0, COMPLETION_TYPE 5:4).
-        mdef = _class_table(pkt.class_id).get(0x1B0)
-        get = mdef.table.get
+        layout, completion = _i2m_launch_fields(pkt.class_id)(value)
         if st.need:
             self.problems.append(_problem(pkt, f"LAUNCH_DMA while {st.need} byte(s) of the "
                                                f"previous inline transfer were still expected"))
-        st.layout_pitch = get((value,), "DST_MEMORY_LAYOUT") == 1
+        st.layout_pitch = layout == 1
         st.dst = (st.upper << 32) | st.lower
         st.need = st.line_length * st.line_count
         st.buf = bytearray()
-        if get((value,), "COMPLETION_TYPE") == 2:
+        if completion == 2:
             self._semaphore(ch, {"source": "I2M LAUNCH_DMA", "address": (st.sem_upper << 32) | st.sem_lower,
                                  "payload": st.sem_payload, "offset": pkt.offset})
         if st.need == 0:
@@ -424,27 +425,23 @@ class LaunchDecoder:
         reserved = DRIVER_SMEM_RESERVED.get(family)
         lo, hi, pshift = c["program"]
         program = ((f[hi] << 32) | f[lo]) << pshift
-        alo, ahi, ashift, asize, avalid = c["cbank"]
+        plan = _plan(version)
+        ashift = c["cbank"][2]
         cbanks = []
-        for i in range(8):
-            addr = ((f[ahi.format(i)] << 32) | f[alo.format(i)]) << ashift
-            size = f[asize.format(i)] << 4
-            valid = bool(f[avalid.format(i)])
+        for i, (alo, ahi, asize, avalid) in enumerate(plan["cbank"]):
+            addr = ((f[ahi] << 32) | f[alo]) << ashift
+            size = f[asize] << 4
+            valid = bool(f[avalid])
             if valid or addr or size:
                 cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
         sems = []
-        ren, ralo, rahi, rplo, rphi, rextra = c["release"]
-        for i in range(3):
-            if not f.get(ren.format(i)):
+        for i, (ren, ralo, rahi, rplo, rphi, rextra) in enumerate(plan["release"]):
+            if not f.get(ren):
                 continue
-            sem = {"source": f"qmd.RELEASE{i}", "address": (f[rahi.format(i)] << 32) | f[ralo.format(i)],
-                   "payload": (f[rphi.format(i)] << 32) | f[rplo.format(i)], "fields": {}}
             table = qmdmod.TABLES[version]
-            for name in rextra:
-                name = name.format(i)
-                if name in f:
-                    sem["fields"][name] = table.render(name, f[name])
-            sems.append(sem)
+            sems.append({"source": f"qmd.RELEASE{i}", "address": (f[rahi] << 32) | f[ralo],
+                         "payload": (f[rphi] << 32) | f[rplo],
+                         "fields": {n: table.render(n, f[n]) for n in rextra if n in f}})
         arch = FAMILY_ARCH.get(family, "sm_90")
         summary = {
             "qmd_address": va,
@@ -492,6 +489,39 @@ class LaunchDecoder:
                 named[name] = int.from_bytes(driver[off:off + size], "little")
         summary["cbank0_driver"] = {"offset": 0, "size": len(driver), "fields": named,
                                     "hex": driver.hex()}
+
+
+_PLANS = {}
+_LAUNCH_DMA_UNPACK = {}
+
+
+def _i2m_launch_fields(class_id):
+    """(DST_MEMORY_LAYOUT, COMPLETION_TYPE) unpacker of a class's I2M LAUNCH_DMA."""
+    fn = _LAUNCH_DMA_UNPACK.get(class_id)
+    if fn is None:
+        from decoders.fields import FieldTable
+        mdef = _class_table(class_id).get(0x1B0)
+        keep = [f for f in mdef.fields if f.name in ("DST_MEMORY_LAYOUT", "COMPLETION_TYPE")]
+        keep.sort(key=lambda f: f.name != "DST_MEMORY_LAYOUT")
+        fn = _LAUNCH_DMA_UNPACK[class_id] = FieldTable(mdef.table.name, keep, None, 1).unpacker()
+    return fn
+
+
+
+def _plan(version):
+    """Field names of the 8 constant banks and 3 release semaphores, resolved once."""
+    plan = _PLANS.get(version)
+    if plan is None:
+        c = qmdmod.COMMON[version]
+        alo, ahi, _, asize, avalid = c["cbank"]
+        ren, ralo, rahi, rplo, rphi, rextra = c["release"]
+        plan = _PLANS[version] = {
+            "cbank": [(alo.format(i), ahi.format(i), asize.format(i), avalid.format(i))
+                      for i in range(8)],
+            "release": [(ren.format(i), ralo.format(i), rahi.format(i), rplo.format(i),
+                         rphi.format(i), tuple(n.format(i) for n in rextra)) for i in range(3)],
+        }
+    return plan
 
 
 def _host_table(class_id):

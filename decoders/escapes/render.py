@@ -97,7 +97,7 @@ def format_value(value, kind=None, tables=None):
         return str(value)
     if kind == "bool":
         return "true" if value == 1 else ("false" if value == 0 else f"{value:#x}")
-    if kind and tables and ":" in kind:
+    if isinstance(kind, str) and tables and ":" in kind:
         how, tname = kind.split(":", 1)
         table = tables.get(tname, {})
         if how == "enum":
@@ -142,7 +142,7 @@ def render(st, data, path, hints=None, tables=None, base=0):
             if not whole:
                 return nodes, f"truncated at {name} (offset {offset:#x}: have {n} of {sizeof(st)} B)"
             value = _int(inner, chunk)
-            if kind and kind.startswith("count_of:"):
+            if isinstance(kind, str) and kind.startswith("count_of:"):
                 counts[kind.split(":", 1)[1]] = value
                 kind = None
             nodes.append(Node(fpath, name, value, format_value(value, kind, tables), base + offset))
@@ -207,21 +207,29 @@ def render(st, data, path, hints=None, tables=None, base=0):
 
 def _brief(children, limit=6):
     parts = [f"{c.name}={c.display}" for c in children[:limit] if c.display not in ("", "0", "[]")]
+    if not parts:
+        return "0"
     return "{" + " ".join(parts) + (" ..." if len(children) > limit else "") + "}"
 
 
 def changed(before_nodes, after_nodes, always=("status", "rmStatus", "Status")):
-    """Nodes of the after-copy whose raw value differs from the before-copy (the outputs)."""
+    """Nodes of the after-copy whose value differs from the before-copy (the outputs).
+
+    Nodes are matched by their path below the first two components' prefix (`x.in.f` and
+    `x.out.f` compare as `f`); status fields are always outputs.
+    """
+    def key(path, prefix_parts):
+        return ".".join(path.split(".")[prefix_parts:])
+
+    if not after_nodes:
+        return []
+    depth_b = len(before_nodes[0].path.split(".")) - 1 if before_nodes else 0
+    depth_a = len(after_nodes[0].path.split(".")) - 1
     old = {}
     for node in before_nodes:
-        for n in node.walk():
-            old[n.path.split(".", 2)[-1]] = (n.raw, n.display)
-    out = []
-    for node in after_nodes:
-        key = node.path.split(".", 2)[-1]
-        if node.name in always or old.get(key) != (node.raw, node.display):
-            out.append(node)
-    return out
+        old[key(node.path, depth_b)] = (node.raw, node.display)
+    return [n for n in after_nodes
+            if n.name in always or old.get(key(n.path, depth_a)) != (n.raw, n.display)]
 
 
 def hexdump(data, limit=256):

@@ -1,0 +1,313 @@
+"""The RM object tree of a capture: handles, classes, parents, memory and its mappings, channels.
+
+Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Facts used:
+* RM_ALLOC / RM_ALLOC_OBJECT / RM_ALLOC_MEMORY create an object (class, parent, client, alloc
+  params); RM_FREE frees it and its descendants (RM frees children with the parent).
+* RM_MAP_MEMORY(hMemory, offset, length, fd) makes an mmap context on `fd`; the next mmap of
+  that fd is the CPU mapping (hw-facts.md 6.1: rm_create_mmap_context, then user mmap).
+* RM_MAP_MEMORY_DMA returns the GPU VA (dmaOffset) of hMemory+offset in hDma;
+  UVM_MAP_EXTERNAL_ALLOCATION maps hMemory+offset at base; UVM_FREE(base) removes it.
+* Channel alloc params (NV_CHANNEL_ALLOC_PARAMS) give the GPFIFO VA, entries, USERD memory
+  and offset, engine; NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN on the channel gives the
+  doorbell token. The runlist shown is token >> 16: an inference from the tokens measured on
+  the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
+  runlists), not a documented field.
+Only successful calls change the tree; failed ones are ignored.
+"""
+from dataclasses import dataclass, field
+
+from decoders.ioctl import _decode, branch_of
+from decoders.rm.allocparams import NV2080_ENGINE_TYPE, memory_location
+from decoders.rm.classes import ROLE, class_name
+
+WORK_SUBMIT_TOKEN = 0xC36F0108
+
+
+@dataclass
+class RmObject:
+    handle: int
+    hclass: int
+    class_name: str
+    parent: int
+    client: int
+    params: dict = field(default_factory=dict)
+    freed: bool = False
+    pid: int = None
+    role: str = "other"
+    size: int = None
+    location: str = None
+    cpu_mappings: list = field(default_factory=list)   # [{"addr", "length", "offset", "fd"}]
+    gpu_mappings: list = field(default_factory=list)   # [{"va", "length", "offset", "via"}]
+
+    def to_json(self):
+        out = {"handle": self.handle, "class": self.hclass, "class_name": self.class_name,
+               "parent": self.parent, "client": self.client, "role": self.role,
+               "freed": self.freed}
+        for key in ("pid", "size", "location"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.cpu_mappings:
+            out["cpu_mappings"] = self.cpu_mappings
+        if self.gpu_mappings:
+            out["gpu_mappings"] = self.gpu_mappings
+        if self.params:
+            out["params"] = {k: (v.hex() if isinstance(v, (bytes, bytearray)) else v)
+                             for k, v in self.params.items()}
+        return out
+
+
+@dataclass
+class Channel:
+    handle: int
+    hclass: int
+    class_name: str
+    parent: int
+    token: int = None
+    gpfifo_va: int = None
+    entries: int = None
+    userd_memory: int = None
+    userd_offset: int = None
+    engine: str = None
+    runlist: int = None
+    context_share: int = None
+    freed: bool = False
+
+    def to_json(self):
+        return dict(self.__dict__)
+
+
+class ObjectTree:
+    def __init__(self, branch="580"):
+        self.branch = branch_of(branch) or "580"
+        self.objects = {}
+        self.channels = {}
+        self.virtual_ranges = []        # [(va, limit, handle)]
+        self._pending_mmap = {}         # (pid, fd) -> [(hMemory, offset, length)]
+        self.unmatched_mmaps = []
+        self.notes = []
+
+    # -- feeding ------------------------------------------------------------------------
+    def feed_ioctl(self, rec, pid=None):
+        _, b = _decode(rec, self.branch)
+        info = b.info
+        if info.failed or not info.escape:
+            return
+        esc = info.escape.replace(" (via XFER)", "")
+        a = {**info.args_before, **info.args_after}
+        p = info.params_after or info.params_before
+        handler = getattr(self, "_on_" + esc.replace("NV_ESC_", "").lower(), None)
+        if handler is not None:
+            handler(a, p, info, pid, rec)
+
+    def _on_check_version_str(self, a, p, info, pid, rec):
+        ver = a.get("versionString")
+        if isinstance(ver, (bytes, bytearray)):
+            text = bytes(ver).split(b"\0", 1)[0].decode("ascii", "replace")
+            if text:
+                self.branch = branch_of(text)
+
+    def _new(self, handle, hclass, parent, client, params, pid):
+        name, _ = class_name(hclass, self.branch)
+        obj = RmObject(handle, hclass, name or f"{hclass:#06x}", parent, client, dict(params or {}),
+                       pid=pid, role=ROLE.get(hclass, "other"))
+        self.objects[handle] = obj
+        return obj
+
+    def _on_rm_alloc(self, a, p, info, pid, rec):
+        handle, hclass = a.get("hObjectNew"), a.get("hClass")
+        if handle is None or hclass is None:
+            return
+        obj = self._new(handle, hclass, a.get("hObjectParent", 0), a.get("hRoot", 0), p, pid)
+        if obj.role == "memory":
+            if "size" in p:
+                obj.size = p["size"]
+            obj.location = memory_location(hclass, p.get("attr"))
+            if p.get("address"):
+                obj.cpu_mappings.append({"addr": p["address"], "length": obj.size, "offset": 0,
+                                         "fd": None, "via": "alloc params address"})
+        elif obj.role == "virtual":
+            obj.location = "virtual"
+            if p.get("limit"):
+                base = p.get("offset", 0)
+                obj.size = p["limit"] - base + 1
+                self.virtual_ranges.append((base, p["limit"], handle))
+        elif obj.role == "channel" and "gpFifoOffset" in p:
+            userd = (p.get("hUserdMemory") or [None])[0]
+            uoff = (p.get("userdOffset") or [None])[0]
+            eng = p.get("engineType")
+            self.channels[handle] = Channel(
+                handle, hclass, obj.class_name, obj.parent, gpfifo_va=p.get("gpFifoOffset"),
+                entries=p.get("gpFifoEntries"), userd_memory=userd or p.get("hObjectBuffer"),
+                userd_offset=uoff, engine=NV2080_ENGINE_TYPE.get(eng, eng),
+                context_share=p.get("hContextShare"))
+
+    _on_rm_alloc_object = _on_rm_alloc
+
+    def _on_rm_alloc_memory(self, a, p, info, pid, rec):
+        handle, hclass = a.get("hObjectNew"), a.get("hClass")
+        if handle is None or hclass is None:
+            return
+        obj = self._new(handle, hclass, a.get("hObjectParent", 0), a.get("hRoot", 0), {}, pid)
+        if a.get("limit") is not None:
+            obj.size = a["limit"] + 1
+        obj.location = memory_location(hclass)
+        obj.params = {"pMemory": a.get("pMemory"), "limit": a.get("limit"), "flags": a.get("flags")}
+        if a.get("pMemory"):
+            obj.cpu_mappings.append({"addr": a["pMemory"], "length": obj.size, "offset": 0,
+                                     "fd": None, "via": "OS descriptor (user memory)"})
+
+    def _on_rm_free(self, a, p, info, pid, rec):
+        handle = a.get("hObjectOld")
+        if handle is None:
+            return
+        todo = [handle]
+        while todo:
+            h = todo.pop()
+            obj = self.objects.get(h)
+            if obj is None or obj.freed:
+                continue
+            obj.freed = True
+            if h in self.channels:
+                self.channels[h].freed = True
+            todo.extend(o.handle for o in self.objects.values() if o.parent == h and o.handle != h)
+
+    def _on_rm_map_memory(self, a, p, info, pid, rec):
+        fd = a.get("fd")
+        self._pending_mmap.setdefault((pid, fd), []).append(
+            (a.get("hMemory"), a.get("offset", 0), a.get("length", 0), a.get("pLinearAddress")))
+
+    def _on_rm_unmap_memory(self, a, p, info, pid, rec):
+        obj = self.objects.get(a.get("hMemory"))
+        addr = a.get("pLinearAddress")
+        if obj is not None:
+            obj.cpu_mappings = [m for m in obj.cpu_mappings if m["addr"] != addr]
+
+    def _on_rm_map_memory_dma(self, a, p, info, pid, rec):
+        obj = self.objects.get(a.get("hMemory"))
+        if obj is None or a.get("dmaOffset") is None:
+            return
+        obj.gpu_mappings.append({"va": a["dmaOffset"], "length": a.get("length") or obj.size or 0,
+                                 "offset": a.get("offset", 0), "via": f"RM_MAP_MEMORY_DMA in {a.get('hDma', 0):#x}"})
+
+    def _on_rm_unmap_memory_dma(self, a, p, info, pid, rec):
+        obj = self.objects.get(a.get("hMemory"))
+        if obj is not None:
+            obj.gpu_mappings = [m for m in obj.gpu_mappings if m["va"] != a.get("dmaOffset")]
+
+    def _on_rm_control(self, a, p, info, pid, rec):
+        if info.control == WORK_SUBMIT_TOKEN:
+            ch = self.channels.get(a.get("hObject"))
+            token = info.params_after.get("workSubmitToken")
+            if ch is not None and token is not None:
+                ch.token = token
+                ch.runlist = token >> 16
+
+    def _on_uvm_map_external_allocation(self, a, p, info, pid, rec):
+        obj = self.objects.get(a.get("hMemory"))
+        if obj is None:
+            self.notes.append(f"UVM map of unknown memory {a.get('hMemory', 0):#x}")
+            return
+        obj.gpu_mappings.append({"va": a.get("base"), "length": a.get("length"),
+                                 "offset": a.get("offset", 0), "via": "UVM_MAP_EXTERNAL_ALLOCATION"})
+
+    def _on_uvm_free(self, a, p, info, pid, rec):
+        base = a.get("base")
+        for obj in self.objects.values():
+            obj.gpu_mappings = [m for m in obj.gpu_mappings
+                                if not (m["via"] == "UVM_MAP_EXTERNAL_ALLOCATION" and m["va"] == base)]
+
+    def feed_mmap(self, addr, length, fd, path, offset, pid=None):
+        queue = self._pending_mmap.get((pid, fd))
+        if not queue:
+            self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
+                                         "path": path, "offset": offset, "pid": pid})
+            return None
+        hmem, moff, mlen, _cookie = queue.pop(0)
+        obj = self.objects.get(hmem)
+        if obj is None:
+            return None
+        obj.cpu_mappings.append({"addr": addr, "length": length, "offset": moff, "fd": fd,
+                                 "via": "RM_MAP_MEMORY + mmap"})
+        return obj
+
+    def feed_munmap(self, addr, length, pid=None):
+        end = addr + length
+        for obj in self.objects.values():
+            if obj.pid is not None and pid is not None and obj.pid != pid:
+                continue
+            obj.cpu_mappings = [m for m in obj.cpu_mappings
+                                if m["fd"] is None or not (m["addr"] < end and addr < m["addr"] + (m["length"] or 0))]
+
+    # -- queries ------------------------------------------------------------------------
+    def _describe(self, obj, off, how):
+        cpu = next((m for m in obj.cpu_mappings if m.get("fd") is not None or m["via"]), None)
+        cpu_text = f"CPU mapping {cpu['addr']:#x}" if cpu else "no CPU mapping"
+        size = f"size {obj.size:#x}" if obj.size is not None else "size ?"
+        return (f"offset {off:#x} in memory object {obj.handle:#x} ({obj.class_name}, {size}, "
+                f"{obj.location or 'location ?'}, {cpu_text})" + (f" [{how}]" if how else ""))
+
+    def resolve_va(self, va):
+        """Where GPU VA `va` lands: memory object and offset, or None when unknown."""
+        for obj in self.objects.values():
+            if obj.freed:
+                continue
+            for m in obj.gpu_mappings:
+                if m["va"] is not None and m["va"] <= va < m["va"] + (m["length"] or 0):
+                    return self._describe(obj, va - m["va"] + m["offset"], "")
+        for obj in self.objects.values():
+            if obj.freed:
+                continue
+            for m in obj.cpu_mappings:
+                if m["addr"] <= va < m["addr"] + (m["length"] or 0):
+                    return self._describe(obj, va - m["addr"] + m["offset"],
+                                          "matched by CPU VA (GPU VA == CPU VA assumed)")
+        for base, limit, h in self.virtual_ranges:
+            if base <= va <= limit:
+                obj = self.objects.get(h)
+                if obj is not None and not obj.freed:
+                    return (f"offset {va - base:#x} in virtual range {h:#x} ({obj.class_name}); "
+                            "no physical memory mapping seen")
+        return None
+
+    def children(self, handle):
+        return [o for o in self.objects.values() if o.parent == handle and o.handle != handle]
+
+    def to_json(self):
+        return {"branch": self.branch,
+                "objects": [o.to_json() for o in self.objects.values()],
+                "channels": [c.to_json() for c in self.channels.values()],
+                "unmatched_mmaps": self.unmatched_mmaps, "notes": self.notes}
+
+    def to_text(self):
+        lines = [f"RM objects (driver branch {self.branch}):"]
+        roots = [o for o in self.objects.values() if o.parent not in self.objects or o.parent == o.handle]
+
+        def line(o, depth):
+            bits_ = [f"{'  ' * depth}{o.handle:#x} {o.class_name}"]
+            if o.size is not None:
+                bits_.append(f"size {o.size:#x}")
+            if o.location:
+                bits_.append(o.location)
+            for m in o.cpu_mappings:
+                bits_.append(f"cpu {m['addr']:#x}+{(m['length'] or 0):#x}")
+            for m in o.gpu_mappings:
+                bits_.append(f"gpu {m['va']:#x}+{(m['length'] or 0):#x}")
+            if o.freed:
+                bits_.append("(freed)")
+            lines.append(" ".join(bits_))
+            for c in self.children(o.handle):
+                line(c, depth + 1)
+        for r in roots:
+            line(r, 1)
+        if self.channels:
+            lines.append("Channels:")
+            for c in self.channels.values():
+                tok = f"{c.token:#x}" if c.token is not None else "?"
+                rl = f"{c.runlist:#x}" if c.runlist is not None else "?"
+                gp = f"{c.gpfifo_va:#x}" if c.gpfifo_va is not None else "?"
+                ud = (f"{c.userd_memory:#x}+{c.userd_offset:#x}"
+                      if c.userd_memory is not None and c.userd_offset is not None else "?")
+                lines.append(f"  {c.handle:#x} {c.class_name} token {tok} runlist {rl} (token>>16, "
+                             f"inferred) gpfifo {gp} entries {c.entries} userd {ud} engine {c.engine}"
+                             + (" (freed)" if c.freed else ""))
+        return "\n".join(lines)

@@ -11,7 +11,8 @@ from construct import Array, Renamed, SizeofError
 
 from decoders.capture import format as F
 from decoders.rm import nvos
-from decoders.uvm_sizes_bridge import uvm_param_sizes
+from decoders.rm.allocparams import ALLOC_PARAMS
+from decoders.uvm.sizes import UVM_PARAM_SIZE_580
 
 # (C prefix, construct Struct): offsets of every fixed-position field are emitted.
 STRUCTS = [
@@ -100,7 +101,13 @@ def render():
             fixed = fields[-1][1]
             lines.append(f"#define {prefix}__FIXED {fixed}")
         lines.append("")
-    sizes = uvm_param_sizes()
+    lines.append("/* RM_ALLOC with paramsSize 0 (libcuda does this): RM sizes the params by class. */")
+    lines.append("#define TL_ALLOC_SIZES { \\")
+    for cls, struct in sorted(ALLOC_PARAMS.items()):
+        lines.append(f"    {{ 0x{cls:x}u, {struct.sizeof()}u }}, \\")
+    lines.append("}")
+    lines.append("")
+    sizes = UVM_PARAM_SIZE_580
     lines.append("/* UVM commands are plain numbers: param sizes come from this table (580). */")
     lines.append("#define TL_UVM_SIZES { \\")
     for cmd, size in sorted(sizes.items()):

@@ -38,7 +38,7 @@ def summarize(path):
     for r in recs:
         if r.type == "STATS":
             from decoders.capture.format import TL_STATS_NAMES
-            for name, v in zip(TL_STATS_NAMES, r.body.values):
+            for name, v in zip(TL_STATS_NAMES, r.body.counters):
                 stats[name] = stats.get(name, 0) + v
     subs = [r for r in recs if r.type == "SUBMISSION"]
     return {"records": len(recs), "by_type": dict(types), "shim_stats": stats,

@@ -28,6 +28,7 @@
 #define TL_BUF_ALLOC_RIGHTS 4
 #define TL_BF_AFTER 0x2
 #define TL_BF_BEFORE 0x1
+#define TL_BF_SIZE_FROM_CLASS 0x8
 #define TL_BF_TRUNCATED 0x4
 #define TL_IF_ARG_AFTER 0x2
 #define TL_IF_ARG_BEFORE 0x1
@@ -181,7 +182,7 @@
 
 #define TL_STATS__count 0
 #define TL_STATS__reserved0 4
-#define TL_STATS__values 8
+#define TL_STATS__counters 8
 #define TL_STATS__FIXED 8
 
 #define TL_NOTE__level 0
@@ -322,20 +323,129 @@
 #define UVM_MAP_EXTERNAL_ALLOCATION_PARAMS__rmStatus 9260
 #define UVM_MAP_EXTERNAL_ALLOCATION_PARAMS__SIZE 9264
 
+/* RM_ALLOC with paramsSize 0 (libcuda does this): RM sizes the params by class. */
+#define TL_ALLOC_SIZES { \
+    { 0x5u, 24u }, \
+    { 0x3eu, 128u }, \
+    { 0x3fu, 128u }, \
+    { 0x40u, 128u }, \
+    { 0x41u, 120u }, \
+    { 0x70u, 24u }, \
+    { 0x78u, 24u }, \
+    { 0x79u, 24u }, \
+    { 0x7eu, 24u }, \
+    { 0x80u, 56u }, \
+    { 0x2080u, 4u }, \
+    { 0x503cu, 4u }, \
+    { 0x506fu, 368u }, \
+    { 0x50a0u, 24u }, \
+    { 0x83deu, 12u }, \
+    { 0x9067u, 12u }, \
+    { 0x906fu, 368u }, \
+    { 0x90f1u, 56u }, \
+    { 0xa06cu, 20u }, \
+    { 0xa06fu, 368u }, \
+    { 0xa16fu, 368u }, \
+    { 0xb06fu, 368u }, \
+    { 0xb0b5u, 8u }, \
+    { 0xc06fu, 368u }, \
+    { 0xc0b5u, 8u }, \
+    { 0xc36fu, 368u }, \
+    { 0xc46fu, 368u }, \
+    { 0xc56fu, 368u }, \
+    { 0xc5b5u, 8u }, \
+    { 0xc5c0u, 16u }, \
+    { 0xc661u, 2u }, \
+    { 0xc6b5u, 8u }, \
+    { 0xc6c0u, 16u }, \
+    { 0xc7b5u, 8u }, \
+    { 0xc7c0u, 16u }, \
+    { 0xc86fu, 368u }, \
+    { 0xc8b5u, 8u }, \
+    { 0xc96fu, 368u }, \
+    { 0xc9b5u, 8u }, \
+    { 0xc9c0u, 16u }, \
+    { 0xca6fu, 368u }, \
+    { 0xcab5u, 8u }, \
+    { 0xcb33u, 4u }, \
+    { 0xcbc0u, 16u }, \
+    { 0xcdc0u, 16u }, \
+    { 0xcec0u, 16u }, \
+}
+
 /* UVM commands are plain numbers: param sizes come from this table (580). */
 #define TL_UVM_SIZES { \
+    { 0x1u, 24u }, \
+    { 0x2u, 24u }, \
+    { 0x3u, 48u }, \
+    { 0x4u, 24u }, \
+    { 0x5u, 48u }, \
+    { 0x6u, 16u }, \
+    { 0x7u, 272u }, \
+    { 0x9u, 44u }, \
+    { 0xau, 24u }, \
+    { 0xbu, 8u }, \
+    { 0xcu, 908u }, \
+    { 0xdu, 48u }, \
+    { 0xeu, 32u }, \
+    { 0xfu, 12u }, \
+    { 0x10u, 56u }, \
+    { 0x11u, 20u }, \
+    { 0x12u, 536u }, \
+    { 0x13u, 16u }, \
+    { 0x14u, 520u }, \
     { 0x17u, 16u }, \
+    { 0x18u, 16u }, \
     { 0x19u, 32u }, \
+    { 0x1au, 20u }, \
     { 0x1bu, 56u }, \
+    { 0x1cu, 28u }, \
     { 0x1du, 36u }, \
+    { 0x1eu, 36u }, \
+    { 0x1fu, 32u }, \
     { 0x21u, 9264u }, \
     { 0x22u, 24u }, \
+    { 0x23u, 24u }, \
     { 0x25u, 40u }, \
+    { 0x26u, 20u }, \
     { 0x27u, 8u }, \
+    { 0x28u, 272u }, \
+    { 0x29u, 272u }, \
+    { 0x2au, 40u }, \
+    { 0x2bu, 24u }, \
+    { 0x2cu, 24u }, \
+    { 0x2du, 24u }, \
+    { 0x2eu, 40u }, \
+    { 0x2fu, 40u }, \
+    { 0x33u, 80u }, \
+    { 0x35u, 32u }, \
+    { 0x36u, 20u }, \
+    { 0x37u, 20u }, \
+    { 0x38u, 56u }, \
+    { 0x39u, 8u }, \
+    { 0x3au, 16u }, \
+    { 0x3bu, 16u }, \
+    { 0x3cu, 16u }, \
+    { 0x3du, 16u }, \
+    { 0x3eu, 40u }, \
+    { 0x3fu, 40u }, \
+    { 0x40u, 16u }, \
+    { 0x41u, 40u }, \
     { 0x42u, 40u }, \
+    { 0x43u, 4u }, \
     { 0x44u, 9248u }, \
+    { 0x45u, 4u }, \
+    { 0x46u, 24u }, \
+    { 0x47u, 24u }, \
+    { 0x48u, 24u }, \
     { 0x49u, 24u }, \
+    { 0x4au, 40u }, \
     { 0x4bu, 8u }, \
+    { 0x4cu, 56u }, \
+    { 0x4du, 16u }, \
+    { 0x4eu, 56u }, \
+    { 0x4fu, 4u }, \
+    { 0x7ffu, 8u }, \
     { 0x30000001u, 16u }, \
     { 0x30000002u, 0u }, \
 }

@@ -757,7 +757,7 @@ static void record_exit(int status, int known) {
         uint64_t t = now_ns();
         w64(r, TL_RECORD_HEADER__t_start, t); w64(r, TL_RECORD_HEADER__t_end, t);
         w32(b, TL_STATS__count, TL_STAT_COUNT);
-        for (int i = 0; i < TL_STAT_COUNT; i++) w64(b, TL_STATS__values + 8 * i, __atomic_load_n(&g_stats[i], __ATOMIC_RELAXED));
+        for (int i = 0; i < TL_STAT_COUNT; i++) w64(b, TL_STATS__counters + 8 * i, __atomic_load_n(&g_stats[i], __ATOMIC_RELAXED));
         rec_publish(r, TL_REC_STATS, TL_RF_COMPLETE);
     }
     r = rec_begin(TL_RECORD_HEADER__SIZE + TL_PROCESS_EXIT__SIZE);
@@ -912,6 +912,15 @@ EXPORT void closefrom(int low) {
 /* ---- wrappers: ioctl ---------------------------------------------------------------- */
 static const struct { uint32_t cmd, size; } uvm_sizes[] = TL_UVM_SIZES;
 
+
+static const struct { uint32_t cls, size; } alloc_sizes[] = TL_ALLOC_SIZES;
+
+static int alloc_size(uint32_t cls, uint32_t *size) {
+    for (size_t i = 0; i < sizeof alloc_sizes / sizeof alloc_sizes[0]; i++)
+        if (alloc_sizes[i].cls == cls) { *size = alloc_sizes[i].size; return 1; }
+    return 0;
+}
+
 static int uvm_size(unsigned long req, uint32_t *size) {
     for (size_t i = 0; i < sizeof uvm_sizes / sizeof uvm_sizes[0]; i++)
         if (uvm_sizes[i].cmd == req) { *size = uvm_sizes[i].size; return 1; }
@@ -943,6 +952,9 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
             bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_ALLOC_PARAMS, r32(head, NVOS64_PARAMETERS__paramsSize), 0, r64(head, NVOS64_PARAMETERS__pAllocParms) };
         else if (nr == 0xD3 && size == nv_ioctl_xfer_t__SIZE)
             bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_XFER_ARGS, r32(head, nv_ioctl_xfer_t__size), 0, r64(head, nv_ioctl_xfer_t__ptr) };
+        if (nbufs && bufs[0].role == TL_BUF_RM_ALLOC_PARAMS && bufs[0].size == 0 && bufs[0].addr &&
+            alloc_size(r32(head, NVOS21_PARAMETERS__hClass), &bufs[0].size))
+            bufs[0].flags |= TL_BF_SIZE_FROM_CLASS;   /* libcuda passes 0; RM sizes by class */
         if (nbufs && (bufs[0].addr == 0 || bufs[0].size == 0)) nbufs = 0;
         if (nbufs && bufs[0].size > MAX_BUF) { bufs[0].size = MAX_BUF; bufs[0].flags |= TL_BF_TRUNCATED; }
     }

@@ -87,6 +87,7 @@ TL_BUF = {1: "RM_CONTROL_PARAMS", 2: "RM_ALLOC_PARAMS", 3: "XFER_ARGS", 4: "ALLO
 TL_BF_BEFORE = 0x1               # before-copy succeeded
 TL_BF_AFTER = 0x2                # after-copy succeeded
 TL_BF_TRUNCATED = 0x4            # larger than the shim's per-buffer limit; size was cut
+TL_BF_SIZE_FROM_CLASS = 0x8      # RM_ALLOC gave paramsSize 0: size taken from the class table
 
 TL_IOCTL = Struct(
     "fd" / Int32sl, "request" / Int32ul, "arg" / Int64ul,
@@ -138,7 +139,7 @@ TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmap
                   "submissions", "submissions_lost", "fallbacks", "segments_unmapped",
                   "faults_not_ours", "trap_setup_failed")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
-                  "values" / Array(this.count, Int64ul))
+                  "counters" / Array(this.count, Int64ul))
 
 TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64ul)
 

@@ -266,7 +266,8 @@ class _Builder:
             return
         hints = ESC_HINTS.get(name, {})
         ins, outs, notes, after_nodes = _render_pair(
-            st, before or b"", after or b"", before is not None, after is not None, prefix, hints)
+            st, before or b"", after or b"", before is not None, after is not None, prefix, hints,
+            ESC_TABLES)
         for n in notes:
             self.note(n)
         self.group(f"{prefix}.in", "in", ins, st_name(st, name))
@@ -416,6 +417,7 @@ ESC_HINTS = {
     "NV_ESC_CHECK_VERSION_STR": {"versionString": "str", "cmd": "enum:CMD", "reply": "enum:REPLY"},
     "NV_ESC_RM_CONTROL": {"params": "ptr", "cmd": lambda v: control_display(v)},
 }
+ESC_TABLES = {"CMD": NV_RM_API_VERSION_CMD, "REPLY": NV_RM_API_VERSION_REPLY}
 FAMILY = {
     "NV_ESC_RM_CONTROL": _Builder.rm_control,
     "NV_ESC_RM_ALLOC": _Builder.rm_alloc,

@@ -165,3 +165,14 @@ def test_fuzz_never_raises_and_reports_where_it_stopped(data):
     if last is not None and last.expected > len(last.data):
         assert any(p.offset == len(data) - len(data) % 4 or p.offset == len(data)
                    for p in r.problems)
+
+
+def test_gp_entry_segment_and_control():
+    from decoders.gpfifo import decode_entry, encode_entry
+    e = decode_entry(encode_entry(0x12_3456_7000, 0x186, level=1, sync=1))
+    assert (e["kind"], e["address"], e["length_dwords"], e["level"], e["sync"]) == (
+        "segment", 0x12_3456_7000, 390, "SUBROUTINE", "WAIT")
+    c = decode_entry((4 << 32) | (0x7F << 8))
+    assert c["kind"] == "control" and c["opcode"] == "SET_PB_SEGMENT_EXTENDED_BASE"
+    assert c["extended_base"] == 0x7F << 40
+    assert decode_entry(0)["opcode"] == "NOP"

@@ -159,12 +159,10 @@ class Elf:
             return out
         try:
             for i, sym in enumerate(sec.iter_symbols()):
-                other = sym["st_other"]
                 # pyelftools decodes st_other into a container; we want the raw byte
                 raw_other = self.data[sec["sh_offset"] + i * 24 + 5]
                 out.append((i, sym.name, sym["st_info"]["type"], raw_other, sym["st_shndx"],
                             sym["st_value"], sym["st_size"]))
-                del other
         except WRAPPED as e:
             raise self._error(f"symbol table unreadable: {type(e).__name__}: {e}",
                               sec["sh_offset"]) from None

@@ -70,19 +70,23 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--modes", default="native,ioctl,full",
+                    help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
+                         "doorbell store, no capture: isolates the fault cost), full")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)
+    modes = args.modes.split(",")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.reps):
-            for mode in ("native", "ioctl", "full"):   # interleaved: drift hits every mode alike
+            for mode in modes:   # interleaved: drift hits every mode alike
                 r, size = run_mode(mode, args.launches, tmp)
                 results.setdefault(mode, []).append((r["ns"] / r["launches"] / 1000.0, size))
     base = statistics.median(x for x, _ in results["native"])
     table = {}
     print(f"{'mode':8} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17}   ({args.launches} launches, median of {args.reps})")
-    for mode in ("native", "ioctl", "full"):
+    for mode in modes:
         us = statistics.median(x for x, _ in results[mode])
         bpl = statistics.median(s for _, s in results[mode]) / args.launches
         table[mode] = {"us_per_launch": us, "ratio": us / base, "bytes_per_launch": bpl,

@@ -24,6 +24,8 @@ from tracer.run import builtin_argv, gpu_meta, run_traced  # noqa: E402
 
 
 def git_commit():
+    if os.environ.get("TRACE_LAUNCH_GIT_COMMIT"):
+        return os.environ["TRACE_LAUNCH_GIT_COMMIT"]
     try:
         return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                               text=True).stdout.strip() or None
@@ -107,12 +109,39 @@ def job_timing(out, args):
           {m: round(r["median_s"], 4) for m, r in res.items()})
 
 
-JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing}
+def job_shapes(out, args):
+    truth = out / "shapes.truth.json"
+    record(out, "launch-shapes", [sys.executable, "-m", "tracer.shapes", "--truth", str(truth)],
+           truth, notes="kernels/shapes.cu: 1D/2D/3D grids, 65535-wide grid, 100 KiB dynamic smem, "
+                        "clusters via cuLaunchKernelEx, int/double/pointer/struct arguments")
+
+
+def job_loop(out, args):
+    """10,000 launches of an empty kernel: submissions == doorbells == GP_PUT advance."""
+    n = 10000
+    t = out / "loop.truth.json"
+    t.write_text(json.dumps({"kernel": "empty", "launches": n, "warmup_launches": 100,
+                             "grid": [1, 1, 1], "block": [1, 1, 1]}))
+    record(out, "launch-loop-10k", [sys.executable, str(ROOT / "bench/launch_overhead.py"),
+                                    "--child", "--launches", str(n)], t,
+           notes="bench/launch_overhead.py child: 100 warm-up + 10,000 cuLaunchKernel of an "
+                 "empty kernel, then one synchronize")
+
+
+def job_bench(out, args):
+    subprocess.run([sys.executable, str(ROOT / "bench/launch_overhead.py"), "--launches",
+                    str(args.launches), "--reps", "5", "--modes", "native,ioctl,trap,full",
+                    "--json", str(out / "bench.json")], check=False)
+
+
+JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
+        "loop": job_loop, "bench": job_bench}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--launches", type=int, default=100000)
     ap.add_argument("jobs", nargs="+", choices=sorted(JOBS))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

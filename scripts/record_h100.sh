@@ -13,4 +13,7 @@ else
 fi
 python3 setup.py -q build_ext --inplace >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
 export PYTHONUNBUFFERED=1
-python3 scripts/record.py --out "$OUT" "$@" 2>&1 | tee "$OUT/record.log"
+python3 scripts/record.py --out "$OUT/corpus" "$@" 2>&1 | tee "$OUT/record.log"
+# The device tool brings back at most 8 files: pack the corpus into one archive.
+rm -f "$OUT/corpus/vadd"
+tar czf "$OUT/corpus.tgz" -C "$OUT" corpus && rm -rf "$OUT/corpus"

@@ -89,6 +89,8 @@ static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 /* ---- state ------------------------------------------------------------------------ */
 static volatile int g_on;              /* recording enabled in this process */
 static int g_full = 1;                 /* doorbell trap enabled (TRACE_LAUNCH_MODE != ioctl) */
+static int g_capture = 1;              /* record submissions at the trap (mode "trap": no, for
+                                          measuring the fault cost alone) */
 static int g_fd = -1;                  /* capture fd */
 static uint8_t *g_base;                /* capture mapping (WINDOW bytes of virtual space) */
 static uint64_t g_known_size;          /* file size this process has ensured */
@@ -557,6 +559,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
 
 static void doorbell(struct trap *t, uint32_t token, uint64_t rip, uint32_t insn_len, uint32_t flags) {
     STAT(TL_STAT_DOORBELLS);
+    if (!g_capture) return;
     struct channel *c = channel_by_token(token);
     uintptr_t db = t->user + USERMODE_DOORBELL;
     if (c) { capture_channel(c, token, db, rip, insn_len, flags); return; }
@@ -786,6 +789,7 @@ __attribute__((constructor)) static void tl_init(void) {
     if (d && *d) { s_copy(g_devdir, d, sizeof g_devdir); g_devdir_len = s_len(g_devdir); }
     const char *m = getenv("TRACE_LAUNCH_MODE");
     if (m && !strcmp(m, "ioctl")) g_full = 0;
+    if (m && !strcmp(m, "trap")) g_capture = 0;
     int fd = (int)syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return;
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);

@@ -1,0 +1,223 @@
+"""A whole capture decoded into one model: the data the report and the JSON render.
+
+capture file -> decoders.capture.reader (framing) -> per-record decoders (ioctl, object
+tree, pushbuffer and launch) -> `CaptureModel`. Nothing here prints or formats text for
+people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/json.md.
+"""
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from decoders.capture import format as F
+from decoders.capture.reader import CaptureReader, cstr, open_capture
+from decoders.errors import CaptureError, TraceLaunchError
+
+MARK_BEGIN, MARK_END = 1, 2
+
+
+@dataclass
+class CaptureModel:
+    path: str
+    meta: dict
+    header: dict
+    processes: dict = field(default_factory=dict)       # pid -> {exe, cmdline, ppid, how, exit}
+    ioctls: list = field(default_factory=list)
+    mmaps: list = field(default_factory=list)
+    opens: list = field(default_factory=list)
+    marks: list = field(default_factory=list)
+    submissions: list = field(default_factory=list)
+    launches: list = field(default_factory=list)
+    shim_stats: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)         # CaptureError / TraceLaunchError
+    end: dict = None
+    objects: object = None                               # decoders.rm.objects.ObjectTree
+    records: int = 0
+    unfinished: list = field(default_factory=list)
+
+    @property
+    def cut_short(self):
+        return self.end is None
+
+    def stats(self):
+        by_dev = Counter(i["path"] for i in self.ioctls)
+        by_esc = Counter(i["escape"] for i in self.ioctls)
+        lost = sum(s["lost"] for s in self.submissions)
+        out = {
+            "records": self.records,
+            "ioctls": len(self.ioctls), "mmaps": len(self.mmaps),
+            "ioctls_by_device": dict(sorted(by_dev.items())),
+            "ioctls_by_escape": dict(sorted(by_esc.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "submissions": len(self.submissions), "submissions_lost": lost,
+            "doorbells": self.shim_stats.get("doorbells"),
+            "launches": len(self.launches),
+            "processes": len(self.processes),
+            "shim": dict(self.shim_stats),
+            "problems": len(self.problems),
+            "cut_short": self.cut_short,
+        }
+        return out
+
+
+def _ioctl_entry(rec, branch):
+    from decoders import ioctl as I
+    b = rec.body
+    path = cstr(b.path)
+    entry = {
+        "index": rec.index, "pid": rec.pid, "tid": rec.tid, "fd": b.fd, "path": path,
+        "request": b.request, "escape": I.escape_name(b.request, path),
+        "ret": b.ret, "errno": b.err, "t_start": rec.t_start, "t_end": rec.t_end,
+        "complete": rec.complete,
+    }
+    try:
+        entry["summary"] = I.summarize(b, branch)
+    except TraceLaunchError as exc:
+        entry["summary"] = f"{entry['escape']} (not decoded: {exc})"
+    entry["_body"] = b
+    return entry
+
+
+def _submission_entry(rec):
+    from decoders.gpfifo import decode_entry
+    b = rec.body
+    entries = []
+    for raw in b.entries:
+        try:
+            e = decode_entry(raw)
+        except TraceLaunchError:
+            e = {}
+        entries.append({"raw": raw, **{k: v for k, v in e.items() if k in (
+            "kind", "address", "length_bytes", "level", "sync", "opcode", "operand")}})
+    segs = [{"va": s.va, "size": s.size, "flags": s.flags, "hex": bytes(s.data).hex()}
+            for s in b.segments]
+    return {
+        "index": rec.index, "pid": rec.pid, "tid": rec.tid, "t": rec.t_start,
+        "token": b.token, "hClient": b.hClient, "channel": b.hChannel, "class": b.hClass,
+        "gp_put_prev": b.gp_put_prev, "gp_put": b.gp_put, "gp_entries": b.gp_entries,
+        "flags": b.flags, "gpfifo_va": b.gpfifo_va, "doorbell_addr": b.doorbell_addr,
+        "rip": b.rip, "lost": b.lost, "entries": entries, "segments": segs,
+        "_body": b,
+    }
+
+
+def decode_capture(path, branch=None, launches=True):
+    """Read and decode a whole capture. Problems are collected, never raised, except for a
+    file that is not a capture at all (CaptureError) or cannot be opened (OSError)."""
+    from decoders.rm.objects import ObjectTree
+    stream = open_capture(path)
+    try:
+        reader = CaptureReader(stream, name=str(path))
+        meta = reader.meta
+        if branch is None:
+            branch = (str(meta.get("driver", "580")).split(".")[0]) or "580"
+        hdr = reader.header
+        model = CaptureModel(path=str(path), meta=meta, header={
+            "version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
+            "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor})
+        model.objects = ObjectTree(branch)
+        subs_for_launch = []
+        for rec in reader.records():
+            model.records += 1
+            t = rec.type
+            b = rec.body
+            if t == "IOCTL":
+                e = _ioctl_entry(rec, branch)
+                model.ioctls.append(e)
+                try:
+                    model.objects.feed_ioctl(b, pid=rec.pid)
+                except TraceLaunchError as exc:
+                    model.problems.append(exc)
+            elif t == "MMAP":
+                p = cstr(b.path)
+                model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
+                                    "length": b.length, "prot": b.prot, "flags": b.flags,
+                                    "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
+                if not b.err:
+                    model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+            elif t == "MUNMAP":
+                model.mmaps.append({"index": rec.index, "pid": rec.pid, "munmap": True,
+                                    "addr": b.addr, "length": b.length, "ret": b.ret})
+                if b.ret == 0:
+                    model.objects.feed_munmap(b.addr, b.length, pid=rec.pid)
+            elif t == "MREMAP":
+                model.mmaps.append({"index": rec.index, "pid": rec.pid, "mremap": True,
+                                    "old_addr": b.old_addr, "old_length": b.old_length,
+                                    "addr": b.new_addr, "length": b.new_length})
+            elif t in ("OPEN", "CLOSE"):
+                model.opens.append({"index": rec.index, "pid": rec.pid, "type": t, "fd": b.fd,
+                                    "path": cstr(b.path) if t == "OPEN" else None})
+            elif t == "MARK":
+                model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                                    "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
+                                    "label": cstr(b.label), "t": rec.t_start})
+            elif t == "SUBMISSION":
+                model.submissions.append(_submission_entry(rec))
+                if launches:
+                    subs_for_launch.append((rec.index, b))
+            elif t == "PROCESS_START":
+                cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
+                model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
+                                            "how": F.TL_START.get(b.how, b.how),
+                                            "exe": cstr(b.exe), "cmdline": cmd, "exit": None}
+            elif t == "PROCESS_EXIT":
+                model.processes.setdefault(rec.pid, {"pid": rec.pid})["exit"] = (
+                    b.status if rec.complete else None)
+            elif t == "STATS":
+                for name, v in zip(F.TL_STATS_NAMES, b.counters):
+                    model.shim_stats[name] = model.shim_stats.get(name, 0) + v
+            elif t == "END":
+                model.end = {"exit_status": b.exit_status, "cursor": b.cursor}
+            elif t == "UNFINISHED":
+                model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
+        model.problems[:0] = reader.problems
+        if model.end is None:
+            model.problems.append(CaptureError(
+                f"capture has no END record: cut short after record {model.records - 1}",
+                offset=reader.pos))
+        if launches and subs_for_launch:
+            _decode_launches(model, subs_for_launch)
+        return model
+    finally:
+        stream.close()
+
+
+def _decode_launches(model, subs):
+    from decoders import launch as L
+    if not hasattr(L, "decode_submissions"):   # launch decoding not built in this tree yet
+        return
+    result = L.decode_submissions(subs, gpu=_gpu_family(model.meta))
+    model.launches = list(result.launches)
+    model.problems.extend(result.problems)
+
+
+def _gpu_family(meta):
+    cc = str(meta.get("compute_capability", "9.0"))
+    major = cc.split(".")[0]
+    return {"8": "ampere", "9": "hopper", "10": "blackwell", "12": "blackwell"}.get(major, "hopper")
+
+
+def marked_submissions(model):
+    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread."""
+    out = []
+    opened = {}
+    for m in model.marks:
+        key = (m["pid"], m["tid"], m["id"])
+        if m["kind"] == "BEGIN":
+            opened[key] = m["index"]
+        elif m["kind"] == "END" and key in opened:
+            lo, hi = opened.pop(key), m["index"]
+            subs = [s for s in model.submissions
+                    if lo < s["index"] < hi and s["pid"] == m["pid"] and s["tid"] == m["tid"]]
+            out.append((m, subs))
+    return out
+
+
+def channels(model):
+    """Per channel: class, token, submissions, GP entries."""
+    ch = defaultdict(lambda: {"submissions": 0, "entries": 0, "bytes": 0, "lost": 0})
+    for s in model.submissions:
+        c = ch[(s["pid"], s["token"])]
+        c.update(pid=s["pid"], token=s["token"], channel=s["channel"], cls=s["class"])
+        c["submissions"] += 1
+        c["entries"] += len(s["entries"])
+        c["bytes"] += sum(g["size"] for g in s["segments"])
+        c["lost"] += s["lost"]
+    return [ch[k] for k in sorted(ch)]

@@ -1,0 +1,225 @@
+"""Render a CaptureModel (decoders/session.py) as the text report or the JSON object.
+
+The report never decodes bits itself: everything it prints comes from the model.
+"""
+import json
+from collections import Counter
+
+from decoders.session import channels, marked_submissions
+
+PROT = {1: "R", 2: "W", 4: "X"}
+
+
+def _prot(p):
+    return "".join(n for b, n in PROT.items() if p & b) or "-"
+
+
+def _hx(v):
+    return f"{v:#x}" if isinstance(v, int) else str(v)
+
+
+class Style:
+    def __init__(self, color):
+        self.color = color
+
+    def _c(self, code, s):
+        return f"\033[{code}m{s}\033[0m" if self.color else s
+
+    def head(self, s):
+        return self._c("1", s)
+
+    def bad(self, s):
+        return self._c("31", s)
+
+    def dim(self, s):
+        return self._c("2", s)
+
+
+def render_text(model, out, color=False, show_ioctls=False, show_objects=False, show_stats=False):
+    st = Style(color)
+    w = out.write
+    meta = model.meta
+    argv = meta.get("argv") or []
+    w(st.head("trace-launch report") + "\n")
+    w(f"  program  {' '.join(argv) if argv else '?'}\n")
+    w(f"  gpu      {meta.get('gpu', '?')}  (compute capability {meta.get('compute_capability', '?')})\n")
+    w(f"  driver   {meta.get('driver', '?')}\n")
+    w(f"  capture  {model.path}  ({model.records} records, {len(model.processes)} process(es))\n")
+    if model.end is not None:
+        w(f"  exit     {model.end['exit_status']}\n")
+    for pid, p in sorted(model.processes.items()):
+        w(f"  pid {pid}: {p.get('how', '?')} {' '.join(p.get('cmdline') or [p.get('exe', '?')])[:100]}"
+          f"  exit={p.get('exit')}\n")
+
+    stats = model.stats()
+    w("\n" + st.head("ioctls by device file") + "\n")
+    for dev, n in stats["ioctls_by_device"].items():
+        w(f"  {n:6d}  {dev}\n")
+    w(st.head("ioctls by escape") + "\n")
+    for esc, n in stats["ioctls_by_escape"].items():
+        w(f"  {n:6d}  {esc}\n")
+    failed = [i for i in model.ioctls if i["ret"] != 0]
+    if failed:
+        w(st.bad(f"  {len(failed)} call(s) failed at the syscall level") + "\n")
+
+    if show_ioctls:
+        w("\n" + st.head("ioctls") + "\n")
+        for i in model.ioctls:
+            line = f"  #{i['index']:<6d} pid {i['pid']} fd {i['fd']} {i['summary']}"
+            if i["ret"] != 0:
+                line += st.bad(f"  = {i['ret']} (errno {i['errno']})")
+            w(line + "\n")
+
+    maps = [m for m in model.mmaps if not m.get("munmap") and not m.get("mremap")]
+    w("\n" + st.head(f"NVIDIA mappings ({len(maps)})") + "\n")
+    w("  address             length      prot  device            what\n")
+    for m in maps:
+        what = ""
+        if model.objects is not None:
+            try:
+                what = model.objects.describe_cpu(m["addr"], pid=m["pid"]) or ""
+            except AttributeError:
+                what = ""
+        w(f"  {m['addr']:#018x}  {m['length']:#10x}  {_prot(m['prot']):4s}  {m['path']:16s}  {what}\n")
+
+    w("\n" + st.head("submissions per channel") + "\n")
+    w("  pid      token       channel     class   submissions  GP entries  PB bytes  lost\n")
+    for c in channels(model):
+        w(f"  {c['pid']:<7d}  {c['token']:#010x}  {c['channel']:#010x}  {c['cls']:#06x}  "
+          f"{c['submissions']:11d}  {c['entries']:10d}  {c['bytes']:8d}  {c['lost']:4d}\n")
+
+    for mark, subs in marked_submissions(model):
+        w("\n" + st.head(f"marked launch {mark['id']}: {mark['label']}") +
+          f"  ({len(subs)} submission(s) between the marks)\n")
+        for s in subs:
+            w(f"  doorbell: token {s['token']:#x} channel {s['channel']:#x} class {s['class']:#06x}"
+              f" GP_PUT {s['gp_put_prev']} -> {s['gp_put']}\n")
+            for e in s["entries"]:
+                w(f"    GP entry {e['raw']:#018x}: {e.get('kind')} address {_hx(e.get('address'))}"
+                  f" length {e.get('length_bytes')} B\n")
+            _render_methods(model, s, w)
+
+    if model.launches:
+        w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
+        for n, l in enumerate(model.launches):
+            _render_launch(n, l, w)
+
+    if show_objects and model.objects is not None:
+        w("\n" + st.head("objects") + "\n")
+        w(model.objects.to_text() + "\n")
+
+    w("\n" + st.head("stats") + "\n")
+    keys = ("records", "ioctls", "mmaps", "submissions", "submissions_lost", "doorbells",
+            "launches") if not show_stats else tuple(stats)
+    for k in keys:
+        if k in ("ioctls_by_device", "ioctls_by_escape", "shim"):
+            continue
+        w(f"  {k:18s} {stats[k]}\n")
+    if show_stats:
+        for k, v in stats["shim"].items():
+            w(f"  shim.{k:13s} {v}\n")
+        cov = coverage_stats(model)
+        if cov:
+            w(f"  named            {json.dumps(cov)}\n")
+    if model.unfinished:
+        w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
+                 f"or a process that died while writing)") + "\n")
+
+
+def _render_methods(model, sub, w):
+    """Decode a submission's segments with its channel's earlier submissions fed first,
+    so the subchannel binding comes from the channel's own SET_OBJECT when it was seen."""
+    from decoders.pushbuf import StreamDecoder
+    dec = StreamDecoder(gpu="hopper")
+    for s in model.submissions:
+        if s["index"] >= sub["index"]:
+            break
+        if s["pid"] == sub["pid"] and s["token"] == sub["token"]:
+            for g in s["segments"]:
+                dec.feed(bytes.fromhex(g["hex"]), g["va"])
+    dec.problems.clear()
+    for g in sub["segments"]:
+        data = bytes(g["_raw"]) if "_raw" in g else bytes.fromhex(g["hex"])
+        w(f"    segment at {g['va']:#x}, {g['size']} bytes:\n")
+        for pkt in dec.feed(data, g["va"]):
+            _render_packet(pkt, w)
+    for p in dec.problems:
+        w(f"      problem: {p}\n")
+
+
+MAX_CALLS = 4   # long NON_INC data (inline uploads) is summarised after this many words
+
+
+def _render_packet(pkt, w):
+    hdr = f"{pkt.header:#010x}" if pkt.header is not None else "(cont.)"
+    cls = f" class {pkt.class_id:#06x}{' (assumed)' if pkt.assumed else ''}" \
+        if pkt.class_id is not None else ""
+    w(f"      +{pkt.offset:#06x} {hdr} {pkt.form:<8s} subch {pkt.subchannel} method "
+      f"{pkt.method:#06x} count {len(pkt.data)}{cls}\n")
+    calls = pkt.calls()
+    for m, v in calls[:MAX_CALLS]:
+        name, display = pkt.describe(m, v)
+        w(f"          {display if display.startswith(name) else name + ' = ' + display}\n")
+    if len(calls) > MAX_CALLS:
+        w(f"          ... {len(calls) - MAX_CALLS} more data words\n")
+
+
+def _render_launch(n, launch, w):
+    s = launch.summary if hasattr(launch, "summary") else launch
+    grid, block, cluster = s.get("grid"), s.get("block"), s.get("cluster")
+    w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: grid "
+      f"{'x'.join(map(str, grid or []))}, block {'x'.join(map(str, block or []))}"
+      f"{', cluster ' + 'x'.join(map(str, cluster)) if cluster else ''}, "
+      f"{s.get('registers')} registers, shared memory {s.get('shared_memory_bytes')} B, "
+      f"program {_hx(s.get('program_address'))}\n")
+    for cb in s.get("constant_buffers") or []:
+        w(f"    cbank {cb.get('index')}: {_hx(cb.get('address'))} size {cb.get('size')}\n")
+    p = s.get("params")
+    if p:
+        w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {p.get('hex')}\n")
+    for sem in s.get("semaphores") or []:
+        w(f"    semaphore: {sem}\n")
+
+
+def coverage_stats(model):
+    try:
+        from decoders.ioctl import coverage
+    except ImportError:
+        return None
+    return coverage([i["_body"] for i in model.ioctls], branch=str(model.meta.get("driver", "580")).split(".")[0])
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray)):
+        return bytes(obj).hex()
+    return obj
+
+
+def to_json(model):
+    stats = model.stats()
+    cov = coverage_stats(model)
+    if cov:
+        stats.update(cov)
+    return _clean({
+        "meta": dict(model.meta, capture=model.path, header=model.header,
+                     processes=list(model.processes.values())),
+        "ioctls": model.ioctls,
+        "mmaps": model.mmaps,
+        "submissions": model.submissions,
+        "launches": [l.summary if hasattr(l, "summary") else l for l in model.launches],
+        "marks": model.marks,
+        "stats": stats,
+        "problems": [str(p) for p in model.problems],
+    })
+
+
+def render_json(model, out):
+    json.dump(to_json(model), out, indent=1, sort_keys=False, default=str)
+    out.write("\n")
+
+
+__all__ = ["render_text", "render_json", "to_json", "Counter"]

@@ -57,6 +57,23 @@ def decode_entry(value, extended_base=0):
     return out
 
 
+_LENGTH = ENTRY.by_name["ENTRY1_LENGTH"]
+_unpack_entry1_length = FieldTable(
+    "NVC86F_GP_ENTRY1_LENGTH", [("ENTRY1_LENGTH", 0, _LENGTH.lo, _LENGTH.width, None)],
+    PROVENANCE, nwords=1).unpacker()
+
+
+def segment_lengths(entries):
+    """Byte lengths of the segment entries (LENGTH != 0) among raw u64 GP entries, in
+    order: what each captured segment should hold. Control entries are skipped."""
+    out = []
+    for value in entries:
+        (length,) = _unpack_entry1_length(value >> 32)
+        if length:
+            out.append(4 * length)
+    return out
+
+
 def encode_entry(address, length_dwords, level=0, sync=0):
     """u64 of a segment entry (for tests and synthetic rings)."""
     w = ENTRY.build(ENTRY0_GET=(address & 0xFFFFFFFF) >> 2, ENTRY1_GET_HI=(address >> 32) & 0xFF,

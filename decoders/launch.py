@@ -8,6 +8,8 @@ A QMD is found from SEND_PCAS_A (VA >> 8), from an inline QMD load
 Facts used: h100-measured.md section 1 (launch order, cbank0 layout, +1 KiB shared
 memory, cluster QMDs); hw-facts.md sections 3, 4, 5.
 """
+from decoders.errors import DecodeError
+from decoders.gpfifo import segment_lengths
 from decoders.methods import class_info
 from decoders.node import Node
 from decoders.pushbuf import INC, NON_INC, ONE_INC, IMMD, HOST_METHOD_LIMIT
@@ -102,7 +104,11 @@ class SparseMemory:
 
 
 class Launch:
-    """One decoded QMD: .summary (dict) and .node (Node tree, built on first use)."""
+    """One decoded QMD: .summary (dict) and .node (Node tree, built on first use).
+
+    decode_submissions() also sets where it came from: .record_index (capture record),
+    .submission_index (n-th submission fed), .channel (work-submit token), .pid, .hChannel.
+    """
 
     def __init__(self, summary, qmd_bytes, fields, version):
         self.summary = summary
@@ -110,6 +116,14 @@ class Launch:
         self.fields = fields
         self.version = version
         self._node = None
+        self.record_index = self.submission_index = self.channel = None
+        self.pid = self.hChannel = None
+
+    @property
+    def kernel(self):
+        """True for a QMD that runs a program; False for the GRID_NULL QMD the H100 driver
+        schedules before each kernel's own QMD (captures/builtin-vadd, record 790)."""
+        return self.summary["kernel"]
 
     @property
     def node(self):
@@ -164,6 +178,9 @@ class LaunchDecoder:
         self.copies = []
         self._channels = {}
         self._launched = {}
+        # dst VA -> bytes of the last inline (I2M) upload that started there: the size of
+        # a kernel's argument block is the size of the upload to cbank0 + param base.
+        self._uploads = {}
 
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
@@ -309,6 +326,7 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"block-linear inline transfer to {st.dst:#x} "
                                                f"not reconstructed"))
             return
+        self._uploads[st.dst] = len(data)
         if st.line_count <= 1 or st.pitch in (0, st.line_length):
             self.memory.write(st.dst, data)
             return
@@ -443,6 +461,9 @@ class LaunchDecoder:
                          "payload": (f[rphi] << 32) | f[rplo],
                          "fields": {n: table.render(n, f[n]) for n in rextra if n in f}})
         arch = FAMILY_ARCH.get(family, "sm_90")
+        # A QMD that runs nothing: the GRID_NULL QMD the H100 driver schedules ahead of each
+        # kernel's own (captures/builtin-vadd record 790; h100-measured.md 1 step 3).
+        kernel = bool(program) and qmd_type != 1 and all(grid_raw)
         summary = {
             "qmd_address": va,
             "qmd_version": version,
@@ -451,6 +472,7 @@ class LaunchDecoder:
             "pushbuf_offset": pkt.offset,
             "class": f"{pkt.class_id:#06x}" if pkt.class_id is not None else None,
             "qmd_type": QMD_TYPE_NAMES.get(qmd_type, qmd_type) if qmd_type is not None else None,
+            "kernel": kernel,
             "grid": grid,
             "grid_units": "clusters" if cluster is not None else "blocks",
             "grid_raw": grid_raw,
@@ -478,17 +500,25 @@ class LaunchDecoder:
         spec = ARCH_CBANK0[arch]
         base = spec["param_base"]
         limit = (cb0["size"] - base) if cb0["size"] > base else 0x8000
-        data = self.memory.read_known(cb0["address"] + base, limit)
-        if not data and self.memory_lookup is not None:
-            data = b""
-        summary["params"] = {"offset": base, "size": len(data), "hex": data.hex(), "arch": arch}
+        # The argument block is what the stream uploaded to cbank0 + base (h100-measured.md 1
+        # step 2); with no such upload in view, the known bytes there (which may run into
+        # bytes an earlier launch left in a reused bank).
+        uploaded = self._uploads.get(cb0["address"] + base)
+        if uploaded is not None and uploaded <= limit:
+            data = self.memory.read_known(cb0["address"] + base, uploaded)
+        else:
+            uploaded = None
+            data = self.memory.read_known(cb0["address"] + base, limit)
+        summary["params"] = {"offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
+                             "uploaded": uploaded is not None}
         driver = self.memory.read_known(cb0["address"], base)
         named = {}
         for name, off, size in spec["fields"]:
             if off + size <= len(driver):
                 named[name] = int.from_bytes(driver[off:off + size], "little")
         summary["cbank0_driver"] = {"offset": 0, "size": len(driver), "fields": named,
-                                    "hex": driver.hex()}
+                                    "hex": driver.hex(),
+                                    "upload_size": self._uploads.get(cb0["address"])}
 
 
 _PLANS = {}
@@ -561,3 +591,148 @@ def build_node(launch):
         qnode.add(Node(path, fdef.name, raw=value, display=table.render(fdef.name, value),
                        offset=fdef.dword * 4))
     return root
+
+
+# -- whole captures: submissions in doorbell order ---------------------------------------
+
+TL_SF_COPIED, TL_SF_UNMAPPED, TL_SF_CLIPPED = 0x1, 0x2, 0x4       # capture/format.py TL_SF_*
+TL_SUB_WRAPPED = 0x4                                                # capture/format.py TL_SUB_*
+
+
+class SubmissionResult:
+    """What decode_submissions() found: .launches (Launch, in decode order), .problems
+    (DecodeError, each naming the record, channel and stream offset), .channels
+    ({channel key: {'token', 'hChannel', 'pid', 'submissions', 'bytes', 'binding'}})."""
+
+    def __init__(self, launches, problems, channels):
+        self.launches = launches
+        self.problems = problems
+        self.channels = channels
+
+    @property
+    def kernels(self):
+        """The launches that run a program (not the driver's GRID_NULL companions)."""
+        return [l for l in self.launches if l.summary["kernel"]]
+
+
+class SubmissionDecoder:
+    """Streaming form of decode_submissions(): feed() one SUBMISSION body at a time.
+
+    Per channel (key: pid, hClient, hChannel, token) one StreamDecoder carries SET_OBJECT
+    bindings and split method sequences from one submission to the next. One
+    LaunchDecoder per process holds the reconstructed GPU VA image, with I2M state per
+    channel: the channels of one process share one GPU address space (CUDA's unified
+    addressing), so an upload on one channel is visible to a QMD read on another.
+    """
+
+    def __init__(self, gpu="hopper", memory_lookup=None):
+        from decoders.pushbuf import StreamDecoder
+        self._stream_cls = StreamDecoder
+        self.gpu = gpu
+        self.memory_lookup = memory_lookup
+        self.launches = []
+        self.problems = []
+        self.channels = {}
+        self._streams = {}          # channel key -> StreamDecoder
+        self._seen_problems = {}    # channel key -> problems already converted
+        self._decoders = {}         # pid -> LaunchDecoder
+        self._count = 0
+
+    def decoder(self, pid=None):
+        """The LaunchDecoder (memory image, copies) of one process."""
+        ld = self._decoders.get(pid)
+        if ld is None:
+            ld = self._decoders[pid] = LaunchDecoder(gpu=self.gpu, memory_lookup=self.memory_lookup)
+        return ld
+
+    def feed(self, record_index, body, pid=None):
+        """Decode one SUBMISSION record body; returns the launches it produced."""
+        key = (pid, body.hClient, body.hChannel, body.token)
+        dec = self._streams.get(key)
+        if dec is None:
+            host = body.hClass if class_info(body.hClass) is not None else None
+            dec = self._streams[key] = self._stream_cls(gpu=self.gpu, host_class=host)
+            self.channels[key] = {"pid": pid, "token": body.token, "hChannel": body.hChannel,
+                                  "hClient": body.hClient, "host_class": dec.host_class,
+                                  "submissions": 0, "bytes": 0, "binding": dec.binding}
+            self._seen_problems[key] = 0
+        info = self.channels[key]
+        info["submissions"] += 1
+        ld = self.decoder(pid)
+        nl, nlp = len(ld.launches), len(ld.problems)
+        where = f"record {record_index} (channel token {body.token:#x})"
+        if body.flags & TL_SUB_WRAPPED or body.lost:
+            self.problems.append(DecodeError(
+                f"{where}: {body.lost} GP entries were overwritten before the capture read "
+                f"them; the method stream has a hole", path="pushbuf"))
+        lengths = segment_lengths(body.entries)
+        for k, seg in enumerate(body.segments):
+            want = lengths[k] if k < len(lengths) else seg.size
+            size = seg.size if seg.flags & TL_SF_COPIED else 0
+            if size:
+                data = seg.data if len(seg.data) == size else seg.data[:size]
+                info["bytes"] += size
+                ld.feed_methods(dec.feed(data, seg.va), channel=key)
+            if want > size:
+                why = ("segment not mapped in the traced process" if seg.flags & TL_SF_UNMAPPED
+                       else "segment clipped by the capture")
+                dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
+                        seg.va + size)
+        self._convert(key, dec, ld, nlp, where)
+        new = ld.launches[nl:]
+        n = self._count
+        for launch in new:
+            launch.record_index = record_index
+            launch.submission_index = n
+            launch.channel = body.token
+            launch.pid = pid
+            launch.hChannel = body.hChannel
+            s = launch.summary
+            s["record_index"] = record_index
+            s["submission_index"] = n
+            s["channel"] = body.token
+        self._count = n + 1
+        self.launches.extend(new)
+        return new
+
+    def _convert(self, key, dec, ld, nlp, where):
+        done = self._seen_problems[key]
+        for p in dec.problems[done:]:
+            self.problems.append(DecodeError(f"{where}: {p.message}", path="pushbuf",
+                                             offset=p.offset))
+        self._seen_problems[key] = len(dec.problems)
+        for p in ld.problems[nlp:]:
+            self.problems.append(DecodeError(f"{where}: {p['message']}", path="launch",
+                                             offset=p["offset"]))
+
+    def finish(self):
+        """End of capture: a channel whose stream stops inside a sequence is a problem."""
+        for key, dec in self._streams.items():
+            dec.finish()
+            ld = self.decoder(key[0])
+            self._convert(key, dec, ld, len(ld.problems), f"end of capture (channel token "
+                                                          f"{key[3]:#x})")
+        return SubmissionResult(self.launches, self.problems, self.channels)
+
+
+def decode_submissions(submissions, gpu="hopper", memory_lookup=None):
+    """Decode every SUBMISSION of a capture, in record order, into launches.
+
+    submissions: an iterable (a generator is fine: nothing is kept but channel state and
+    the reconstructed memory) of `(record_index, body)` or `(record_index, body, pid)`,
+    where body is a SUBMISSION record body as decoders.capture.reader parses it (fields
+    token, hClient, hChannel, hClass, flags, lost, entries, segments[va, size, flags,
+    data]) and pid the recording process (None when the caller has one process).
+    Submissions of one channel must come in doorbell order (capture record order is).
+
+    Returns a SubmissionResult: .launches (each a Launch with .summary, .node,
+    .record_index, .submission_index, .channel), .kernels, .problems (DecodeError).
+    Never raises on stream content.
+    """
+    dec = SubmissionDecoder(gpu=gpu, memory_lookup=memory_lookup)
+    for item in submissions:
+        if len(item) == 3:
+            dec.feed(item[0], item[1], item[2])
+        else:
+            dec.feed(item[0], item[1])
+    return dec.finish()

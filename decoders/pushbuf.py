@@ -291,6 +291,23 @@ class StreamDecoder:
                          if take < remaining else None)
         return take
 
+    def gap(self, length, why, va=None):
+        """`length` stream bytes are missing here (a segment the capture could not copy):
+        drop a sequence waiting for data and a partial word, say so, and go on after them.
+        SET_OBJECT bindings are kept: they live in the channel, not in the segment."""
+        if self._pending is not None:
+            form, subch, method, remaining, header, hoff = self._pending
+            self.problems.append(Problem(
+                self.position,
+                f"{why}: the {form} sequence of header {header:#010x} at offset {hoff:#x} "
+                f"loses {remaining} data word(s)", va))
+            self._pending = None
+        elif length:
+            self.problems.append(Problem(self.position, f"{why}: {length} byte(s) not decoded",
+                                         va))
+        self._tail = b""
+        self.position += length
+
     def finish(self):
         """End of stream: report a sequence still waiting for data, or a partial word."""
         if self._pending is not None:

@@ -29,7 +29,7 @@ from decoders.uvm.ioctls import UVM_TOOLS_COMMANDS, uvm_command
 
 TL_IF_ARG_BEFORE, TL_IF_ARG_AFTER, TL_IF_UVM_SIZE_UNKNOWN = 0x1, 0x2, 0x4
 TL_BUF_RM_CONTROL_PARAMS, TL_BUF_RM_ALLOC_PARAMS, TL_BUF_XFER_ARGS = 1, 2, 3
-TL_BF_BEFORE, TL_BF_AFTER, TL_BF_TRUNCATED = 0x1, 0x2, 0x4
+TL_BF_BEFORE, TL_BF_AFTER, TL_BF_TRUNCATED, TL_BF_SIZE_FROM_CLASS = 0x1, 0x2, 0x4, 0x8
 
 KNOWN_BRANCHES = ("580", "595")
 
@@ -334,6 +334,7 @@ class _Builder:
         if buf is None:
             if pointer:
                 self.note(f"params ({size} B at {pointer:#x}) not captured")
+                self.info.params_decoded = False
             elif not optional and size:
                 self.note("params pointer is NULL")
             if spec is None and not pointer:
@@ -345,6 +346,11 @@ class _Builder:
         after = _get(buf, "after", b"") if bflags & TL_BF_AFTER else None
         if bflags & TL_BF_TRUNCATED:
             self.note(f"params truncated by the shim to {bsize} of {size} B")
+        if bflags & TL_BF_SIZE_FROM_CLASS and not size:
+            # libcuda's RM_ALLOC passes paramsSize 0 (seen on the H100, captures/builtin-vadd);
+            # the shim copied the class's params size from its table (shim/abi.h).
+            self.note(f"paramsSize 0: {bsize} B copied by class size")
+            size = bsize
         if before is None:
             self.note("params before-copy failed")
         if spec is None:
@@ -355,7 +361,9 @@ class _Builder:
         if note:
             self.note(note)
         if st.sizeof() != size:
+            # A layout that disagrees with the caller's size is not trusted as decoded.
             self.note(f"paramsSize {size} != sizeof({sname}) {st.sizeof()}: decoded what is whole")
+            self.info.params_decoded = False
         ins, outs, notes, after_nodes = _render_pair(
             st, before or b"", after or b"", before is not None, after is not None,
             "ioctl.params", hints, tables)

@@ -32,7 +32,7 @@ def test_controls_data_is_generated_from_tsv():
 
 
 def test_controls_branch_columns():
-    assert len(controls.CONTROLS["595"]) == 1533          # unique values in the TSV
+    assert len(controls.CONTROLS["595"]) == 1533 + len(controls.EXTRA_PUBLIC)  # TSV + hand-added
     # 580 lacks the 66 "absent" rows; the two "differs" rows move.
     assert controls.CONTROLS["580"][0x208081EA] == "NV2080_CTRL_CMD_RUSD_GET_SUPPORTED_FEATURES"
     assert controls.CONTROLS["580"][0x208001EB] == "NV2080_CTRL_CMD_GPU_FORCE_GSP_UNLOAD"
@@ -42,12 +42,23 @@ def test_controls_branch_columns():
 
 
 def test_nonpublic_controls_show_numbers():
-    # h100-measured.md 3: issued by CUDA on 580, not in the public headers.
-    for cmd in (0xCB330101, 0x20810108, 0x20808159, 0x20808162, 0x20800145, 0x20809038):
+    # h100-measured.md 3 listed 7 numbers as non-public; two of them are public after all
+    # (ctrl906f.h NV906F_CTRL_GET_CLASS_ENGINEID, ctrlcb33.h
+    # NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES: names without the _CTRL_CMD_ pattern
+    # the TSV extraction matched). The other five have no SDK define.
+    for cmd in (0x20810108, 0x20808159, 0x20808162, 0x20800145, 0x20809038):
         info = controls.control_info(cmd, "580")
         assert not info.public
+        assert cmd in controls.NON_PUBLIC
         text = controls.control_display(cmd, "580")
         assert "non-public" in text and f"idx {cmd & 0xff:#04x}" in text
+
+
+def test_public_controls_missed_by_the_tsv_are_named():
+    for branch in ("580", "595"):
+        assert controls.control_info(0x906F0101, branch).name == "NV906F_CTRL_GET_CLASS_ENGINEID"
+        assert (controls.control_info(0xCB330101, branch).name
+                == "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES")
 
 
 def test_unknown_branch_names_only_where_580_and_595_agree():

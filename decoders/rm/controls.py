@@ -71,7 +71,40 @@ def _build():
     return tables, aliases, headers
 
 
-CONTROLS, CONTROL_ALIASES, CONTROL_HEADERS = _build()
+# Public controls the TSV extraction missed: their names do not follow the NVxxxx_CTRL_CMD_
+# pattern it matched. Hand-added; each read in NVIDIA/open-gpu-kernel-modules
+# src/common/sdk/nvidia/inc/ctrl/ (ctrl906f.h at 1739a20e; ctrlcb33.h at 18b7303c and a later
+# copy with multiGpuMode) and seen on the H100 in captures/builtin-vadd (28 and 1 calls).
+# Both are in the NVOC export tables of 580 and 595 (g_kernel_channel_nvoc.c,
+# g_conf_compute_api_nvoc.c), so they are named on both branches.
+EXTRA_PUBLIC = (
+    (0x906F0101, "NV906F_CTRL_GET_CLASS_ENGINEID", "ctrl906f.h"),
+    (0xCB330101, "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES", "ctrlcb33.h"),
+)
+
+# Controls CUDA issues on 580 that no public SDK header defines, with what is known of them.
+# They decode as class/category/index, flagged non-public, with this note.
+NON_PUBLIC = {
+    0x20800145: "no SDK define; NVOC export subdeviceCtrlCmdGpuAcquireComputeModeReservation, "
+                "paramSize 0 (src/nvidia/generated/g_subdevice_nvoc.c)",
+    0x20808159: "no SDK define (bit 15 set: legacy non-privileged numbering)",
+    0x20808162: "no SDK define (bit 15 set: legacy non-privileged numbering)",
+    0x20809038: "no SDK define (bit 15 set: legacy non-privileged numbering)",
+    0x20810108: "NV2081_BINAPI control: RM forwards the buffer opaquely, no params struct "
+                "is public",
+}
+
+
+def _build_all():
+    tables, aliases, headers = _build()
+    for value, name, header in EXTRA_PUBLIC:
+        headers[name] = header
+        for branch in tables:
+            tables[branch].setdefault(value, name)
+    return tables, aliases, headers
+
+
+CONTROLS, CONTROL_ALIASES, CONTROL_HEADERS = _build_all()
 CONTROLS_BY_NAME = {b: {n: v for v, n in t.items()} for b, t in CONTROLS.items()}
 
 Control = namedtuple("Control", "cmd name public cls cls_name category category_name legacy index note")
@@ -104,6 +137,8 @@ def control_info(cmd, branch="580"):
                 note = f"not in the {branch} headers ({'/'.join(others)} name: {CONTROLS[others[0]][cmd]})"
     if name is None and not note:
         note = "non-public: not in the public headers of this branch"
+        if cmd in NON_PUBLIC:
+            note += f"; {NON_PUBLIC[cmd]}"
     return Control(cmd, name, name is not None, cls, cname, category, cat_name,
                    LEGACY.get(legacy, ""), index, note)
 

@@ -16,12 +16,13 @@ the decoder prints them with "pointer: not followed, contents not captured".
 """
 from collections import namedtuple
 
-from construct import Array, Bytes, Int8ul, Int16ul, Int32ul, Int64ul, Padding, Struct
+from construct import Array, Bytes, Int8ul, Int16ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
 from decoders.rm.allocparams import NV2080_ENGINE_TYPE
 from decoders.rm.nvos import NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS
 
 NvU8, NvU16, NvU32, NvU64, NvP64 = Int8ul, Int16ul, Int32ul, Int64ul, Int64ul
+NvS32 = Int32sl
 NvHandle = NvU32
 NvBool = NvU8
 
@@ -40,7 +41,7 @@ NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS = Struct(
 NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS = Struct("gpuIds" / Array(32, NvU32))
 NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS = Struct(
     "gpuId" / NvU32, "gpuFlags" / NvU32, "deviceInstance" / NvU32, "subDeviceInstance" / NvU32,
-    "sliStatus" / NvU32, "boardId" / NvU32, "gpuInstance" / NvU32, "numaId" / NvU32)
+    "sliStatus" / NvU32, "boardId" / NvU32, "gpuInstance" / NvU32, "numaId" / NvS32)
 NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS = Struct(
     "numClasses" / NvU32, "reserved0" / Padding(4), "classList" / NvP64)
 NV0080_CTRL_GPU_GET_NUM_SUBDEVICES_PARAMS = Struct("numSubDevices" / NvU32)
@@ -62,6 +63,79 @@ NV2080_CTRL_EVENT_SET_NOTIFICATION_PARAMS = Struct(
     "event" / NvU32, "action" / NvU32, "bNotifyState" / NvBool, "reserved0" / Padding(3),
     "info32" / NvU32, "info16" / NvU16, "reserved1" / Padding(2))
 
+# --- Added for the controls seen in captures/builtin-vadd (H100, 580.159.04). Each layout read
+# in NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ (ctrl0000client.h,
+# ctrl0000gpu.h, ctrl0000system.h, ctrl0080*.h, ctrl2080gr.h, ctrl2080gpu.h, ctrl2080bus.h,
+# ctrl2080ce.h, ctrl2080gsp.h, ctrl503c.h, ctrl83dedebug.h, ctrl90e6.h, ctrlcb33.h) and checked
+# against the capture: sizeof == the paramsSize libcuda passed, and the outputs make sense
+# (tests/test_golden_ioctl.py). NV2080_CTRL_GR_ROUTE_INFO {NvU32 flags; NvU64 route} (8-aligned).
+NV2080_CTRL_GR_ROUTE_INFO = Struct("flags" / NvU32, "reserved0" / Padding(4), "route" / NvU64)
+
+NV0000_CTRL_CLIENT_GET_ADDR_SPACE_TYPE_PARAMS = Struct(
+    "hObject" / NvHandle, "mapFlags" / NvU32, "addrSpaceType" / NvU32)
+NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE = {0: "INVALID", 1: "SYSMEM", 2: "VIDMEM", 3: "REGMEM",
+                                              4: "FABRIC"}
+# RS_SHARE_POLICY (nvos.h) is declared in decoders/rm/nvos.py.
+from decoders.rm.nvos import RS_SHARE_POLICY  # noqa: E402
+NV0000_CTRL_CLIENT_SET_INHERITED_SHARE_POLICY_PARAMS = Struct("sharePolicy" / RS_SHARE_POLICY)
+NV0000_CTRL_SYSTEM_GET_FEATURES_PARAMS = Struct("featuresMask" / NvU32)
+NV0000_CTRL_GPU_GET_ID_INFO_PARAMS = Struct(
+    "gpuId" / NvU32, "gpuFlags" / NvU32, "deviceInstance" / NvU32, "subDeviceInstance" / NvU32,
+    "szName" / NvP64, "sliStatus" / NvU32, "boardId" / NvU32, "gpuInstance" / NvU32,
+    "numaId" / NvS32)
+NV0000_CTRL_GPU_ATTACH_IDS_PARAMS = Struct("gpuIds" / Array(32, NvU32), "failedId" / NvU32)
+NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS = Struct("enableMask" / NvU32)
+NV0000_CTRL_GPU_ACTIVE_DEVICE = Struct(
+    "gpuId" / NvU32, "gpuInstanceId" / NvU32, "computeInstanceId" / NvU32)
+NV0000_CTRL_GPU_GET_ACTIVE_DEVICE_IDS_PARAMS = Struct(
+    "numDevices" / NvU32, "devices" / Array(256, NV0000_CTRL_GPU_ACTIVE_DEVICE))
+NV0080_CTRL_GPU_GET_VIRTUALIZATION_MODE_PARAMS = Struct(
+    "virtualizationMode" / NvU32, "isGridBuild" / NvBool, "reserved0" / Padding(3))
+NV0080_CTRL_FB_GET_CAPS_V2_PARAMS = Struct("capsTbl" / Array(3, NvU8))
+NV0080_CTRL_HOST_GET_CAPS_V2_PARAMS = Struct("capsTbl" / Array(3, NvU8))
+NV0080_CTRL_PERF_CUDA_LIMIT_CONTROL_PARAMS = Struct("bCudaLimit" / NvBool)
+NV2080_CTRL_GPU_GET_SIMULATION_INFO_PARAMS = Struct("type" / NvU32)
+NV2080_CTRL_GPU_QUERY_COMPUTE_MODE_RULES_PARAMS = Struct("rules" / NvU32)
+NV2080_CTRL_GPU_COMPUTE_POLICY_CONFIG = Struct("type" / NvU32, "data" / NvU32)
+NV2080_CTRL_GPU_GET_COMPUTE_POLICY_CONFIG_PARAMS = Struct(
+    "numConfigs" / NvU32, "configList" / Array(32, NV2080_CTRL_GPU_COMPUTE_POLICY_CONFIG))
+NV2080_CTRL_GR_GET_INFO_PARAMS = Struct(
+    "grInfoListSize" / NvU32, "reserved0" / Padding(4), "grInfoList" / NvP64,
+    "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO)
+NV2080_CTRL_GR_SET_CTXSW_PREEMPTION_MODE_PARAMS = Struct(
+    "flags" / NvU32, "hChannel" / NvHandle, "gfxpPreemptMode" / NvU32, "cilpPreemptMode" / NvU32,
+    "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO)
+NV2080_CTRL_GR_GET_CTX_BUFFER_SIZE_PARAMS = Struct(
+    "hChannel" / NvHandle, "reserved0" / Padding(4), "totalBufferSize" / NvU64)
+NV2080_CTRL_GR_GET_CAPS_V2_PARAMS = Struct(
+    "capsTbl" / Array(23, NvU8), "reserved0" / Padding(1), "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO,
+    "bCapsPopulated" / NvBool, "reserved1" / Padding(7))
+NV2080_CTRL_GR_GET_GPC_MASK_PARAMS = Struct(
+    "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO, "gpcMask" / NvU32, "reserved0" / Padding(4))
+NV2080_CTRL_GR_GET_TPC_MASK_PARAMS = Struct(
+    "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO, "gpcId" / NvU32, "tpcMask" / NvU32)
+NV2080_CTRL_BUS_GET_PCI_INFO_PARAMS = Struct(
+    "pciDeviceId" / NvU32, "pciSubSystemId" / NvU32, "pciRevisionId" / NvU32,
+    "pciExtDeviceId" / NvU32)
+NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS = Struct(
+    "capsTbl" / Array(64, Array(2, NvU8)), "present" / NvU64)
+NV2080_CTRL_GSP_GET_FEATURES_PARAMS = Struct(
+    "gspFeatures" / NvU32, "bValid" / NvBool, "bDefaultGspRmGpu" / NvBool,
+    "firmwareVersion" / Bytes(0x40), "reserved0" / Padding(2))
+NV503C_CTRL_REGISTER_VA_SPACE_PARAMS = Struct(
+    "hVASpace" / NvHandle, "reserved0" / Padding(4), "vaSpaceToken" / NvU64)
+NV503C_CTRL_REGISTER_VIDMEM_PARAMS = Struct(
+    "hMemory" / NvHandle, "reserved0" / Padding(4), "address" / NvU64, "size" / NvU64,
+    "offset" / NvU64)
+NV83DE_CTRL_DEBUG_SET_EXCEPTION_MASK_PARAMS = Struct("exceptionMask" / NvU32)
+NV90E6_CTRL_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK_PARAMS = Struct(
+    "eccMask" / NvU32, "nvlinkMask" / NvU32)
+NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS = Struct(
+    "cpuCapability" / NvU8, "gpusCapability" / NvU8, "environment" / NvU8, "ccFeature" / NvU8,
+    "devToolsMode" / NvU8, "multiGpuMode" / NvU8)
+NV_CONF_COMPUTE_GPUS_CAPABILITY = {0: "NONE", 1: "APM", 2: "HCC"}
+NV_CONF_COMPUTE_CPU_CAPABILITY = {0: "NONE", 1: "AMD_SEV", 2: "INTEL_TDX"}
+
 # {index, data} entry of the *_GET_INFO_V2 lists.
 NV2080_CTRL_INFO_ENTRY = Struct("index" / NvU32, "data" / NvU32)
 
@@ -76,6 +150,8 @@ NV2080_CTRL_GR_GET_INFO_V2_LIST = LIST(Struct("grInfoListSize" / NvU32), "grInfo
                                        "grInfoList", NV2080_CTRL_INFO_ENTRY, None)
 NV2080_CTRL_GPU_GET_ENGINES_V2_LIST = LIST(Struct("engineCount" / NvU32), "engineCount",
                                            "engineList", NvU32, 0x54)
+NV2080_CTRL_BUS_GET_INFO_V2_LIST = LIST(Struct("busInfoListSize" / NvU32), "busInfoListSize",
+                                        "busInfoList", NV2080_CTRL_INFO_ENTRY, None)
 NV0080_CTRL_GPU_GET_CLASSLIST_V2_LIST = LIST(Struct("numClasses" / NvU32), "numClasses",
                                              "classList", NvU32, None)
 
@@ -136,7 +212,97 @@ CTRL_PARAMS = {
                  NV2080_CTRL_EVENT_SET_NOTIFICATION_PARAMS, {"bNotifyState": "bool"}),
 }
 
-TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE}
+CTRL_PARAMS.update({
+    0x00000D01: ("NV0000_CTRL_CLIENT_GET_ADDR_SPACE_TYPE_PARAMS",
+                 NV0000_CTRL_CLIENT_GET_ADDR_SPACE_TYPE_PARAMS,
+                 {"mapFlags": "hex", "addrSpaceType": "enum:ADDR_SPACE_TYPE"}),
+    0x00000D04: ("NV0000_CTRL_CLIENT_SET_INHERITED_SHARE_POLICY_PARAMS",
+                 NV0000_CTRL_CLIENT_SET_INHERITED_SHARE_POLICY_PARAMS,
+                 {"sharePolicy.": {"target": "hex", "accessMask": "hex"}}),
+    0x000001F0: ("NV0000_CTRL_SYSTEM_GET_FEATURES_PARAMS", NV0000_CTRL_SYSTEM_GET_FEATURES_PARAMS,
+                 {"featuresMask": "hex"}),
+    0x00000202: ("NV0000_CTRL_GPU_GET_ID_INFO_PARAMS", NV0000_CTRL_GPU_GET_ID_INFO_PARAMS,
+                 {"gpuId": "hex", "gpuFlags": "hex", "szName": _UNCAPTURED, "numaId": "dec"}),
+    0x00000215: ("NV0000_CTRL_GPU_ATTACH_IDS_PARAMS", NV0000_CTRL_GPU_ATTACH_IDS_PARAMS,
+                 {"gpuIds[]": "hex", "failedId": "hex"}),
+    0x0000027B: ("NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS", NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS,
+                 {"enableMask": "hex"}),
+    0x00000288: ("NV0000_CTRL_GPU_GET_ACTIVE_DEVICE_IDS_PARAMS",
+                 NV0000_CTRL_GPU_GET_ACTIVE_DEVICE_IDS_PARAMS,
+                 {"numDevices": "count_of:devices"}),
+    0x00800289: ("NV0080_CTRL_GPU_GET_VIRTUALIZATION_MODE_PARAMS",
+                 NV0080_CTRL_GPU_GET_VIRTUALIZATION_MODE_PARAMS, {"isGridBuild": "bool"}),
+    0x00801307: ("NV0080_CTRL_FB_GET_CAPS_V2_PARAMS", NV0080_CTRL_FB_GET_CAPS_V2_PARAMS,
+                 {"capsTbl[]": "hex"}),
+    0x00801402: ("NV0080_CTRL_HOST_GET_CAPS_V2_PARAMS", NV0080_CTRL_HOST_GET_CAPS_V2_PARAMS,
+                 {"capsTbl[]": "hex"}),
+    0x00801909: ("NV0080_CTRL_PERF_CUDA_LIMIT_CONTROL_PARAMS",
+                 NV0080_CTRL_PERF_CUDA_LIMIT_CONTROL_PARAMS, {"bCudaLimit": "bool"}),
+    0x20800119: ("NV2080_CTRL_GPU_GET_SIMULATION_INFO_PARAMS",
+                 NV2080_CTRL_GPU_GET_SIMULATION_INFO_PARAMS, {}),
+    0x20800131: ("NV2080_CTRL_GPU_QUERY_COMPUTE_MODE_RULES_PARAMS",
+                 NV2080_CTRL_GPU_QUERY_COMPUTE_MODE_RULES_PARAMS, {"rules": "hex"}),
+    0x20800195: ("NV2080_CTRL_GPU_GET_COMPUTE_POLICY_CONFIG_PARAMS",
+                 NV2080_CTRL_GPU_GET_COMPUTE_POLICY_CONFIG_PARAMS,
+                 {"numConfigs": "count_of:configList"}),
+    0x20801201: ("NV2080_CTRL_GR_GET_INFO_PARAMS", NV2080_CTRL_GR_GET_INFO_PARAMS,
+                 {"grInfoList": _UNCAPTURED}),
+    0x20801210: ("NV2080_CTRL_GR_SET_CTXSW_PREEMPTION_MODE_PARAMS",
+                 NV2080_CTRL_GR_SET_CTXSW_PREEMPTION_MODE_PARAMS, {"flags": "hex"}),
+    0x20801218: ("NV2080_CTRL_GR_GET_CTX_BUFFER_SIZE_PARAMS",
+                 NV2080_CTRL_GR_GET_CTX_BUFFER_SIZE_PARAMS, {"totalBufferSize": "hex"}),
+    0x20801227: ("NV2080_CTRL_GR_GET_CAPS_V2_PARAMS", NV2080_CTRL_GR_GET_CAPS_V2_PARAMS,
+                 {"capsTbl[]": "hex", "bCapsPopulated": "bool"}),
+    0x2080122A: ("NV2080_CTRL_GR_GET_GPC_MASK_PARAMS", NV2080_CTRL_GR_GET_GPC_MASK_PARAMS,
+                 {"gpcMask": "hex"}),
+    0x2080122B: ("NV2080_CTRL_GR_GET_TPC_MASK_PARAMS", NV2080_CTRL_GR_GET_TPC_MASK_PARAMS,
+                 {"gpcId": "dec", "tpcMask": "hex"}),
+    0x20801801: ("NV2080_CTRL_BUS_GET_PCI_INFO_PARAMS", NV2080_CTRL_BUS_GET_PCI_INFO_PARAMS,
+                 {"pciDeviceId": "hex", "pciSubSystemId": "hex", "pciRevisionId": "hex",
+                  "pciExtDeviceId": "hex"}),
+    0x20801823: ("NV2080_CTRL_BUS_GET_INFO_V2_PARAMS", NV2080_CTRL_BUS_GET_INFO_V2_LIST, {}),
+    0x20802A0A: ("NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS", NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS,
+                 {"present": "hex"}),
+    0x20803601: ("NV2080_CTRL_GSP_GET_FEATURES_PARAMS", NV2080_CTRL_GSP_GET_FEATURES_PARAMS,
+                 {"gspFeatures": "hex", "bValid": "bool", "bDefaultGspRmGpu": "bool",
+                  "firmwareVersion": "str"}),
+    0x503C0102: ("NV503C_CTRL_REGISTER_VA_SPACE_PARAMS", NV503C_CTRL_REGISTER_VA_SPACE_PARAMS,
+                 {"vaSpaceToken": "hex"}),
+    0x503C0104: ("NV503C_CTRL_REGISTER_VIDMEM_PARAMS", NV503C_CTRL_REGISTER_VIDMEM_PARAMS,
+                 {"address": "hex", "size": "hex", "offset": "hex"}),
+    0x83DE0309: ("NV83DE_CTRL_DEBUG_SET_EXCEPTION_MASK_PARAMS",
+                 NV83DE_CTRL_DEBUG_SET_EXCEPTION_MASK_PARAMS, {"exceptionMask": "hex"}),
+    0x90E60102: ("NV90E6_CTRL_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK_PARAMS",
+                 NV90E6_CTRL_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK_PARAMS,
+                 {"eccMask": "hex", "nvlinkMask": "hex"}),
+    0xCB330101: ("NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS",
+                 NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS,
+                 {"cpuCapability": "enum:CC_CPU_CAPABILITY",
+                  "gpusCapability": "enum:CC_GPUS_CAPABILITY"}),
+})
+
+# Controls seen on the H100 whose params are NOT declared, and why (tests/test_golden_ioctl.py
+# lists every undecoded call of a capture against this table).
+UNDECLARED = {
+    0x00000214: "GET_PROBED_IDS: 384 B on 580, the read header has 2 x NvU32[32] = 256 B; "
+                "580 layout not read",
+    0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
+    0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
+    0x2080012F: "QUERY_ECC_STATUS: 1464 B, per-unit table whose 580 unit count was not read",
+    0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",
+    0x2080121B: "GR_GET_GLOBAL_SM_ORDER: 9240 B, not declared",
+    0x20801230: "GR_GET_SM_ISSUE_RATE_MODIFIER: layout not read",
+    0x20801803: "BUS_GET_PCI_BAR_INFO: layout not read",
+    0x2080182A: "BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS: layout not read",
+    0x2080182B: "BUS_GET_C2C_INFO: layout not read",
+    0x20803002: "NVLINK_GET_NVLINK_STATUS: 13344 B, not declared",
+    0x20803801: "GRMGR_GET_GR_FS_INFO: 1928 B, request/response union not declared",
+}
+
+TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
+          "ADDR_SPACE_TYPE": NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE,
+          "CC_GPUS_CAPABILITY": NV_CONF_COMPUTE_GPUS_CAPABILITY,
+          "CC_CPU_CAPABILITY": NV_CONF_COMPUTE_CPU_CAPABILITY}
 
 _LIST_CACHE = {}
 

@@ -293,7 +293,7 @@ class _Builder:
         self.info.control_public = info.public
         self.info.control_named = info.public or info.cls_name is not None
         self.add("ioctl.control", "control", cmd,
-                 info.name or f"{cmd:#010x} {numbers_display(info)}",
+                 info.name or control_display(cmd, self.branch),
                  note=info.note if not info.public else (info.note or ""))
         size = args.get("paramsSize", 0)
         self.params(TL_BUF_RM_CONTROL_PARAMS, args.get("params", 0), size,

@@ -8,7 +8,10 @@ Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Fa
 * RM_MAP_MEMORY_DMA returns the GPU VA (dmaOffset) of hMemory+offset in hDma;
   UVM_MAP_EXTERNAL_ALLOCATION maps hMemory+offset at base; UVM_FREE(base) removes it.
 * Channel alloc params (NV_CHANNEL_ALLOC_PARAMS) give the GPFIFO VA, entries, USERD memory
-  and offset, engine; NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN on the channel gives the
+  and offset, engine. libcuda on the H100 leaves the channel's engineType 0 (NULL) and sets it
+  on the parent channel group (KEPLER_CHANNEL_GROUP_A, NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS;
+  captures/builtin-vadd): the channel's engine is then taken from its group, and
+  `engine_from` says which. NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN on the channel gives the
   doorbell token. The runlist shown is token >> 16: an inference from the tokens measured on
   the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
   runlists), not a documented field.
@@ -68,12 +71,22 @@ class Channel:
     userd_memory: int = None
     userd_offset: int = None
     engine: str = None
+    engine_from: str = None
     runlist: int = None
     context_share: int = None
     freed: bool = False
 
     def to_json(self):
         return dict(self.__dict__)
+
+
+@dataclass
+class Resolved:
+    """A GPU VA resolved to a memory object: `offset` into it, the mapping `how`, `cpu_addr`."""
+    obj: RmObject
+    offset: int
+    how: str
+    cpu_addr: int = None
 
 
 class ObjectTree:
@@ -134,11 +147,14 @@ class ObjectTree:
         elif obj.role == "channel" and "gpFifoOffset" in p:
             userd = (p.get("hUserdMemory") or [None])[0]
             uoff = (p.get("userdOffset") or [None])[0]
-            eng = p.get("engineType")
+            eng, eng_from = p.get("engineType"), "channel alloc params"
+            group = self.objects.get(obj.parent)
+            if not eng and group is not None and group.params.get("engineType"):
+                eng, eng_from = group.params["engineType"], f"channel group {group.handle:#x}"
             self.channels[handle] = Channel(
                 handle, hclass, obj.class_name, obj.parent, gpfifo_va=p.get("gpFifoOffset"),
                 entries=p.get("gpFifoEntries"), userd_memory=userd or p.get("hObjectBuffer"),
-                userd_offset=uoff, engine=NV2080_ENGINE_TYPE.get(eng, eng),
+                userd_offset=uoff, engine=NV2080_ENGINE_TYPE.get(eng, eng), engine_from=eng_from,
                 context_share=p.get("hContextShare"))
 
     _on_rm_alloc_object = _on_rm_alloc
@@ -246,21 +262,43 @@ class ObjectTree:
         return (f"offset {off:#x} in memory object {obj.handle:#x} ({obj.class_name}, {size}, "
                 f"{obj.location or 'location ?'}, {cpu_text})" + (f" [{how}]" if how else ""))
 
-    def resolve_va(self, va):
-        """Where GPU VA `va` lands: memory object and offset, or None when unknown."""
+    def resolve(self, va):
+        """Where GPU VA `va` lands, as data: a Resolved, or None when no mapping covers it.
+
+        GPU mappings (UVM_MAP_EXTERNAL_ALLOCATION, RM_MAP_MEMORY_DMA) are searched first; a
+        CPU mapping at the same address is accepted only as a fallback and says so (`how`).
+        `cpu_addr` is where the bytes are visible to the process (None without a CPU mapping).
+        """
         for obj in self.objects.values():
             if obj.freed:
                 continue
             for m in obj.gpu_mappings:
                 if m["va"] is not None and m["va"] <= va < m["va"] + (m["length"] or 0):
-                    return self._describe(obj, va - m["va"] + m["offset"], "")
+                    off = va - m["va"] + (m["offset"] or 0)
+                    return Resolved(obj, off, m["via"], self._cpu_addr(obj, off))
         for obj in self.objects.values():
             if obj.freed:
                 continue
             for m in obj.cpu_mappings:
                 if m["addr"] <= va < m["addr"] + (m["length"] or 0):
-                    return self._describe(obj, va - m["addr"] + m["offset"],
-                                          "matched by CPU VA (GPU VA == CPU VA assumed)")
+                    off = va - m["addr"] + (m["offset"] or 0)
+                    return Resolved(obj, off, "matched by CPU VA (GPU VA == CPU VA assumed)", va)
+        return None
+
+    @staticmethod
+    def _cpu_addr(obj, off):
+        for m in obj.cpu_mappings:
+            moff = m["offset"] or 0
+            if moff <= off < moff + (m["length"] or 0):
+                return m["addr"] + off - moff
+        return None
+
+    def resolve_va(self, va):
+        """Where GPU VA `va` lands: memory object and offset, or None when unknown."""
+        r = self.resolve(va)
+        if r is not None:
+            how = "" if r.how.startswith(("UVM_", "RM_MAP")) else r.how
+            return self._describe(r.obj, r.offset, how)
         for base, limit, h in self.virtual_ranges:
             if base <= va <= limit:
                 obj = self.objects.get(h)
@@ -309,5 +347,6 @@ class ObjectTree:
                       if c.userd_memory is not None and c.userd_offset is not None else "?")
                 lines.append(f"  {c.handle:#x} {c.class_name} token {tok} runlist {rl} (token>>16, "
                              f"inferred) gpfifo {gp} entries {c.entries} userd {ud} engine {c.engine}"
+                             + (f" (from {c.engine_from})" if c.engine_from else "")
                              + (" (freed)" if c.freed else ""))
         return "\n".join(lines)

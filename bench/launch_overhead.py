@@ -56,12 +56,33 @@ def run_mode(mode, launches, workdir):
     cap = Path(workdir) / f"bench-{mode}.tlc"
     log = Path(workdir) / "child.json"
     wrapped = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh"] + argv
-    rc = run_traced(wrapped, cap, mode=mode)
+    shim_mode, _, variant = mode.partition("+")
+    env = dict(os.environ)
+    if variant == "memcpy":   # plain memcpy instead of streaming loads for the pushbuffer copy
+        env["TRACE_LAUNCH_COPY"] = "memcpy"
+    rc = run_traced(wrapped, cap, mode=shim_mode, env=env)
     if rc != 0:
         raise RuntimeError(f"{mode} run failed with {rc}")
     size = cap.stat().st_size
+    CYCLES[mode].append(shim_cycles(cap))
     cap.unlink()
     return json.loads(log.read_text().strip().splitlines()[-1]), size
+
+
+CYCLES = __import__("collections").defaultdict(list)
+
+
+def shim_cycles(cap):
+    """TSC cycles per doorbell spent in each phase of the capture (from the STATS record)."""
+    from decoders.capture.format import TL_STATS_NAMES
+    from decoders.capture.reader import CaptureReader, open_capture
+    stats = {}
+    for r in CaptureReader(open_capture(cap)).records():
+        if r.type == "STATS":
+            for name, v in zip(TL_STATS_NAMES, r.body.counters):
+                stats[name] = stats.get(name, 0) + v
+    d = max(stats.get("doorbells", 0), 1)
+    return {k[len("cycles_"):]: stats.get(k, 0) / d for k in TL_STATS_NAMES if k.startswith("cycles_")}
 
 
 def main():
@@ -85,13 +106,18 @@ def main():
                 results.setdefault(mode, []).append((r["ns"] / r["launches"] / 1000.0, size))
     base = statistics.median(x for x, _ in results["native"])
     table = {}
-    print(f"{'mode':8} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17}   ({args.launches} launches, median of {args.reps})")
+    print(f"{'mode':12} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17}   ({args.launches} launches, median of {args.reps})")
     for mode in modes:
         us = statistics.median(x for x, _ in results[mode])
         bpl = statistics.median(s for _, s in results[mode]) / args.launches
         table[mode] = {"us_per_launch": us, "ratio": us / base, "bytes_per_launch": bpl,
                        "runs_us": [x for x, _ in results[mode]]}
-        print(f"{mode:8} {us:10.3f} {us / base:9.3f} {bpl:17.1f}")
+        cyc = ""
+        if CYCLES.get(mode):
+            parts = {k: statistics.median(c[k] for c in CYCLES[mode]) for k in CYCLES[mode][0]}
+            table[mode]["tsc_cycles_per_doorbell"] = parts
+            cyc = "  cycles/doorbell " + " ".join(f"{k}={v:.0f}" for k, v in parts.items())
+        print(f"{mode:12} {us:10.3f} {us / base:9.3f} {bpl:17.1f}{cyc}")
     if args.json:
         args.json.write_text(json.dumps(table, indent=1))
 

@@ -130,7 +130,7 @@ def job_loop(out, args):
 
 def job_bench(out, args):
     subprocess.run([sys.executable, str(ROOT / "bench/launch_overhead.py"), "--launches",
-                    str(args.launches), "--reps", "5", "--modes", "native,ioctl,trap,full",
+                    str(args.launches), "--reps", "5", "--modes", args.modes,
                     "--json", str(out / "bench.json")], check=False)
 
 
@@ -142,6 +142,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--launches", type=int, default=100000)
+    ap.add_argument("--modes", default="native,ioctl,trap,full")
     ap.add_argument("jobs", nargs="+", choices=sorted(JOBS))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "abi.h"
 
@@ -107,7 +108,10 @@ static char g_paths[MAX_PATHS][PATH_LEN];
 static uint32_t g_npaths;
 
 struct channel { uint32_t valid, hClient, hChannel, hClass, token, token_valid, entries, hUserd;
-                 uint64_t gpfifo_va, userd_off; uint32_t last_put, freed; };
+                 uint64_t gpfifo_va, userd_off; uint32_t last_put, freed;
+                 /* translation cache, checked against the entries' `valid` on every use */
+                 struct cpumap *userd_map; struct gpumap *ring_gmap; struct cpumap *ring_cmap;
+                 struct gpumap *seg_gmap; struct cpumap *seg_cmap; };
 struct usermode { uint32_t valid, hClient, hObject; };
 struct cpumap { uint32_t valid, hClient, hMemory, kind; uint64_t memoff, len, addr; int prot; };
 struct gpumap { uint32_t valid, hClient, hMemory, pad; uint64_t memoff, len, va; };
@@ -145,8 +149,20 @@ static uint64_t now_ns(void) {
     struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static uint32_t gettid_(void) { return (uint32_t)syscall(SYS_gettid); }
-static uint32_t getpid_(void) { return (uint32_t)syscall(SYS_getpid); }
+/* pid and tid are cached (a syscall each would cost more than the rest of a record);
+ * the fork handler resets them in the child. */
+static uint32_t g_pid;
+static TLS uint32_t t_tid, t_tid_pid;
+static uint32_t getpid_(void) {
+    uint32_t p = __atomic_load_n(&g_pid, __ATOMIC_RELAXED);
+    if (!p) { p = (uint32_t)syscall(SYS_getpid); __atomic_store_n(&g_pid, p, __ATOMIC_RELAXED); }
+    return p;
+}
+static uint32_t gettid_(void) {
+    uint32_t p = getpid_();
+    if (t_tid_pid != p) { t_tid = (uint32_t)syscall(SYS_gettid); t_tid_pid = p; }
+    return t_tid;
+}
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 static void w16(uint8_t *p, size_t off, uint16_t v) { memcpy(p + off, &v, 2); }
 static void w32(uint8_t *p, size_t off, uint32_t v) { memcpy(p + off, &v, 4); }
@@ -203,6 +219,9 @@ static int ensure_size(uint64_t end) {
         if (g_fd >= 0 && fstat(g_fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
             /* fallocate only grows: processes racing here can never shrink the file. */
             if (st.st_size >= (off_t)want || syscall(SYS_fallocate, g_fd, 0, (off_t)0, (off_t)want) == 0) {
+                /* Fault the new pages in with one call rather than one fault per page. */
+                uint64_t from = known & ~(uint64_t)(PAGE - 1);
+                syscall(SYS_madvise, g_base + from, (size_t)(want - from), 23 /* MADV_POPULATE_WRITE */);
                 __atomic_store_n(&g_known_size, want, __ATOMIC_RELAXED);
                 return 1;
             }
@@ -331,7 +350,64 @@ static int is_usermode(uint32_t client, uint32_t obj) {
     return 0;
 }
 
+static int g_nt_copy;                  /* streaming loads for system-memory copies */
+
 /* CPU address of byte `memoff` of memory object (client, mem), with bytes available after it. */
+static struct cpumap *find_cpu(uint32_t client, uint32_t mem, uint64_t memoff) {
+    canon(&client, &mem);
+    uint32_t n = LOAD_ACQ(&g_ncpu);
+    for (uint32_t i = n < MAX_CPUMAPS ? n : MAX_CPUMAPS; i-- > 0;) {   /* newest first */
+        struct cpumap *c = &g_cpu[i];
+        if (!LOAD_ACQ(&c->valid) || c->hClient != client || c->hMemory != mem) continue;
+        if (memoff < c->memoff || memoff >= c->memoff + c->len) continue;
+        if (c->prot == PROT_NONE || c->kind == K_UVM) continue;
+        return c;
+    }
+    return NULL;
+}
+
+static int in_cpu(const struct cpumap *c, uint64_t memoff) {
+    return c && LOAD_ACQ(&c->valid) && memoff >= c->memoff && memoff < c->memoff + c->len;
+}
+
+static int in_gpu(const struct gpumap *g, uint64_t va) {
+    return g && LOAD_ACQ(&g->valid) && va >= g->va && va < g->va + g->len;
+}
+
+static uintptr_t cpu_addr(const struct cpumap *c, uint64_t memoff, uint64_t *avail, int *kind) {
+    *avail = c->memoff + c->len - memoff;
+    if (kind) *kind = (int)c->kind;
+    return (uintptr_t)(c->addr + (memoff - c->memoff));
+}
+
+/* GPU VA -> CPU address via (cached) mapping entries; the cache is only a starting guess. */
+static uintptr_t va_to_cpu_cached(uint64_t va, uint64_t *avail, int *kind,
+                                  struct gpumap **gcache, struct cpumap **ccache) {
+    struct gpumap *g = *gcache;
+    if (!in_gpu(g, va)) {
+        g = NULL;
+        uint32_t n = LOAD_ACQ(&g_ngpu);
+        for (uint32_t i = n < MAX_GPUMAPS ? n : MAX_GPUMAPS; i-- > 0;) {
+            struct gpumap *x = &g_gpu[i];
+            if (!in_gpu(x, va)) continue;
+            if (find_cpu(x->hClient, x->hMemory, x->memoff + (va - x->va))) { g = x; break; }
+        }
+        if (!g) return 0;
+        *gcache = g; *ccache = NULL;
+    }
+    uint64_t memoff = g->memoff + (va - g->va);
+    struct cpumap *c = *ccache;
+    if (!in_cpu(c, memoff) || c->hMemory != g->hMemory) {
+        c = find_cpu(g->hClient, g->hMemory, memoff);
+        if (!c) return 0;
+        *ccache = c;
+    }
+    uintptr_t p = cpu_addr(c, memoff, avail, kind);
+    uint64_t left = g->va + g->len - va;
+    if (left < *avail) *avail = left;
+    return p;
+}
+
 static uintptr_t mem_to_cpu(uint32_t client, uint32_t mem, uint64_t memoff, uint64_t *avail, int *kind) {
     canon(&client, &mem);
     uint32_t n = LOAD_ACQ(&g_ncpu);
@@ -347,17 +423,16 @@ static uintptr_t mem_to_cpu(uint32_t client, uint32_t mem, uint64_t memoff, uint
     return 0;
 }
 
-/* Translate a GPU VA to a CPU address through the mapping records, never by assuming
- * GPU VA == CPU VA. */
-static uintptr_t va_to_cpu(uint64_t va, uint64_t *avail, int *kind) {
-    uint32_t n = LOAD_ACQ(&g_ngpu);
-    for (uint32_t i = n < MAX_GPUMAPS ? n : MAX_GPUMAPS; i-- > 0;) {
-        struct gpumap *g = &g_gpu[i];
-        if (!LOAD_ACQ(&g->valid) || va < g->va || va >= g->va + g->len) continue;
-        uintptr_t p = mem_to_cpu(g->hClient, g->hMemory, g->memoff + (va - g->va), avail, kind);
-        if (p) { uint64_t left = g->va + g->len - va; if (left < *avail) *avail = left; return p; }
+/* System memory (the pushbuffer) may be mapped write-combined: 16-byte streaming loads
+ * read it far faster than ordinary loads. Used only when the CPU has SSE4.1. */
+__attribute__((target("sse4.1"))) static void nt_copy(uint8_t *dst, uintptr_t src, size_t n) {
+    size_t i = 0;
+    while (((src + i) & 15) && i + 4 <= n) { uint32_t v = dev_load32(src + i); memcpy(dst + i, &v, 4); i += 4; }
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_stream_load_si128((__m128i *)(src + i));
+        _mm_storeu_si128((__m128i *)(dst + i), v);
     }
-    return 0;
+    if (i < n) dev_copy(dst + i, src + i, n - i);
 }
 
 static struct channel *channel_by_token(uint32_t token) {
@@ -476,20 +551,24 @@ struct seg { uint64_t va; uintptr_t cpu; uint32_t size, flags; int kind; };
  * the pushbuffer segments they point to. Runs in the fault handler: no locks, no malloc. */
 static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbell, uint64_t rip,
                             uint32_t insn_len, uint32_t extra_flags) {
-    uint64_t avail = 0;
+    uint64_t avail = 0, t0 = __rdtsc(), t1, tcopy = 0;
     uint32_t flags = TL_SUB_CHANNEL_KNOWN | extra_flags, put = 0, prev = 0, lost = 0;
-    uintptr_t userd = mem_to_cpu(c->hClient, c->hUserd, c->userd_off, &avail, NULL);
+    struct cpumap *um = c->userd_map;
+    if (!in_cpu(um, c->userd_off)) um = c->userd_map = find_cpu(c->hClient, c->hUserd, c->userd_off);
+    uintptr_t userd = um ? cpu_addr(um, c->userd_off, &avail, NULL) : 0;
     uintptr_t ring = 0;
     uint32_t n = 0, entries = c->entries ? c->entries : 1;
+    uint64_t ravail = 0;
+    if (userd) ring = va_to_cpu_cached(c->gpfifo_va, &ravail, NULL, &c->ring_gmap, &c->ring_cmap);
+    t1 = __rdtsc();
+    ADD(&g_stats[TL_STAT_CYCLES_LOOKUP], t1 - t0);
     if (!userd || avail < USERD_GP_PUT + 4) {
         flags |= TL_SUB_NO_USERD;
     } else {
         put = dev_load32(userd + USERD_GP_PUT);
         prev = __atomic_exchange_n(&c->last_put, put, __ATOMIC_ACQ_REL);
         if (put < entries && prev < entries) n = (put + entries - prev) % entries;
-        uint64_t ravail = 0;
-        ring = va_to_cpu(c->gpfifo_va, &ravail, NULL);
-        if (n && (!ring || ravail < (uint64_t)entries * 8)) { lost = n; n = 0; flags |= TL_SUB_WRAPPED; }
+        if (n && (!ring || ravail < (uint64_t)entries * 8)) { lost = n; n = 0; flags |= TL_SUB_LOST; }
     }
     ADD(&g_stats[TL_STAT_SUBMISSIONS_LOST], lost);
     uint32_t idx = prev;
@@ -500,6 +579,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         uint32_t nseg = 0;
         uint64_t ext = 0;   /* SET_PB_SEGMENT_EXTENDED_BASE operand: VA bits 63:40 */
         size_t total = TL_RECORD_HEADER__SIZE + TL_SUBMISSION__FIXED + 8ull * m;
+        uint64_t tr = __rdtsc();
         for (uint32_t k = 0; k < m; k++) {
             uintptr_t a = ring + 8ull * ((idx + k) % entries);
             uint32_t lo = dev_load32(a), hi = dev_load32(a + 4);
@@ -513,7 +593,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             sg->va = (ext << 40) | ((uint64_t)(hi & 0xFF) << 32) | (lo & ~3u);
             sg->flags = 0; sg->size = 0;
             uint64_t sav = 0;
-            sg->cpu = va_to_cpu(sg->va, &sav, &sg->kind);
+            sg->cpu = va_to_cpu_cached(sg->va, &sav, &sg->kind, &c->seg_gmap, &c->seg_cmap);
             uint64_t want = (uint64_t)length * 4;
             if (!sg->cpu) { sg->flags = TL_SF_UNMAPPED; STAT(TL_STAT_SEGMENTS_UNMAPPED); }
             else {
@@ -524,6 +604,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             }
             total += TL_SEGMENT__FIXED + pad8(sg->size);
         }
+        ADD(&g_stats[TL_STAT_CYCLES_DEVICE_READS], __rdtsc() - tr);
         uint8_t *r = rec_begin(total);
         if (r) {
             uint8_t *b = body(r);
@@ -544,8 +625,11 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
                 w64(q, TL_SEGMENT__va, s[k].va); w32(q, TL_SEGMENT__size, s[k].size);
                 w32(q, TL_SEGMENT__flags, s[k].flags);
                 if (s[k].size) {
-                    if (s[k].kind == K_CTL || s[k].kind == K_OTHER) memcpy(q + TL_SEGMENT__data, (void *)s[k].cpu, s[k].size);
-                    else dev_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
+                    uint64_t tc = __rdtsc();
+                    if (s[k].kind != K_CTL && s[k].kind != K_OTHER) dev_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
+                    else if (g_nt_copy) nt_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
+                    else memcpy(q + TL_SEGMENT__data, (void *)s[k].cpu, s[k].size);
+                    tcopy += __rdtsc() - tc;
                 }
                 q += TL_SEGMENT__FIXED + pad8(s[k].size);
             }
@@ -555,6 +639,8 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         STAT(TL_STAT_SUBMISSIONS);
         idx += m; n -= m; lost = 0;
     } while (n);
+    ADD(&g_stats[TL_STAT_CYCLES_COPY], tcopy);
+    ADD(&g_stats[TL_STAT_CYCLES_CAPTURE], __rdtsc() - t0);
 }
 
 static void doorbell(struct trap *t, uint32_t token, uint64_t rip, uint32_t insn_len, uint32_t flags) {
@@ -777,6 +863,7 @@ static void after_fork_child(void) {
     /* The child shares the file and its cursor; it starts its own process history. */
     for (int i = 0; i < TL_STAT_COUNT; i++) g_stats[i] = 0;
     g_seq = 0; g_exit_written = 0;
+    g_pid = (uint32_t)syscall(SYS_getpid);
     record_process_start(2);
 }
 
@@ -790,6 +877,9 @@ __attribute__((constructor)) static void tl_init(void) {
     const char *m = getenv("TRACE_LAUNCH_MODE");
     if (m && !strcmp(m, "ioctl")) g_full = 0;
     if (m && !strcmp(m, "trap")) g_capture = 0;
+    const char *cp = getenv("TRACE_LAUNCH_COPY");
+    __builtin_cpu_init();
+    g_nt_copy = __builtin_cpu_supports("sse4.1") && !(cp && !strcmp(cp, "memcpy"));
     int fd = (int)syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return;
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);

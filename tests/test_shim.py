@@ -1,0 +1,283 @@
+"""The shim, loaded into small C programs that drive fake device files (no GPU).
+
+TRACE_LAUNCH_DEVDIR is the test-only switch: files under it count as NVIDIA devices, and
+their ioctls (which fail with ENOTTY on plain files) are tracked as if RM had accepted
+them. tests/c/fakedev.c exercises ioctls, mmaps, threads, fork and an fd-stealing storm;
+tests/c/simdev.c is a simulated submission path (synthetic) in libcuda's write order.
+Every record field is checked against what the program says it did.
+"""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from decoders.capture import format as F
+from decoders.capture.reader import read_capture
+from decoders.capture.writer import append_end, create_capture
+
+ROOT = Path(__file__).resolve().parent.parent
+CC = shutil.which("cc") or shutil.which("gcc")
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the shim and the test programs")
+
+
+def _build(out, src, *extra):
+    subprocess.run([CC, "-O1", "-o", str(out), str(src), *extra], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def shim(tmp_path_factory):
+    """The shim built from shim/tracelaunch.c exactly as setup.py builds it."""
+    d = tmp_path_factory.mktemp("shim")
+    so = d / "libtracelaunch.so"
+    subprocess.run([CC, "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-std=gnu11",
+                    "-I", str(ROOT / "shim"), "-o", str(so), str(ROOT / "shim/tracelaunch.c"),
+                    "-ldl", "-lpthread"], check=True)
+    return so
+
+
+@pytest.fixture(scope="session")
+def programs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bin")
+    return {name: _build(d / name, ROOT / f"tests/c/{name}.c", "-lpthread")
+            for name in ("fakedev", "simdev")}
+
+
+def _devdir(tmp_path, names=("nvidiactl", "nvidia0", "nvidia-uvm"), size=2 << 20):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for n in names:
+        with open(dev / n, "wb") as f:
+            f.truncate(size)
+    return dev
+
+
+def _run(shim, argv, cap, dev, mode="full"):
+    create_capture(cap, {"argv": [str(a) for a in argv], "synthetic": True})
+    env = dict(os.environ, LD_PRELOAD=str(shim), TRACE_LAUNCH_CAPTURE=str(cap),
+               TRACE_LAUNCH_DEVDIR=str(dev), TRACE_LAUNCH_MODE=mode)
+    proc = subprocess.run([str(a) for a in argv], env=env, capture_output=True, text=True,
+                          timeout=120)
+    append_end(cap, proc.returncode)
+    reader, recs = read_capture(cap)
+    assert reader.problems == []
+    return proc, recs
+
+
+@pytest.fixture(scope="module")
+def fakedev_run(shim, programs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fakedev")
+    dev = _devdir(tmp)
+    truth_path = tmp / "truth.json"
+    proc, recs = _run(shim, [programs["fakedev"], dev, truth_path], tmp / "c.tlc", dev)
+    return proc, recs, json.loads(truth_path.read_text()), dev, tmp / "c.tlc"
+
+
+def test_capture_file_is_private(fakedev_run):
+    *_, cap = fakedev_run
+    assert stat.S_IMODE(os.stat(cap).st_mode) == 0o600
+
+
+def test_program_exit_status_and_output_unchanged(fakedev_run):
+    proc, _, truth, _, _ = fakedev_run
+    assert proc.returncode == 3            # fakedev's own exit status
+    assert proc.stdout == ""               # nothing written into the program's stdout
+    assert truth["child_status"] == 7
+
+
+def test_opens_record_device_paths_and_fds(fakedev_run):
+    _, recs, truth, dev, _ = fakedev_run
+    opens = {r.body.fd: r.body.path.decode() for r in recs
+             if r.type == "OPEN" and r.pid == truth["pid"]}
+    assert opens[truth["ctl"]] == f"{dev}/nvidiactl"
+    assert opens[truth["gpu"]] == f"{dev}/nvidia0"
+    assert opens[truth["uvm"]] == f"{dev}/nvidia-uvm"
+    closes = {r.body.fd for r in recs if r.type == "CLOSE" and r.pid == truth["pid"]}
+    assert {truth["ctl"], truth["gpu"], truth["uvm"]} <= closes
+
+
+def _ioctls(recs, pid):
+    return [r for r in recs if r.type == "IOCTL" and r.pid == pid]
+
+
+def test_rm_control_params_buffer_copied(fakedev_run):
+    _, recs, truth, dev, _ = fakedev_run
+    first = _ioctls(recs, truth["pid"])[0]
+    b = first.body
+    assert b.fd == truth["ctl"] and b.request == 0xC020462A and b.arg_size == 32
+    assert b.path.decode() == f"{dev}/nvidiactl"
+    assert b.ret == -1 and b.err == 25       # ENOTTY: a plain file, not a device
+    assert b.flags & F.TL_IF_ARG_BEFORE and b.flags & F.TL_IF_ARG_AFTER
+    (buf,) = b.buffers
+    assert buf.role == 1 and buf.size == 16 and buf.addr == truth["control_params_addr"]
+    assert bytes(buf.before) == bytes.fromhex("11111111222222223333333344444444")
+    assert buf.flags & F.TL_BF_BEFORE and buf.flags & F.TL_BF_AFTER
+    assert first.t_end >= first.t_start > 0 and first.complete
+
+
+def test_bad_pointers_are_recorded_not_followed(fakedev_run):
+    _, recs, truth, _, _ = fakedev_run
+    ctl = [r for r in _ioctls(recs, truth["pid"]) if r.body.request == 0xC020462A]
+    bad_params, bad_arg = ctl[1].body, ctl[2].body
+    (buf,) = bad_params.buffers
+    assert buf.addr == 0xDEAD0000 and buf.size == 64 and buf.flags == 0   # nothing copied
+    assert bad_arg.arg == 0x10 and bad_arg.flags & (F.TL_IF_ARG_BEFORE | F.TL_IF_ARG_AFTER) == 0
+    assert bad_arg.ret == truth["bad_arg_ret"] and bad_arg.err == truth["bad_arg_errno"]
+
+
+def test_uvm_request_sized_from_table_not_ioc_bits(fakedev_run):
+    _, recs, truth, _, _ = fakedev_run
+    (uvm,) = [r.body for r in _ioctls(recs, truth["pid"]) if r.body.request == 0x30000001]
+    assert uvm.arg_size == 16                # UVM_INITIALIZE_PARAMS, not _IOC_SIZE = 12 KiB
+    assert bytes(uvm.before)[:8] == (0x1234).to_bytes(8, "little")
+
+
+def test_mmap_and_munmap(fakedev_run):
+    _, recs, truth, dev, _ = fakedev_run
+    (m,) = [r.body for r in recs if r.type == "MMAP" and r.pid == truth["pid"]]
+    assert m.addr == truth["mmap_addr"] and m.length == 8192 and m.fd == truth["gpu"]
+    assert m.prot == 3 and m.path.decode() == f"{dev}/nvidia0"
+    (u,) = [r.body for r in recs if r.type == "MUNMAP" and r.pid == truth["pid"]]
+    assert u.addr == truth["mmap_addr"] and u.length == 8192 and u.ret == 0
+
+
+def test_threads_all_recorded(fakedev_run):
+    _, recs, truth, _, _ = fakedev_run
+    frees = [r for r in _ioctls(recs, truth["pid"]) if r.body.request == 0xC0104629
+             and bytes(r.body.before)[:4] == (0xA).to_bytes(4, "little")]
+    assert len(frees) == 100                  # 4 threads x 25 calls, none lost
+    assert len({r.tid for r in frees}) == 4
+    seqs = [r.seq for r in recs if r.pid == truth["pid"]]
+    assert len(seqs) == len(set(seqs))        # per-process sequence numbers never repeat
+
+
+def test_fork_child_writes_its_own_records(fakedev_run):
+    _, recs, truth, dev, _ = fakedev_run
+    child = truth["child_pid"]
+    starts = {r.pid: r.body for r in recs if r.type == "PROCESS_START"}
+    assert starts[child].how == 2 and starts[child].ppid == truth["pid"]
+    (io,) = _ioctls(recs, child)
+    assert io.body.request == 0xC0104629 and bytes(io.body.before)[:12] == bytes.fromhex("010000000200000003000000")
+    (ex,) = [r for r in recs if r.type == "PROCESS_EXIT" and r.pid == child]
+    assert ex.body.status == 7 and ex.complete
+
+
+def test_program_cannot_take_the_capture_fd(fakedev_run):
+    """After the program dup2'd and closed every fd from 900 to 1099, recording goes on."""
+    _, recs, truth, _, _ = fakedev_run
+    last = _ioctls(recs, truth["pid"])[-1].body
+    assert bytes(last.before)[:12] == bytes.fromhex("090000000900000009000000")
+
+
+def test_capture_fd_is_high_and_cloexec(shim, tmp_path):
+    dev = _devdir(tmp_path)
+    script = ("import os\n"
+              "for fd in sorted(int(x) for x in os.listdir('/proc/self/fd')):\n"
+              "    try:\n"
+              "        flags = open(f'/proc/self/fdinfo/{fd}').read().split('flags:')[1].split()[0]\n"
+              "        print(fd, os.readlink(f'/proc/self/fd/{fd}'), int(flags, 8) & 0o2000000)\n"
+              "    except OSError:\n"
+              "        pass  # the listing's own directory fd, closed by now\n")
+    proc, _ = _run(shim, [sys.executable, "-c", script], tmp_path / "c.tlc", dev)
+    ours = [line for line in proc.stdout.splitlines() if line.split()[1].endswith("c.tlc")]
+    assert len(ours) == 1
+    fd, _, cloexec = ours[0].split()
+    assert int(fd) >= 1000 and int(cloexec) != 0
+
+
+# ---- the doorbell trap on the simulated device ------------------------------------------
+
+@pytest.fixture(scope="module")
+def simdev_run(shim, programs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("simdev")
+    dev = _devdir(tmp)
+    truth_path = tmp / "truth.json"
+    proc, recs = _run(shim, [programs["simdev"], dev, truth_path, 4, 200], tmp / "c.tlc", dev)
+    assert proc.returncode == 0, proc.stderr
+    truth = json.loads(truth_path.read_text())
+    truth["submissions"] = [s for s in truth["submissions"] if s["token"]]
+    return recs, truth
+
+
+def test_every_submission_captured_exactly(simdev_run):
+    recs, truth = simdev_run
+    subs = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_CHANNEL_KNOWN]
+    assert len(subs) == len(truth["submissions"])
+    by_token = {}
+    for s in subs:
+        by_token.setdefault(s.token, []).append(s)
+    want_by_token = {}
+    for w in truth["submissions"]:
+        want_by_token.setdefault(w["token"], []).append(w)
+    assert set(by_token) == set(want_by_token)
+    for token, want in want_by_token.items():
+        got = by_token[token]                 # per channel, in doorbell order
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert (g.gp_put_prev, g.gp_put, g.lost) == (w["put_prev"], w["put"], 0)
+            assert list(g.entries) == [w["entry"]]
+            (seg,) = g.segments
+            assert seg.va == w["va"] and seg.flags == F.TL_SF_COPIED
+            assert bytes(seg.data) == bytes.fromhex(w["hex"])
+
+
+def test_ring_wrap_counted_and_nothing_lost(simdev_run):
+    recs, truth = simdev_run
+    ch0 = [r.body for r in recs if r.type == "SUBMISSION" and r.body.token == 0xA]
+    assert len(ch0) == 42 and all(s.gp_entries == 16 for s in ch0)
+    wraps = [s for s in ch0 if s.gp_put < s.gp_put_prev]
+    assert len(wraps) == 2                     # 42 submissions around a 16-entry ring
+    advance = sum((s.gp_put - s.gp_put_prev) % s.gp_entries for s in ch0)
+    assert advance == len(ch0) and sum(s.lost for s in ch0) == 0
+
+
+def test_concurrent_threads(simdev_run):
+    recs, truth = simdev_run
+    subs = [r for r in recs if r.type == "SUBMISSION" and 0x10012 <= r.body.token < 0x10016]
+    assert Counter(r.body.token for r in subs) == {0x10012 + t: 200 for t in range(4)}
+    assert len({r.tid for r in subs}) == 4
+
+
+def test_unknown_encoding_takes_the_fallback(simdev_run):
+    recs, truth = simdev_run
+    fb = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_FALLBACK]
+    (want,) = [w for w in truth["submissions"] if w["fallback"]]
+    assert len(fb) == 1 and fb[0].token == want["token"]
+    assert bytes(fb[0].segments[0].data) == bytes.fromhex(want["hex"])
+    (stats,) = [r.body for r in recs if r.type == "STATS"]
+    counters = dict(zip(F.TL_STATS_NAMES, stats.counters))
+    assert counters["fallbacks"] == 1
+    assert counters["doorbells"] == len(truth["submissions"]) + 1   # + the unknown token
+
+
+def test_unknown_token_recorded(simdev_run):
+    recs, _ = simdev_run
+    unknown = [r.body for r in recs if r.type == "SUBMISSION" and r.body.token == 0xDEAD]
+    assert len(unknown) == 1 and unknown[0].flags & F.TL_SUB_CHANNEL_KNOWN == 0
+
+
+def test_loads_and_own_signal_handler_still_work(simdev_run):
+    _, truth = simdev_run
+    assert truth["timer_read"] == truth["timer_written"]   # +0x80 read through the trap page
+    assert truth["own_handler_ran"] == 1                   # its SIGSEGV reached its handler
+
+
+def test_ioctl_mode_sets_no_trap(shim, programs, tmp_path):
+    dev = _devdir(tmp_path)
+    proc, recs = _run(shim, [programs["simdev"], dev, tmp_path / "t.json", 2, 10],
+                      tmp_path / "c.tlc", dev, mode="ioctl")
+    assert proc.returncode == 0
+    assert not [r for r in recs if r.type == "SUBMISSION"]
+    assert [r for r in recs if r.type == "IOCTL"]
+
+
+def test_abi_header_matches_declarations():
+    """shim/abi.h is generated from the construct declarations; it must not drift."""
+    from decoders import shimabi
+    assert (ROOT / "shim/abi.h").read_text() == shimabi.render()

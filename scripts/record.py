@@ -128,6 +128,25 @@ def job_loop(out, args):
                  "empty kernel, then one synchronize")
 
 
+def job_torch(out, args):
+    """A small PyTorch script: traced output and exit status must equal the native ones."""
+    argv = [sys.executable, str(ROOT / "scripts/corpus/torch_small.py")]
+    native = subprocess.run(argv, capture_output=True, text=True)
+    t = out / "torch.truth.json"
+    d = out / "torch-small"
+    d.mkdir(parents=True, exist_ok=True)
+    log = d / "stdout.txt"
+    wrapped = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh"] + argv
+    t.write_text(json.dumps({"native_stdout": native.stdout, "native_exit": native.returncode}))
+    m = record(out, "torch-small", wrapped, t, notes="scripts/corpus/torch_small.py under trace-launch")
+    traced = log.read_text()
+    m["ground_truth"]["traced_stdout"] = traced
+    m["ground_truth"]["output_unchanged"] = traced == native.stdout and m["exit_status"] == native.returncode
+    (d / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+    print("== torch: native", repr(native.stdout), "traced", repr(traced),
+          "unchanged", m["ground_truth"]["output_unchanged"])
+
+
 def job_bench(out, args):
     subprocess.run([sys.executable, str(ROOT / "bench/launch_overhead.py"), "--launches",
                     str(args.launches), "--reps", "5", "--modes", args.modes,
@@ -135,7 +154,7 @@ def job_bench(out, args):
 
 
 JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
-        "loop": job_loop, "bench": job_bench}
+        "loop": job_loop, "bench": job_bench, "torch": job_torch}
 
 
 def main():

@@ -130,6 +130,18 @@ class FieldTable:
             self._extract = eval("lambda w: {" + ", ".join(items) + "}")  # noqa: S307
         return self._extract
 
+    def picker(self, names):
+        """A compiled function words -> tuple of the named fields' values, in `names`
+        order: the same (index, shift, mask) plan as extract(), for callers that read a
+        few fields of a wide table on a hot path. Words must cover those fields."""
+        plan = {p[0]: p for p in self._plan}
+        parts = []
+        for name in names:
+            _, index, shift, mask, wide = plan[name]
+            src = f"(w[{index}] | (w[{index + 1}] << 32))" if wide else f"w[{index}]"
+            parts.append(f"({src} >> {shift}) & {mask:#x}")
+        return eval(f"lambda w: ({', '.join(parts)},)")  # noqa: S307 - built from our own ints
+
     def build(self, **values):
         """Words holding the given field values (test input and synthetic dumps)."""
         words = [0] * self.nwords

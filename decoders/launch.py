@@ -106,24 +106,46 @@ class SparseMemory:
 class Launch:
     """One decoded QMD: .summary (dict) and .node (Node tree, built on first use).
 
+    summary["qmd_fields"] (every field of the QMD) and .fields are computed on first
+    access from the QMD bytes: the summary's other keys need only ~90 of the ~200 fields.
+    The dict handed out is the same either way (same keys, same order, same values).
     decode_submissions() also sets where it came from: .record_index (capture record),
     .submission_index (n-th submission fed), .channel (work-submit token), .pid, .hChannel.
     """
+    __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words",
+                 "record_index", "submission_index", "channel", "pid", "hChannel")
 
-    def __init__(self, summary, qmd_bytes, fields, version):
-        self.summary = summary
+    def __init__(self, summary, qmd_bytes, fields, version, words=None):
+        self._summary = summary
         self.qmd_bytes = qmd_bytes
-        self.fields = fields
+        self._fields = fields
         self.version = version
+        self._words = words
         self._node = None
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
 
     @property
+    def fields(self):
+        """{field: value} for every field of the QMD's version."""
+        if self._fields is None:
+            words = self._words if self._words is not None else qmdmod.padded_words(
+                self.qmd_bytes, self.version)
+            self._fields = qmdmod.extract_words(words, self.version)
+        return self._fields
+
+    @property
+    def summary(self):
+        s = self._summary
+        if s["qmd_fields"] is None:
+            s["qmd_fields"] = self.fields
+        return s
+
+    @property
     def kernel(self):
         """True for a QMD that runs a program; False for the GRID_NULL QMD the H100 driver
         schedules before each kernel's own QMD (captures/builtin-vadd, record 790)."""
-        return self.summary["kernel"]
+        return self._summary["kernel"]
 
     @property
     def node(self):
@@ -133,7 +155,6 @@ class Launch:
 
 
 _DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
-_ENGINES = {}
 # LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT (hw-facts.md 3.1)
 _I2M_REGS = {0x180: "line_length", 0x184: "line_count", 0x188: "upper", 0x18C: "lower",
              0x190: "pitch"}
@@ -166,6 +187,33 @@ class _Channel:
         self.last_launch = None
 
 
+class _ClassPlan:
+    """Per class, resolved once: its engine, family, and method -> handler for the methods
+    launch reconstruction reads (every other method is skipped by one dict miss)."""
+    __slots__ = ("class_id", "engine", "family", "handlers", "default", "inline")
+
+    def __init__(self, dec, class_id):
+        info = class_info(class_id) if class_id is not None else None
+        self.class_id = class_id
+        self.engine = engine = info.engine if info is not None else None
+        self.family = info.arch if info is not None else dec.gpu
+        h = {m: dec._host for m in (0x5C, 0x60, 0x64, 0x68, 0x6C)}
+        self.default = None
+        self.inline = engine in ("compute", "i2m")
+        if self.inline:
+            for m in (0x180, 0x184, 0x188, 0x18C, 0x190, 0x1B0, 0x1B4, 0x1DC, 0x1E0, 0x1E4):
+                h[m] = dec._compute
+        if engine == "compute":
+            for m in (0x2B4, 0x318, 0x31C, 0x158, 0x15C, 0x160, 0x164, 0x168,
+                      0x1B00, 0x1B04, 0x1B08, 0x1B0C):
+                h[m] = dec._compute
+            for m in range(0x320, 0x500, 4):
+                h[m] = dec._compute
+        elif engine == "copy":
+            self.default = dec._copy
+        self.handlers = h
+
+
 class LaunchDecoder:
     """Feed method packets (decoders.pushbuf) per channel; collect .launches."""
 
@@ -181,6 +229,7 @@ class LaunchDecoder:
         # dst VA -> bytes of the last inline (I2M) upload that started there: the size of
         # a kernel's argument block is the size of the upload to cbank0 + param base.
         self._uploads = {}
+        self._plans = {}
 
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
@@ -196,42 +245,51 @@ class LaunchDecoder:
         ch = self._channels.get(channel)
         if ch is None:
             ch = self._channels[channel] = _Channel()
-        engines = _ENGINES
+        plans = self._plans
         for pkt in methods:
-            form = pkt.form
-            if form not in _DATA_FORMS or not pkt.data:
+            data = pkt.data
+            if not data or pkt.form not in _DATA_FORMS:
                 continue
-            engine = engines.get(pkt.class_id)
-            if engine is None and pkt.class_id not in engines:
-                info = class_info(pkt.class_id) if pkt.class_id is not None else None
-                engine = engines[pkt.class_id] = info.engine if info is not None else None
-            if form == NON_INC and pkt.method == 0x1B4 and engine in ("compute", "i2m"):
+            plan = plans.get(pkt.class_id)
+            if plan is None:
+                plan = plans[pkt.class_id] = _ClassPlan(self, pkt.class_id)
+            form, m = pkt.form, pkt.method
+            if form == NON_INC and m == 0x1B4 and plan.inline:
                 self._inline_data(ch, pkt.subchannel, pkt.payload, pkt)
                 continue
-            for method, value in pkt.calls():
-                if method < HOST_METHOD_LIMIT:
-                    self._host(ch, method, value, pkt)
-                elif engine == "compute" or engine == "i2m":
-                    if method == 0x1B4:
-                        self._inline_data(ch, pkt.subchannel, value.to_bytes(4, "little"), pkt)
-                    else:
-                        self._compute(ch, pkt, method, value, engine)
-                elif engine == "copy":
-                    self._copy(ch, pkt, method, value)
+            handlers, default = plan.handlers, plan.default
+            if form == INC:
+                for value in data:
+                    h = handlers.get(m)
+                    if h is not None:
+                        h(ch, pkt, m, value, plan)
+                    elif default is not None and m >= HOST_METHOD_LIMIT:
+                        default(ch, pkt, m, value, plan)
+                    m += 4
+                continue
+            for k, value in enumerate(data):
+                if k == 1 and form == ONE_INC:
+                    m += 4
+                h = handlers.get(m)
+                if h is not None:
+                    h(ch, pkt, m, value, plan)
+                elif default is not None and m >= HOST_METHOD_LIMIT:
+                    default(ch, pkt, m, value, plan)
         return self.launches
 
-    def _host(self, ch, method, value, pkt):
+    def _host(self, ch, pkt, method, value, plan):
         if 0x5C <= method <= 0x68:
             ch.host_sem[(method - 0x5C) >> 2] = value
         elif method == 0x6C:
             lo, hi, plo, phi = ch.host_sem
-            table = _host_table(pkt.host_class)
-            fields = table.get(0x6C).decode(value) if table else []
             self._semaphore(ch, {
                 "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
-                "fields": {n: d for n, v, d in fields}, "offset": pkt.offset})
+                "fields": _method_fields(pkt.host_class, 0x6C, value), "offset": pkt.offset})
 
-    def _compute(self, ch, pkt, method, value, engine):
+    def _compute(self, ch, pkt, method, value, plan):
+        if method == 0x1B4:
+            self._inline_data(ch, pkt.subchannel, value.to_bytes(4, "little"), pkt)
+            return
         st = ch.i2m.get(pkt.subchannel)
         if st is None:
             st = ch.i2m[pkt.subchannel] = _I2M()
@@ -245,10 +303,8 @@ class LaunchDecoder:
             st.sem_lower = value
         elif method == 0x1E4:
             st.sem_payload = value
-        elif engine != "compute":
-            return
         elif method == 0x2B4:
-            self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt)
+            self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan=plan)
         elif method == 0x318:
             table = _class_table(pkt.class_id)
             mdef = table.get(0x318)
@@ -271,22 +327,22 @@ class LaunchDecoder:
                 va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
                 self.memory.write(va, data)
                 ch.inline_words = {}
-                self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data)
+                self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data, plan=plan)
         elif 0x158 <= method <= 0x164:
             ch.report2[(method - 0x158) >> 2] = value
         elif method == 0x168:
             plo, phi, alo, ahi = ch.report2
-            fields = _class_table(pkt.class_id).get(0x168).decode(value)
             self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": (ahi << 32) | alo,
                                  "payload": (phi << 32) | plo,
-                                 "fields": {n: d for n, v, d in fields}, "offset": pkt.offset})
+                                 "fields": _method_fields(pkt.class_id, 0x168, value),
+                                 "offset": pkt.offset})
         elif 0x1B00 <= method <= 0x1B08:
             ch.report[(method - 0x1B00) >> 2] = value
         elif method == 0x1B0C:
             hi, lo, payload = ch.report
-            fields = _class_table(pkt.class_id).get(0x1B0C).decode(value)
             self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
-                                 "payload": payload, "fields": {n: d for n, v, d in fields},
+                                 "payload": payload,
+                                 "fields": _method_fields(pkt.class_id, 0x1B0C, value),
                                  "offset": pkt.offset})
 
     def _i2m_launch(self, ch, st, value, pkt):
@@ -311,6 +367,15 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"LOAD_INLINE_DATA of {len(data)} byte(s) with no "
                                                f"inline transfer open"))
             return
+        if not st.buf and len(data) >= st.need:
+            # The whole transfer in one packet (the H100 driver's form): no copy.
+            extra = len(data) - st.need
+            if extra >= 4:
+                self.problems.append(_problem(pkt, f"{extra} byte(s) of LOAD_INLINE_DATA beyond "
+                                                   f"LINE_LENGTH_IN x LINE_COUNT"))
+            self._i2m_write(st, data if not extra else data[:st.need], pkt)
+            st.need = 0
+            return
         st.buf += data
         if len(st.buf) >= st.need:
             extra = len(st.buf) - st.need
@@ -334,7 +399,7 @@ class LaunchDecoder:
             line = data[k * st.line_length:(k + 1) * st.line_length]
             self.memory.write(st.dst + k * st.pitch, line)
 
-    def _copy(self, ch, pkt, method, value):
+    def _copy(self, ch, pkt, method, value, plan=None):
         st = ch.copy.get(pkt.subchannel)
         if st is None:
             st = ch.copy[pkt.subchannel] = {}
@@ -375,12 +440,15 @@ class LaunchDecoder:
 
     def _semaphore(self, ch, sem):
         if ch.last_launch is not None:
-            ch.last_launch.summary["semaphores"].append(sem)
+            ch.last_launch._summary["semaphores"].append(sem)
 
     # -- QMDs ---------------------------------------------------------------------
-    def _launch_at(self, ch, va, source, pkt, data=None, depth=0, parent=None):
-        info = class_info(pkt.class_id)
-        family = info.arch if info is not None else self.gpu
+    def _launch_at(self, ch, va, source, pkt, data=None, depth=0, parent=None, plan=None):
+        if plan is None:
+            plan = self._plans.get(pkt.class_id)
+            if plan is None:
+                plan = self._plans[pkt.class_id] = _ClassPlan(self, pkt.class_id)
+        family = plan.family
         if data is None:
             data = self.read(va, 384) or self.read(va, 256)
         if data is None:
@@ -392,71 +460,70 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"{source}: bytes at {va:#x} carry no known QMD "
                                                f"version (dword 18 = {_word(data, 18):#010x})"))
             return None
-        size = qmdmod.MODULES[version].SIZE
-        data = data[:size]
-        fields = qmdmod.decode(data, version)
-        launch = Launch(self._summary(va, version, fields, family, source, pkt, parent), data,
-                        fields, version)
+        sp = _summary_plan(version)
+        data = data[:sp.size]
+        words = qmdmod.padded_words(data, version)
+        f = dict(zip(sp.names, sp.pick(words)))
+        launch = Launch(self._summary(va, version, f, sp, family, source, pkt, parent), data,
+                        None, version, words)
         self.launches.append(launch)
         self._launched[va] = data
         ch.last_launch = launch
         if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, pkt, depth)
+            self._follow_dependents(ch, launch, f, sp, pkt, depth)
         return launch
 
-    def _follow_dependents(self, ch, launch, pkt, depth):
-        common = qmdmod.COMMON[launch.version]
-        for n, (enable, action, pointer) in enumerate(common["dependent"]):
-            if pointer is None or not launch.fields.get(enable):
+    def _follow_dependents(self, ch, launch, f, sp, pkt, depth):
+        for n, (enable, action, pointer) in enumerate(sp.dependent):
+            if pointer is None or not f.get(enable):
                 continue
-            target = launch.fields[pointer] << 8
+            target = f[pointer] << 8
             if not target:
                 continue
+            deps = launch._summary["dependents"]
             data = self.read(target, 384) or self.read(target, 256)
             if data is None:
-                launch.summary["dependents"].append({"pointer": target, "decoded": False})
+                deps.append({"pointer": target, "decoded": False})
                 continue
             if self._launched.get(target) == data[:len(self._launched.get(target, b""))] \
                     and target in self._launched:
-                launch.summary["dependents"].append({"pointer": target, "decoded": False,
-                                                     "why": "already decoded"})
+                deps.append({"pointer": target, "decoded": False, "why": "already decoded"})
                 continue
-            launch.summary["dependents"].append({"pointer": target, "decoded": True})
+            deps.append({"pointer": target, "decoded": True})
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, data=data,
-                            depth=depth + 1, parent=launch.summary["qmd_address"])
+                            depth=depth + 1, parent=launch._summary["qmd_address"])
 
-    def _summary(self, va, version, f, family, source, pkt, parent):
-        c = qmdmod.COMMON[version]
-        grid_raw = [f[n] for n in c["grid"]]
-        block = [f[n] for n in c["block"]]
+    def _summary(self, va, version, f, sp, family, source, pkt, parent):
+        grid_raw = [f[n] for n in sp.grid]
+        block = [f[n] for n in sp.block]
         cluster = None
-        qmd_type = f.get(c["qmd_type"]) if c["qmd_type"] else None
-        grid = list(grid_raw)
+        qmd_type = f[sp.qmd_type] if sp.qmd_type else None
+        grid = grid_raw
         if qmd_type in (3, 5):        # GRID_GPC_CGA (measured on H100), GRID_GPU_GPC_CGA
-            cluster = [f[n] for n in c["gpc_cga"]]
+            cluster = [f[n] for n in sp.gpc_cga]
         elif qmd_type == 4:           # GRID_GPU_CGA: shape in GPU_CGA_* (not measured)
-            cluster = [f[n] for n in c["gpu_cga"]]
+            cluster = [f[n] for n in sp.gpu_cga]
         if cluster is not None:
             grid = [g * max(k, 1) for g, k in zip(grid_raw, cluster)]
-        smem_name, smem_shift = c["shared_memory"]
-        smem = f[smem_name] << smem_shift
+        else:
+            grid = list(grid_raw)
+        smem = f[sp.smem_name] << sp.smem_shift
         reserved = DRIVER_SMEM_RESERVED.get(family)
-        lo, hi, pshift = c["program"]
+        lo, hi, pshift = sp.program
         program = ((f[hi] << 32) | f[lo]) << pshift
-        plan = _plan(version)
-        ashift = c["cbank"][2]
+        ashift = sp.cbank_shift
         cbanks = []
-        for i, (alo, ahi, asize, avalid) in enumerate(plan["cbank"]):
+        for i, (alo, ahi, asize, avalid) in enumerate(sp.cbank):
             addr = ((f[ahi] << 32) | f[alo]) << ashift
             size = f[asize] << 4
             valid = bool(f[avalid])
             if valid or addr or size:
                 cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
         sems = []
-        for i, (ren, ralo, rahi, rplo, rphi, rextra) in enumerate(plan["release"]):
+        for i, (ren, ralo, rahi, rplo, rphi, rextra) in enumerate(sp.release):
             if not f.get(ren):
                 continue
-            table = qmdmod.TABLES[version]
+            table = sp.table
             sems.append({"source": f"qmd.RELEASE{i}", "address": (f[rahi] << 32) | f[ralo],
                          "payload": (f[rphi] << 32) | f[rplo],
                          "fields": {n: table.render(n, f[n]) for n in rextra if n in f}})
@@ -478,7 +545,7 @@ class LaunchDecoder:
             "grid_raw": grid_raw,
             "cluster": cluster,
             "block": block,
-            "registers": f[c["registers"]],
+            "registers": f[sp.registers],
             "shared_memory_bytes": smem,
             "shared_memory_driver_reserved_bytes": reserved if reserved is not None and smem >= reserved
             else None,
@@ -488,7 +555,7 @@ class LaunchDecoder:
             "cbank0_driver": None,
             "semaphores": sems,
             "dependents": [],
-            "qmd_fields": f,
+            "qmd_fields": None,      # filled from the QMD words on first access (Launch.summary)
         }
         self._params(summary, cbanks, arch)
         return summary
@@ -521,8 +588,69 @@ class LaunchDecoder:
                                     "upload_size": self._uploads.get(cb0["address"])}
 
 
-_PLANS = {}
+class _SummaryPlan:
+    """Per QMD version: the fields the summary reads, picked in one compiled call."""
+
+    def __init__(self, version):
+        c = qmdmod.COMMON[version]
+        self.table = table = qmdmod.TABLES[version]
+        self.size = qmdmod.MODULES[version].SIZE
+        self.grid, self.block = c["grid"], c["block"]
+        self.qmd_type = c["qmd_type"]
+        self.gpc_cga, self.gpu_cga = c.get("gpc_cga", ()), c.get("gpu_cga", ())
+        self.smem_name, self.smem_shift = c["shared_memory"]
+        self.program = c["program"]
+        self.registers = c["registers"]
+        alo, ahi, self.cbank_shift, asize, avalid = c["cbank"]
+        self.cbank = [(alo.format(i), ahi.format(i), asize.format(i), avalid.format(i))
+                      for i in range(8)]
+        ren, ralo, rahi, rplo, rphi, rextra = c["release"]
+        self.release = [(ren.format(i), ralo.format(i), rahi.format(i), rplo.format(i),
+                         rphi.format(i), tuple(n.format(i) for n in rextra if
+                                               n.format(i) in table.by_name))
+                        for i in range(3)]
+        self.dependent = c["dependent"]
+        names = list(self.grid) + list(self.block) + list(self.gpc_cga) + list(self.gpu_cga)
+        names += [self.smem_name, self.program[0], self.program[1], self.registers]
+        if self.qmd_type:
+            names.append(self.qmd_type)
+        for group in self.cbank:
+            names += group
+        for ren, ralo, rahi, rplo, rphi, rextra in self.release:
+            names += [ren, ralo, rahi, rplo, rphi, *rextra]
+        for dep in self.dependent:
+            names += [n for n in dep if n is not None]
+        seen = set()
+        self.names = tuple(n for n in names if n in table.by_name and not (n in seen or seen.add(n)))
+        self.pick = table.picker(self.names)
+
+
+_SUMMARY_PLANS = {}
+
+
+def _summary_plan(version):
+    sp = _SUMMARY_PLANS.get(version)
+    if sp is None:
+        sp = _SUMMARY_PLANS[version] = _SummaryPlan(version)
+    return sp
+
+
 _LAUNCH_DMA_UNPACK = {}
+_METHOD_FIELDS = {}
+
+
+def _method_fields(class_id, method, value):
+    """{field: display} of one method value, through the class table; cached per value
+    (semaphore methods repeat the same few values), a fresh dict each call."""
+    key = (class_id, method, value)
+    out = _METHOD_FIELDS.get(key)
+    if out is None:
+        table = _class_table(class_id) if class_id is not None else None
+        mdef = table.get(method) if table is not None else None
+        out = {n: d for n, v, d in mdef.decode(value)} if mdef is not None else {}
+        if len(_METHOD_FIELDS) < 4096:
+            _METHOD_FIELDS[key] = out
+    return dict(out)
 
 
 def _i2m_launch_fields(class_id):
@@ -535,28 +663,6 @@ def _i2m_launch_fields(class_id):
         keep.sort(key=lambda f: f.name != "DST_MEMORY_LAYOUT")
         fn = _LAUNCH_DMA_UNPACK[class_id] = FieldTable(mdef.table.name, keep, None, 1).unpacker()
     return fn
-
-
-
-def _plan(version):
-    """Field names of the 8 constant banks and 3 release semaphores, resolved once."""
-    plan = _PLANS.get(version)
-    if plan is None:
-        c = qmdmod.COMMON[version]
-        alo, ahi, _, asize, avalid = c["cbank"]
-        ren, ralo, rahi, rplo, rphi, rextra = c["release"]
-        plan = _PLANS[version] = {
-            "cbank": [(alo.format(i), ahi.format(i), asize.format(i), avalid.format(i))
-                      for i in range(8)],
-            "release": [(ren.format(i), ralo.format(i), rahi.format(i), rplo.format(i),
-                         rphi.format(i), tuple(n.format(i) for n in rextra)) for i in range(3)],
-        }
-    return plan
-
-
-def _host_table(class_id):
-    from decoders.methods import method_table
-    return method_table(class_id) if class_id is not None else None
 
 
 def _class_table(class_id):
@@ -687,7 +793,7 @@ class SubmissionDecoder:
             launch.channel = body.token
             launch.pid = pid
             launch.hChannel = body.hChannel
-            s = launch.summary
+            s = launch._summary
             s["record_index"] = record_index
             s["submission_index"] = n
             s["channel"] = body.token

@@ -14,6 +14,8 @@ MODULES = {m.VERSION: m for m in (v03_00, v04_00, v05_00)}
 TABLES = {v: FieldTable(f"QMD{v}", m.FIELDS, m.PROVENANCE, nwords=m.NWORDS)
           for v, m in MODULES.items()}
 _EXTRACT = {v: t.extractor() for v, t in TABLES.items()}
+_VERSION_0304 = TABLES["V04_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
+_VERSION_05 = TABLES["V05_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 
 def words_of(data):
     """Little-endian 32-bit words of a QMD image (trailing partial word dropped)."""
@@ -30,11 +32,8 @@ def detect_version(data, prefer_v05=False):
     words = words_of(data[:384])
     if len(words) < 19:
         return None
-    t04, t05 = TABLES["V04_00"], TABLES["V05_00"]
-    major0304 = t04.get(words, "QMD_MAJOR_VERSION")
-    minor0304 = t04.get(words, "QMD_MINOR_VERSION")
-    major05 = t05.get(words, "QMD_MAJOR_VERSION")
-    minor05 = t05.get(words, "QMD_MINOR_VERSION")
+    major0304, minor0304 = _VERSION_0304(words)
+    major05, minor05 = _VERSION_05(words)
     v0304 = {(3, 0): "V03_00", (4, 0): "V04_00"}.get((major0304, minor0304))
     v05 = "V05_00" if (major05, minor05) == (5, 0) else None
     if prefer_v05 and v05 and len(words) >= 96:
@@ -48,13 +47,23 @@ def detect_version(data, prefer_v05=False):
     return None
 
 
+def padded_words(data, version):
+    """The QMD's words for `version`, zero-padded to its full size."""
+    module = MODULES[version]
+    words = words_of(data[:module.SIZE])
+    if len(words) < module.NWORDS:
+        words = tuple(words) + (0,) * (module.NWORDS - len(words))
+    return words
+
+
+def extract_words(words, version):
+    """{field: value} from a QMD's full-length word tuple (padded_words())."""
+    return _EXTRACT[version](words)
+
+
 def decode(data, version):
     """{field: value} for one QMD image of the given version (short images pad with 0)."""
-    module = MODULES[version]
-    words = list(words_of(data[:module.SIZE]))
-    if len(words) < module.NWORDS:
-        words.extend([0] * (module.NWORDS - len(words)))
-    return _EXTRACT[version](words)
+    return _EXTRACT[version](padded_words(data, version))
 
 
 # Version-neutral names the launch summary needs -> each version's field (hw-facts.md 4.3).

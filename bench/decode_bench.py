@@ -1,47 +1,87 @@
-"""Launches decoded per second on a long synthetic stream (one core).
+"""Launches decoded per second on real H100 capture data (one core).
 
-The stream repeats the measured H100 launch order (h100-measured.md section 1; the
-synthetic-h100 builder of tests/test_launch_decode.py). Each cuLaunchKernel there
-schedules two QMDs, so launches = 2 x kernels. Replace with a real capture once the
-capture owner adds one. Prints: launches/s (stream + launch decode, summaries with
-all QMD fields; node trees are built lazily and not counted) and packets/s.
+Source: captures/builtin-vadd (the only real capture so far, 2 cuLaunchKernel). No long
+real capture exists yet, so the stream is built from it: every submission of the capture
+up to the MARK BEGIN is decoded once (SET_OBJECT, module uploads, the first launch: the
+state a process has before it launches), then the real launch submission between the
+marks (one GP entry, 1560 bytes, channel token 0xa) is replayed N times through the same
+decoder, exactly as recorded (same VAs, same QMD ring slots). The output says so.
+
+Each cuLaunchKernel on the H100 schedules two QMDs (a GRID_NULL QMD and the kernel's own,
+h100-measured.md 1), so QMDs = 2 x launches. Timed: decode_submissions' full path (method
+stream, I2M reconstruction, QMD decode with every field, cbank0 driver constants and
+parameters, semaphores); node trees are built lazily and not counted.
+
+usage: python3 bench/decode_bench.py [launches] [--profile]
 """
+import cProfile
 import os
+import pstats
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
 
-from decoders.launch import LaunchDecoder  # noqa: E402
-from decoders.pushbuf import StreamDecoder  # noqa: E402
-from test_launch_decode import synthetic_h100_launch  # noqa: E402
+from decoders.capture.reader import read_capture  # noqa: E402
+from decoders.launch import SubmissionDecoder  # noqa: E402
+
+CAPTURE = os.path.join(ROOT, "captures", "builtin-vadd", "capture.tlc.gz")
 
 
-def main(kernels=5000, repeat=3):
-    segments = [synthetic_h100_launch(seq=k) for k in range(64)]
-    stream = [segments[k % 64] for k in range(kernels)]
+def load(path=CAPTURE):
+    """(submissions before the BEGIN mark, the marked launch submission(s))."""
+    _, records = read_capture(path)
+    begin = next(r.index for r in records if r.type == "MARK" and r.body.kind == 1)
+    end = next(r.index for r in records if r.type == "MARK" and r.body.kind == 2)
+    subs = [(r.index, r.body, r.pid) for r in records if r.type == "SUBMISSION"]
+    before = [s for s in subs if s[0] < begin]
+    marked = [s for s in subs if begin < s[0] < end]
+    return before, marked
+
+
+def run(before, marked, launches):
+    dec = SubmissionDecoder(gpu="hopper")
+    for index, body, pid in before:
+        dec.feed(index, body, pid)
+    n0 = len(dec.launches)
+    t0 = time.perf_counter()
+    for k in range(launches):
+        for index, body, pid in marked:
+            dec.feed(index, body, pid)
+    dt = time.perf_counter() - t0
+    result = dec.finish()
+    return dt, result, len(result.launches) - n0
+
+
+def main(launches=20000, repeat=3, profile=False):
+    before, marked = load()
+    nbytes = sum(s.size for _, b, _ in marked for s in b.segments)
+    if profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        run(before, marked, launches)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        return None
     best = None
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        dec = StreamDecoder(gpu="hopper")
-        ld = LaunchDecoder(gpu="hopper")
-        npkts = 0
-        for seg in stream:
-            pkts = dec.feed(seg, 0x7F00000000)
-            npkts += len(pkts)
-            ld.feed_methods(pkts)
-        dec.finish()
-        dt = time.perf_counter() - t0
+        dt, result, nqmd = run(before, marked, launches)
         best = dt if best is None else min(best, dt)
-    nl = len(ld.launches)
-    assert nl == 2 * kernels and not dec.problems and not ld.problems
-    print(f"synthetic-h100: {kernels} kernels, {nl} launches, {npkts} packets, "
-          f"{sum(map(len, stream))} bytes in {best:.3f} s")
-    print(f"launches/s: {nl / best:,.0f}")
-    print(f"packets/s: {npkts / best:,.0f}")
-    return nl / best
+    assert not result.problems, result.problems[:3]
+    assert nqmd == 2 * launches
+    kernels = sum(1 for l in result.launches[-nqmd:] if l.summary["kernel"])
+    assert kernels == launches
+    print(f"real-replayed: captures/builtin-vadd launch submission (record {marked[0][0]}, "
+          f"{nbytes} bytes) replayed {launches} times after the capture's "
+          f"{len(before)} earlier submissions (no long real capture yet)")
+    print(f"{launches} launches ({nqmd} QMDs) in {best:.3f} s, best of {repeat}")
+    print(f"launches/s: {launches / best:,.0f}")
+    print(f"QMDs/s: {nqmd / best:,.0f}")
+    print(f"MB/s: {launches * nbytes / best / 1e6:,.1f}")
+    return launches / best
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5000)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(args[0]) if args else 20000, profile="--profile" in sys.argv)

@@ -209,6 +209,8 @@ class _ClassPlan:
                 h[m] = dec._compute
             for m in range(0x320, 0x500, 4):
                 h[m] = dec._compute
+            for m in range(0x3800, 0x3C00, 8):      # CALL_MME_MACRO(j)
+                h[m] = dec._mme_call
         elif engine == "copy":
             self.default = dec._copy
         self.handlers = h
@@ -230,6 +232,9 @@ class LaunchDecoder:
         # a kernel's argument block is the size of the upload to cbank0 + param base.
         self._uploads = {}
         self._plans = {}
+        # Inline transfers whose data the stream does not carry (supplied on the GPU by an
+        # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
+        self.unreconstructed = []
 
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
@@ -344,6 +349,20 @@ class LaunchDecoder:
                                  "payload": payload,
                                  "fields": _method_fields(pkt.class_id, 0x1B0C, value),
                                  "offset": pkt.offset})
+
+    def _mme_call(self, ch, pkt, method, value, plan):
+        """CALL_MME_MACRO(j) while an inline transfer waits for data: the macro (uploaded
+        earlier through LOAD_MME_INSTRUCTION_RAM, not emulated here) supplies it
+        (captures/torch-small record 816: LINE_LENGTH_IN 1, LAUNCH_DMA, CALL_MME_MACRO(0)
+        = 1, no LOAD_INLINE_DATA). The bytes at dst stay unknown."""
+        st = ch.i2m.get(pkt.subchannel)
+        if st is not None and st.need:
+            self.unreconstructed.append({
+                "offset": pkt.offset, "dst": st.dst, "size": st.need,
+                "why": f"data supplied by CALL_MME_MACRO({(method - 0x3800) >> 3})"})
+            st.need = 0
+            st.buf = bytearray()
+            st.dst = None
 
     def _i2m_launch(self, ch, st, value, pkt):
         # LAUNCH_DMA fields through the class table (DST_MEMORY_LAYOUT 0:0, COMPLETION_TYPE 5:4).

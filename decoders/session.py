@@ -169,9 +169,9 @@ def decode_capture(path, branch=None, launches=True):
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
         model.problems[:0] = reader.problems
         if model.end is None:
+            last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
-                f"capture has no END record: cut short after record {model.records - 1}",
-                offset=reader.pos))
+                f"capture cut short: no END record {last}", offset=reader.offset))
         if launches and subs_for_launch:
             _decode_launches(model, subs_for_launch)
         return model

@@ -8,6 +8,8 @@ Only a file that is not a capture at all (bad magic, unreadable header) raises.
 import gzip
 import io
 import json
+import struct
+import zlib
 from dataclasses import dataclass
 
 from construct import ConstructError
@@ -26,6 +28,20 @@ for _name, _struct in F.BODY.items():
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_RECORD = 1 << 31
+CHUNK = 1 << 16          # the most the reader asks of the stream at once
+_SYNC = F.TL_RECORD_SYNC.to_bytes(4, "little")
+try:
+    import zstandard as _zstd
+    _ZSTD_ERRORS = (_zstd.ZstdError,)
+except ImportError:
+    _ZSTD_ERRORS = ()
+
+
+def _error(message, offset, index):
+    """A CaptureError whose text is `message` as written (it already names the offset)."""
+    err = CaptureError(message)
+    err.offset, err.record = offset, index
+    return err
 
 
 @dataclass
@@ -41,6 +57,7 @@ class Record:
     t_end: int
     body: object          # construct Container, or None when the body did not parse
     complete: bool
+    length: int = 0       # whole record, header included
 
 
 def open_capture(path):
@@ -69,132 +86,241 @@ class CaptureReader:
         self.stream = stream
         self.problems = []
         self.end_record = None
-        self.pos = 0
+        self.pos = 0              # bytes read from the stream
+        self.offset = 0           # file offset of the first byte not yet consumed
+        self._eof = False
+        self._buf = bytearray()
+        self._bpos = 0
         head = self._read(F.TL_FILE_HEADER_FIXED)
+        fixed_size = F.TL_FILE_HEADER_FIXED
         if len(head) < 8 or head[:8] != F.TL_MAGIC:
-            raise CaptureError(f"not a trace-launch capture: magic {head[:8]!r} at offset 0x0 "
-                               f"(want {F.TL_MAGIC!r})", offset=0)
-        if len(head) < F.TL_FILE_HEADER_FIXED:
-            raise CaptureError(f"file header truncated: {len(head)} of "
-                               f"{F.TL_FILE_HEADER_FIXED} bytes", offset=len(head))
+            why = f"; {self.problems[0]}" if self.problems else ""
+            raise _error(f"not a trace-launch capture: magic {head[:8]!r} at offset 0x0 "
+                         f"(want {F.TL_MAGIC!r}){why}", 0, None)
+        if len(head) < fixed_size:
+            raise _error(f"file header truncated at offset {len(head):#x} "
+                         f"(need {fixed_size} B, have {len(head)})", len(head), None)
         fixed = F.TL_FILE_HEADER_PREFIX.parse(head)
         if fixed.version != F.TL_VERSION:
-            raise CaptureError(f"capture format version {fixed.version} is not supported "
-                               f"(this decoder reads {F.TL_VERSION})", offset=8)
+            raise _error(f"capture format version {fixed.version} at offset 0x8 is not "
+                         f"supported (this decoder reads {F.TL_VERSION})", 8, None)
         hsize = fixed.header_size
-        if hsize < F.TL_FILE_HEADER_FIXED or hsize > (1 << 20) or fixed.meta_len > hsize:
-            raise CaptureError(f"file header size {hsize} / meta {fixed.meta_len} out of range",
-                               offset=12)
-        rest = self._read(hsize - F.TL_FILE_HEADER_FIXED)
-        if len(rest) < hsize - F.TL_FILE_HEADER_FIXED:
-            raise CaptureError(f"file header truncated: {F.TL_FILE_HEADER_FIXED + len(rest)} "
-                               f"of {hsize} bytes", offset=self.pos)
+        if hsize < fixed_size or hsize > (1 << 20) or hsize % F.TL_ALIGN:
+            raise _error(f"file header size {hsize} at offset 0xc out of range", 12, None)
+        rest = self._read(hsize - fixed_size)
+        if len(rest) < hsize - fixed_size:
+            raise _error(f"file header truncated at offset {self.pos:#x} "
+                         f"(need {hsize} B, have {self.pos})", self.pos, None)
         self.header = fixed
-        meta = rest[:fixed.meta_len]
         self.header_bytes = head + rest
-        try:
-            self.meta = json.loads(meta.decode("utf-8")) if meta else {}
-            if not isinstance(self.meta, dict):
-                raise ValueError("not an object")
-        except (ValueError, UnicodeDecodeError) as exc:
+        if fixed.meta_len > hsize - fixed_size:
             self.meta = {}
-            self.problems.append(CaptureError(f"header metadata is not JSON ({exc})",
-                                              offset=F.TL_FILE_HEADER_FIXED))
+            self.problems.append(_error(
+                f"header metadata length {fixed.meta_len} at offset 0x30 is larger than the "
+                f"header ({hsize} B): metadata ignored", 0x30, None))
+        else:
+            try:
+                self.meta = json.loads(rest[:fixed.meta_len].decode("utf-8")) \
+                    if fixed.meta_len else {}
+                if not isinstance(self.meta, dict):
+                    raise ValueError("not an object")
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+                self.meta = {}
+                self.problems.append(_error(
+                    f"header metadata at offset {fixed_size:#x} is not a JSON object ({exc})",
+                    fixed_size, None))
         self.cursor = fixed.cursor
         self.data_end = fixed.cursor   # the shim's cursor: where written data ends
+        self.offset = self.pos
 
     def _read(self, n):
-        data = self.stream.read(n)
-        self.pos += len(data)
-        return data
+        """Read up to n bytes in pieces of at most CHUNK: n may come from an untrusted length
+        field, so nothing is allocated beyond what the file really holds. A compressed stream
+        that is corrupt or cut short ends the data and is reported, never raised."""
+        parts = []
+        while n > 0 and not self._eof:
+            try:
+                data = self.stream.read(min(n, CHUNK))
+            except (EOFError, OSError, zlib.error) + _ZSTD_ERRORS as exc:
+                self._eof = True
+                self.problems.append(_error(
+                    f"compressed data corrupt or cut short at offset {self.pos:#x} of the "
+                    f"decompressed capture ({type(exc).__name__}: {exc})", self.pos, None))
+                break
+            if not data:
+                self._eof = True
+                break
+            parts.append(data)
+            self.pos += len(data)
+            n -= len(data)
+        return b"".join(parts)
 
     def _problem(self, message, offset, index):
-        self.problems.append(CaptureError(message, offset=offset, record=index))
+        self.problems.append(_error(message, offset, index))
+
+    # -- a window over the stream: bytes read but not consumed, from file offset self.offset
+    def _fill(self, n):
+        """Make at least n unconsumed bytes available (fewer at the end); returns how many."""
+        have = len(self._buf) - self._bpos
+        if have < n and not self._eof:
+            if self._bpos > CHUNK:
+                del self._buf[:self._bpos]
+                self._bpos = 0
+            self._buf += self._read(max(n - have, CHUNK))
+            have = len(self._buf) - self._bpos
+        return min(have, n) if have < n else have
+
+    def _peek(self, n):
+        return bytes(self._buf[self._bpos:self._bpos + n])
+
+    def _consume(self, n):
+        self._bpos += n
+        self.offset += n
 
     def records(self):
         """Yield every whole record; problems go to self.problems."""
         index = 0
         hsize = F.TL_RECORD_HEADER_SIZE
-        pending = b""
         while True:
-            off = self.pos - len(pending)
-            if self.data_end and off >= self.data_end:
+            off = self.offset
+            if self.data_end and off >= self.data_end and not self._past_cursor(off, index):
                 break
-            head = pending + self._read(hsize - len(pending))
-            pending = b""
-            if not head:
-                break
-            if len(head) < hsize:
+            have = self._fill(hsize)
+            if have < hsize:
+                head = self._peek(have)
                 if head.strip(b"\0"):
                     self._problem(f"record {index} truncated at offset {off:#x} "
-                                  f"(need {hsize} B of header, have {len(head)})", off, index)
+                                  f"(need {hsize} B of header, have {have})", off, index)
                 elif self.data_end and off < self.data_end:
-                    self._problem(f"file ends at offset {off + len(head):#x}, before the "
-                                  f"header's cursor {self.data_end:#x}", off, index)
+                    self._problem(f"file ends at offset {off + have:#x}, before the header's "
+                                  f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
+            head = self._peek(hsize)
             h = _HEADER.parse(head)
             if h.sync != F.TL_RECORD_SYNC:
                 # A hole (a writer died between reserving and framing) or garbage: resync on
                 # the next 8-aligned sync word.
-                skipped, pending = self._resync(head)
                 kind = "zero-filled hole" if not head.strip(b"\0") else "bad sync word"
-                self._problem(f"{kind} at offset {off:#x}: skipped {skipped} bytes to the next "
-                              f"record", off, index)
-                if not pending:
+                skipped, found = self._resync(off)
+                self._problem(f"{kind} at offset {off:#x}: skipped {skipped} bytes to "
+                              f"{'the next record' if found else 'the end of the file'}",
+                              off, index)
+                if not found:
                     break
                 continue
             length = h.length
-            if length < hsize or length % F.TL_ALIGN or length > MAX_RECORD:
-                self._problem(f"record {index} at offset {off:#x} has bad length {length}",
+            bad = length < hsize or length % F.TL_ALIGN or length > MAX_RECORD
+            past = not bad and bool(self.data_end) and off + length > self.data_end
+            if past and self._followed_by_record(length):
+                # The shim reserves records by moving the cursor, so a record never straddles
+                # it: with the next record where this length says, the cursor is what's wrong.
+                self._problem(f"record {index} at offset {off:#x} runs past the header's "
+                              f"cursor {self.data_end:#x}: cursor stale or corrupt; reading on",
                               off, index)
-                skipped, pending = self._resync(head[8:], skip_first=True)
-                if not pending:
+                self.data_end = 0
+                past = False
+            if bad or past:
+                why = (f"runs past the header's cursor {self.data_end:#x}" if past
+                       else "is not a record length")
+                skipped, found = self._resync(off)
+                self._problem(f"record {index} at offset {off:#x}: length {length} {why}; "
+                              f"skipped {skipped} bytes", off, index)
+                if not found:
                     break
                 continue
-            body = self._read(length - hsize)
-            if len(body) < length - hsize:
+            have = self._fill(length)
+            if have < length:
                 self._problem(f"record {index} truncated at offset {off:#x} "
-                              f"(need {length} B, have {hsize + len(body)})", off, index)
-                break
-            yield from self._decode(index, off, h, body)
+                              f"(need {length} B, have {have})", off, index)
+                # The length itself may be what is wrong: look for a record inside.
+                skipped, found = self._resync(off)
+                if not found:
+                    break
+                continue
+            body = self._peek(length)[hsize:]
+            rec, used = self._decode(index, off, h, body)
+            if used is not None and used != len(body):
+                # The fields end before the frame does (or a type was flipped): the header
+                # is wrong somewhere. Drop the record and resync after its fields.
+                self._problem(f"record {index} ({F.TL_REC.get(h.type, h.type)}) at offset "
+                              f"{off:#x}: length {length} but its fields take "
+                              f"{hsize + used} B", off, index)
+                self._consume(hsize + used - (hsize + used) % F.TL_ALIGN)
+                index += 1
+                continue
+            self._consume(length)
+            if rec is not None:
+                yield rec
             index += 1
 
-    def _resync(self, head, skip_first=False):
-        """Scan forward for the next sync word; returns (bytes skipped, bytes from the sync)."""
-        sync = F.TL_RECORD_SYNC.to_bytes(4, "little")
-        buf = bytearray(head[8:] if not skip_first else head)
-        skipped = 8
+    def _followed_by_record(self, length):
+        """Whether a sync word (or the end of the file) lies `length` bytes on."""
+        have = self._fill(length + 4)
+        return have == length or (have >= length + 4 and
+                                  self._buf[self._bpos + length:self._bpos + length + 4] == _SYNC)
+
+    def _past_cursor(self, off, index):
+        """At the header's cursor. Go on only if a record starts here: the cursor is then
+        stale or corrupt (reported). A zero tail (the shim grows the file ahead) ends it."""
+        if self._fill(8) >= 4 and self._peek(4) == _SYNC:
+            self._problem(f"records go on past the header's cursor {self.data_end:#x} "
+                          f"(at offset {off:#x}): cursor stale or corrupt; reading on",
+                          off, index)
+            self.data_end = 0
+            return True
+        return False
+
+    def _resync(self, off):
+        """Skip from the record at `off` to the next 8-aligned sync word after it.
+        Returns (bytes skipped, whether one was found)."""
+        start = off
+        pos = off + F.TL_ALIGN            # never the same place again
+        pos += (-pos) % F.TL_ALIGN
         while True:
-            for i in range(0, len(buf) - 3, 8):
-                if buf[i:i + 4] == sync:
-                    return skipped + i, bytes(buf[i:])
-            skipped += len(buf) - (len(buf) % 8)
-            keep = buf[len(buf) - (len(buf) % 8):]
-            more = self._read(1 << 16)
-            if not more:
-                return skipped, b""
-            buf = bytearray(keep) + more
+            self._consume(pos - self.offset)
+            have = self._fill(CHUNK)
+            if have < 4:
+                self._consume(have)
+                return self.offset - start, False
+            window = self._buf[self._bpos:self._bpos + have]
+            i = window.find(_SYNC)
+            while i >= 0 and (self.offset + i) % F.TL_ALIGN:
+                i = window.find(_SYNC, i + 1)
+            if i >= 0:
+                self._consume(i)
+                return self.offset - start, True
+            pos = self.offset + have - 3
+            pos -= pos % F.TL_ALIGN
+            if pos <= self.offset:
+                pos = self.offset + F.TL_ALIGN
 
     def _decode(self, index, off, h, body):
+        """(Record or None, bytes the fields used or None when unparsed)."""
         tname = F.TL_REC.get(h.type)
         if h.type == 0:
             tname = "UNFINISHED"
         if tname is None:
             self._problem(f"record {index} at offset {off:#x} has unknown type {h.type}",
                           off, index)
-            return
+            return None, None
         parsed = None
+        used = None
         if tname in _BODIES:
+            stream = io.BytesIO(body)
             try:
-                parsed = _BODIES[tname].parse(body)
-            except (ConstructError, ValueError, IndexError, OverflowError, MemoryError) as exc:
+                parsed = _BODIES[tname].parse_stream(stream)
+            except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
+                    struct.error) as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
                               f"parse ({type(exc).__name__})", off, index)
-                return
+                return None, None
+            used = stream.tell()
+            if used != len(body):
+                return None, used
         if tname == "END":
             self.end_record = parsed
-        yield Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
-                     parsed, bool(h.flags & F.TL_RF_COMPLETE))
+        return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
+                      parsed, bool(h.flags & F.TL_RF_COMPLETE), h.length), used
 
 
 def read_capture(path):

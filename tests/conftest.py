@@ -1,0 +1,68 @@
+"""Shared fixtures: the recorded captures, decompressed once per session, and an independent
+record walker (plain struct.unpack, not the reader under test) to know where records lie."""
+import gzip
+import json
+import struct
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = ROOT / "captures"
+ALL = sorted(p.name for p in CAPTURES.glob("*/") if (p / "capture.tlc.gz").exists())
+# ~800 records, ~1 MiB each; launch-loop-10k (17 MiB) is only read where a test needs every capture.
+SMALL = [n for n in ALL if n != "launch-loop-10k"]
+
+HEADER_FIXED = 56          # TL_FILE_HEADER_PREFIX, counted by hand from docs/capture-format.md
+RECORD_HEADER = 40
+SYNC = 0x52434C54          # "TLCR"
+
+
+def manifest(name):
+    return json.loads((CAPTURES / name / "manifest.json").read_text())
+
+
+@lru_cache(maxsize=None)
+def capture_bytes(name):
+    """The decompressed capture of captures/<name>/."""
+    with gzip.open(CAPTURES / name / "capture.tlc.gz") as f:
+        return f.read()
+
+
+@lru_cache(maxsize=None)
+def record_spans(name):
+    """[(offset, length, type)] of every record, walked with struct.unpack alone."""
+    data = capture_bytes(name)
+    header_size = struct.unpack_from("<I", data, 12)[0]
+    spans = []
+    off = header_size
+    while off + RECORD_HEADER <= len(data):
+        sync, length, rtype = struct.unpack_from("<IIH", data, off)
+        assert sync == SYNC, f"{name}: no sync word at {off:#x}"
+        spans.append((off, length, rtype))
+        off += length
+    assert off == len(data), f"{name}: records end at {off:#x}, file at {len(data):#x}"
+    return tuple(spans)
+
+
+@pytest.fixture(scope="session")
+def capture_files(tmp_path_factory):
+    """name -> path of an uncompressed copy of each capture (session-scoped, in tmp)."""
+    d = tmp_path_factory.mktemp("captures")
+    out = {}
+    for name in ALL:
+        p = d / f"{name}.tlc"
+        p.write_bytes(capture_bytes(name))
+        out[name] = p
+    return out
+
+
+@pytest.fixture
+def write_synthetic(tmp_path):
+    """Write bytes to tmp as synthetic-<name>.tlc and return the path."""
+    def write(name, data):
+        p = tmp_path / f"synthetic-{name}.tlc"
+        p.write_bytes(data)
+        return p
+    return write

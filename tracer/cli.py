@@ -20,8 +20,9 @@ def _fail(prog, message):
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _guard(prog, fn, traceback=False):
-    """Run fn, mapping our errors and OSError to one line and exit 2."""
+def _guard(prog, fn, traceback=False, path=None):
+    """Run fn, mapping our errors and OSError to one line and exit 2. `path` (the input
+    file) leads the line when the message does not already name it."""
     try:
         return fn()
     except BrokenPipeError:
@@ -33,9 +34,15 @@ def _guard(prog, fn, traceback=False):
     except (TraceLaunchError, OSError) as exc:
         if traceback:
             raise
-        msg = str(exc) if isinstance(exc, TraceLaunchError) else (
-            f"{exc.filename}: {exc.strerror}" if getattr(exc, "filename", None) else str(exc))
-        _fail(prog, msg)
+        if isinstance(exc, TraceLaunchError):
+            msg = str(exc)
+            if path is not None and not msg.startswith(f"{path}:"):
+                msg = f"{path}: {msg}"
+        elif getattr(exc, "filename", None):
+            msg = f"{exc.filename}: {exc.strerror or exc}"
+        else:
+            msg = f"{path}: {exc}" if path is not None else str(exc)
+        _fail(prog, " ".join(msg.split("\n")))
 
 
 def _use_color(flag, stream):
@@ -119,7 +126,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, colo
     click.echo(f"trace-launch: capture written to {out}", err=True)
     if not no_report:
         _guard("trace-launch", lambda: print_report(
-            str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch"), traceback)
+            str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch"), traceback,
+            path=str(out))
     sys.exit(rc)
 
 
@@ -159,7 +167,7 @@ def report_cmd(capture, as_json, ioctls, objects, stats, color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are)."""
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats), traceback)
+        stats=stats), traceback, path=capture)
     sys.exit(rc)
 
 
@@ -181,19 +189,18 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
         data = Path(dump).read_bytes()
         res = decode_dump(data, gpu, va=va)
         if as_json:
-            json.dump(res.to_json(), sys.stdout, indent=1, default=str)
-            sys.stdout.write("\n")
+            sys.stdout.write(res.to_json(indent=1) + "\n")   # DumpResult gives JSON text
         else:
+            from tracer.report import _render_launch, _render_packet
             for pkt in res.methods:
-                sys.stdout.write(pkt.describe() + "\n")
-            launches = getattr(res, "launches", None) or []
-            for n, l in enumerate(launches):
-                from tracer.report import _render_launch
-                _render_launch(n, l, sys.stdout)
+                _render_packet(pkt, sys.stdout.write)
+            for n, l in enumerate(getattr(res, "launches", None) or []):
+                _render_launch(n, l, sys.stdout.write)
+        sys.stdout.flush()
         for p in res.problems:
-            click.echo(f"trace-decode: {dump}: {p}", err=True)
+            click.echo(f"trace-decode: {dump}: offset {p.offset:#x}: {p.message}", err=True)
         return EXIT_BAD_INPUT if res.problems else 0
-    sys.exit(_guard("trace-decode", run, traceback))
+    sys.exit(_guard("trace-decode", run, traceback, path=dump))
 
 
 @trace_decode.command("cubin")
@@ -215,7 +222,7 @@ def cubin_cmd(file, as_json, traceback):
                                  f"smem={k.get('shared_memory_bytes')} param_base={k['param_base']:#x}"
                                  f"  params: {params}\n")
         return 0
-    sys.exit(_guard("trace-decode", run, traceback))
+    sys.exit(_guard("trace-decode", run, traceback, path=file))
 
 
 @trace_decode.command("sass")
@@ -230,7 +237,7 @@ def sass_cmd(file, kernel, traceback):
             for ins in sass_listing(cub, kernel=kernel):
                 sys.stdout.write(_sass_line(source, ins) + "\n")
         return 0
-    sys.exit(_guard("trace-decode", run, traceback))
+    sys.exit(_guard("trace-decode", run, traceback, path=file))
 
 
 def _sass_line(source, ins):

@@ -40,7 +40,7 @@ def test_hard_programs_traced_unchanged(tmp_path, mode):
     native = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     proc, cap = _trace(tmp_path, argv)
     assert native.returncode == 0, native.stderr
-    assert (proc.returncode, proc.stdout) == (native.returncode, native.stdout)
+    assert (proc.returncode, proc.stdout) == (native.returncode, native.stdout), proc.stderr
     model = decode_capture(cap)
     assert not [p for p in model.problems], model.problems
     assert model.submissions and sum(s["lost"] for s in model.submissions) == 0

@@ -82,7 +82,9 @@ def shim_cycles(cap):
             for name, v in zip(TL_STATS_NAMES, r.body.counters):
                 stats[name] = stats.get(name, 0) + v
     d = max(stats.get("doorbells", 0), 1)
-    return {k[len("cycles_"):]: stats.get(k, 0) / d for k in TL_STATS_NAMES if k.startswith("cycles_")}
+    out = {k[len("cycles_"):]: stats.get(k, 0) / d for k in TL_STATS_NAMES if k.startswith("cycles_")}
+    out["populate_failed"] = stats.get("populate_failed", 0)
+    return out
 
 
 def main():
@@ -91,6 +93,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--workdir", default=None, help="where the benchmark's captures are written")
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
                          "doorbell store, no capture: isolates the fault cost), full")
@@ -99,7 +102,7 @@ def main():
         return child(args.launches)
     modes = args.modes.split(",")
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         for rep in range(args.reps):
             for mode in modes:   # interleaved: drift hits every mode alike
                 r, size = run_mode(mode, args.launches, tmp)

@@ -62,7 +62,8 @@
 #define TL_STAT_CYCLES_GP_PUT 16
 #define TL_STAT_CYCLES_RESERVE 17
 #define TL_STAT_CYCLES_CLOCK 18
-#define TL_STAT_COUNT 19
+#define TL_STAT_POPULATE_FAILED 19
+#define TL_STAT_COUNT 20
 
 #define TL_FILE_HEADER__magic 0
 #define TL_FILE_HEADER__version 8

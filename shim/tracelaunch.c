@@ -221,7 +221,8 @@ static int ensure_size(uint64_t end) {
             if (st.st_size >= (off_t)want || syscall(SYS_fallocate, g_fd, 0, (off_t)0, (off_t)want) == 0) {
                 /* Fault the new pages in with one call rather than one fault per page. */
                 uint64_t from = known & ~(uint64_t)(PAGE - 1);
-                syscall(SYS_madvise, g_base + from, (size_t)(want - from), 23 /* MADV_POPULATE_WRITE */);
+                if (syscall(SYS_madvise, g_base + from, (size_t)(want - from), 23 /* MADV_POPULATE_WRITE */) != 0)
+                    STAT(TL_STAT_POPULATE_FAILED);
                 __atomic_store_n(&g_known_size, want, __ATOMIC_RELAXED);
                 return 1;
             }

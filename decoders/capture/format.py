@@ -138,7 +138,7 @@ TL_SUB_NO_USERD = 0x8            # USERD not mapped in this process: GP_PUT unkn
 TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmaps", "doorbells",
                   "submissions", "submissions_lost", "fallbacks", "segments_unmapped",
                   "faults_not_ours", "trap_setup_failed", "cycles_lookup", "cycles_device_reads",
-                  "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock")
+                  "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock", "populate_failed")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
                   "counters" / Array(this.count, Int64ul))
 

@@ -82,14 +82,33 @@ EXTRA_PUBLIC = (
     (0xCB330101, "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES", "ctrlcb33.h"),
 )
 
+# Bit 15 of a command is RM_GSS_LEGACY_MASK (0x8000; 0xC000 = the privileged form), from
+# NVIDIA/open-gpu-kernel-modules src/nvidia/interface/deprecated/rmapi_deprecated.h. On a GSP
+# client RmDeprecatedGetControlHandler (rmapi_deprecated_control.c) sends every such command
+# to RmGssLegacyRpcCmd (rmapi_gss_legacy_control.c): "We no longer support these in RM ...
+# just forward all of them to GSP", i.e. the params are copied in, passed to the GSP firmware
+# unchanged and copied out. No header under src/common/sdk/nvidia/inc/ctrl/** (580.105.08,
+# 595.45.04) defines these numbers, with bit 15 set or with it cleared (the public
+# ctrl2080clk.h defines no command at all; ctrl2080perf.h has no index 0x26 or 0x84), so
+# neither their names nor their params layouts are public.
+_GSS_LEGACY = ("legacy GSS control (bit 15 = RM_GSS_LEGACY_MASK): kernel RM forwards it "
+               "unchanged to the GSP firmware (RmGssLegacyRpcCmd); no SDK define with or "
+               "without bit 15, params layout not public")
+
 # Controls CUDA issues on 580 that no public SDK header defines, with what is known of them.
 # They decode as class/category/index, flagged non-public, with this note.
 NON_PUBLIC = {
     0x20800145: "no SDK define; NVOC export subdeviceCtrlCmdGpuAcquireComputeModeReservation, "
                 "paramSize 0 (src/nvidia/generated/g_subdevice_nvoc.c)",
-    0x20808159: "no SDK define (bit 15 set: legacy non-privileged numbering)",
-    0x20808162: "no SDK define (bit 15 set: legacy non-privileged numbering)",
-    0x20809038: "no SDK define (bit 15 set: legacy non-privileged numbering)",
+    0x20808159: _GSS_LEGACY,
+    0x20808162: _GSS_LEGACY,
+    0x20809038: _GSS_LEGACY,
+    # Seen in captures/torch-small, each called twice, all NV_OK (paramsSize in the note).
+    0x20809001: _GSS_LEGACY + "; 8 B in torch-small",
+    0x20809009: _GSS_LEGACY + "; 8 B in torch-small",
+    0x20809064: _GSS_LEGACY + "; 520 B in torch-small",
+    0x2080A026: _GSS_LEGACY + "; 532 B in torch-small",
+    0x2080A084: _GSS_LEGACY + "; 4 B in torch-small",
     0x20810108: "NV2081_BINAPI control: RM forwards the buffer opaquely, no params struct "
                 "is public",
 }

@@ -225,11 +225,17 @@ def changed(before_nodes, after_nodes, always=("status", "rmStatus", "Status")):
         return []
     depth_b = len(before_nodes[0].path.split(".")) - 1 if before_nodes else 0
     depth_a = len(after_nodes[0].path.split(".")) - 1
+    def sig(node):
+        # Children count: an array of structs keeps its display ("5 of 16") while its
+        # entries change (TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO samples, torch-small).
+        raw = node.raw if not isinstance(node.raw, list) else tuple(node.raw)
+        return (raw, node.display, tuple(sig(c) for c in node.children or ()))
+
     old = {}
     for node in before_nodes:
-        old[key(node.path, depth_b)] = (node.raw, node.display)
+        old[key(node.path, depth_b)] = sig(node)
     return [n for n in after_nodes
-            if n.name in always or old.get(key(n.path, depth_a)) != (n.raw, n.display)]
+            if n.name in always or old.get(key(n.path, depth_a)) != sig(n)]
 
 
 def hexdump(data, limit=256):

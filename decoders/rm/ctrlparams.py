@@ -136,6 +136,69 @@ NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS = Struct(
 NV_CONF_COMPUTE_GPUS_CAPABILITY = {0: "NONE", 1: "APM", 2: "HCC"}
 NV_CONF_COMPUTE_CPU_CAPABILITY = {0: "NONE", 1: "AMD_SEV", 2: "INTEL_TDX"}
 
+# --- Added for the controls seen in captures/torch-small (H100, 580.159.04). Read in
+# NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ctrl0000/ctrl0000gpu.h
+# (GET_PCI_INFO 0x21b, QUERY_DRAIN_STATE 0x279, ASYNC_ATTACH_ID 0x289) and
+# ctrl2080/ctrl2080tmr.h (GET_GPU_CPU_TIME_CORRELATION_INFO 0x20800406: NvU8 cpuClkId,
+# NvU8 sampleCount, then 16 8-aligned {NvU64 cpuTime; NvU64 gpuTime} samples = 264 B).
+# sizeof == the paramsSize libcuda passed (12, 12, 4, 264).
+NV0000_CTRL_GPU_GET_PCI_INFO_PARAMS = Struct(
+    "gpuId" / NvU32, "domain" / NvU32, "bus" / NvU16, "slot" / NvU16)
+NV0000_CTRL_GPU_QUERY_DRAIN_STATE_PARAMS = Struct(
+    "gpuId" / NvU32, "drainState" / NvU32, "flags" / NvU32)
+NV0000_CTRL_GPU_ASYNC_ATTACH_ID_PARAMS = Struct("gpuId" / NvU32)
+NV2080_CTRL_TIMER_GPU_CPU_TIME_SAMPLE = Struct("cpuTime" / NvU64, "gpuTime" / NvU64)
+NV2080_CTRL_TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO_PARAMS = Struct(
+    "cpuClkId" / NvU8, "sampleCount" / NvU8, "reserved0" / Padding(6),
+    "samples" / Array(16, NV2080_CTRL_TIMER_GPU_CPU_TIME_SAMPLE))
+# NV0000_CTRL_GPU_DRAIN_STATE_* and NV2080_TIMER_GPU_CPU_TIME_CPU_CLK_ID_SOURCE 3:0 values
+# (same headers).
+NV0000_CTRL_GPU_DRAIN_STATE = {0: "DISABLED", 1: "ENABLED"}
+NV0000_CTRL_GPU_DRAIN_STATE_FLAG = {1: "REMOVE_DEVICE", 2: "LINK_DISABLE"}
+NV2080_TIMER_GPU_CPU_TIME_CPU_CLK_ID = {1: "OSTIME", 2: "TSC", 3: "PLATFORM_API", 4: "GSP_OS",
+                                        0x11: "OSTIME|PROCESSOR_GSP", 0x12: "TSC|PROCESSOR_GSP",
+                                        0x13: "PLATFORM_API|PROCESSOR_GSP",
+                                        0x14: "GSP_OS|PROCESSOR_GSP"}
+
+# Undeclared before torch-small, declared now from NVIDIA/open-gpu-kernel-modules
+# src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h (QUERY_ECC_STATUS), ctrl2080gr.h
+# (GET_SM_ISSUE_RATE_MODIFIER), ctrl2080bus.h (GET_PCI_BAR_INFO, NV2080_CTRL_BUS_MAX_PCI_BARS
+# 8; GET_PCIE_SUPPORTED_GPU_ATOMICS, OP_TYPE_COUNT 13; GET_C2C_INFO). Every capture's
+# paramsSize fits: ECC 1464 = 36 units x 40 + 24, i.e. NV2080_CTRL_GPU_ECC_UNIT_COUNT 0x24 on
+# 580.159.04 (the value NVIDIA's vfio nvidia-vgpu excerpt of 570.124.04 gives); SM issue rate
+# 16 + 9 B padded to 32; PCI BAR 8 + 8 x 24 = 200; atomics 8 + 13 x 8 = 112; C2C 28.
+NV2080_CTRL_GPU_QUERY_ECC_EXCEPTION_STATUS = Struct("count" / NvU64)
+NV2080_CTRL_GPU_QUERY_ECC_UNIT_STATUS = Struct(
+    "enabled" / NvBool, "scrubComplete" / NvBool, "supported" / NvBool, "reserved0" / Padding(5),
+    "dbe" / NV2080_CTRL_GPU_QUERY_ECC_EXCEPTION_STATUS,
+    "dbeNonResettable" / NV2080_CTRL_GPU_QUERY_ECC_EXCEPTION_STATUS,
+    "sbe" / NV2080_CTRL_GPU_QUERY_ECC_EXCEPTION_STATUS,
+    "sbeNonResettable" / NV2080_CTRL_GPU_QUERY_ECC_EXCEPTION_STATUS)
+NV2080_CTRL_GPU_ECC_UNIT_COUNT = 0x24
+NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS = Struct(
+    "units" / Array(NV2080_CTRL_GPU_ECC_UNIT_COUNT, NV2080_CTRL_GPU_QUERY_ECC_UNIT_STATUS),
+    "bFatalPoisonError" / NvBool, "uncorrectableError" / NvU8, "reserved0" / Padding(2),
+    "flags" / NvU32, "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO)
+NV2080_CTRL_GR_GET_SM_ISSUE_RATE_MODIFIER_PARAMS = Struct(
+    "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO, "imla0" / NvU8, "fmla16" / NvU8, "dp" / NvU8,
+    "fmla32" / NvU8, "ffma" / NvU8, "imla1" / NvU8, "imla2" / NvU8, "imla3" / NvU8,
+    "imla4" / NvU8, "reserved0" / Padding(7))
+NV2080_CTRL_BUS_PCI_BAR_INFO = Struct(
+    "flags" / NvU32, "barSize" / NvU32, "barSizeBytes" / NvU64, "barOffset" / NvU64)
+NV2080_CTRL_BUS_GET_PCI_BAR_INFO_PARAMS = Struct(
+    "pciBarCount" / NvU32, "reserved0" / Padding(4),
+    "pciBarInfo" / Array(8, NV2080_CTRL_BUS_PCI_BAR_INFO))
+NV2080_CTRL_BUS_PCIE_GPU_ATOMIC_OP_INFO = Struct(
+    "bSupported" / NvBool, "reserved0" / Padding(3), "attributes" / NvU32)
+NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS_PARAMS = Struct(
+    "capType" / NvU32, "dbdf" / NvU32,
+    "atomicOp" / Array(13, NV2080_CTRL_BUS_PCIE_GPU_ATOMIC_OP_INFO))
+NV2080_CTRL_CMD_BUS_GET_C2C_INFO_PARAMS = Struct(
+    "bIsLinkUp" / NvBool, "reserved0" / Padding(3), "nrLinks" / NvU32, "maxNrLinks" / NvU32,
+    "linkMask" / NvU32, "perLinkBwMBps" / NvU32, "perLinkLaneWidth" / NvU32,
+    "remoteType" / NvU32)
+NV2080_CTRL_BUS_GET_C2C_INFO_REMOTE_TYPE = {1: "CPU", 2: "GPU"}
+
 # {index, data} entry of the *_GET_INFO_V2 lists.
 NV2080_CTRL_INFO_ENTRY = Struct("index" / NvU32, "data" / NvU32)
 
@@ -275,6 +338,35 @@ CTRL_PARAMS.update({
     0x90E60102: ("NV90E6_CTRL_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK_PARAMS",
                  NV90E6_CTRL_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK_PARAMS,
                  {"eccMask": "hex", "nvlinkMask": "hex"}),
+    0x0000021B: ("NV0000_CTRL_GPU_GET_PCI_INFO_PARAMS", NV0000_CTRL_GPU_GET_PCI_INFO_PARAMS,
+                 {"gpuId": "hex", "domain": "hex", "bus": "hex", "slot": "hex"}),
+    0x00000279: ("NV0000_CTRL_GPU_QUERY_DRAIN_STATE_PARAMS",
+                 NV0000_CTRL_GPU_QUERY_DRAIN_STATE_PARAMS,
+                 {"gpuId": "hex", "drainState": "enum:DRAIN_STATE",
+                  "flags": "flags:DRAIN_STATE_FLAG"}),
+    0x00000289: ("NV0000_CTRL_GPU_ASYNC_ATTACH_ID_PARAMS", NV0000_CTRL_GPU_ASYNC_ATTACH_ID_PARAMS,
+                 {"gpuId": "hex"}),
+    0x20800406: ("NV2080_CTRL_TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO_PARAMS",
+                 NV2080_CTRL_TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO_PARAMS,
+                 {"cpuClkId": "enum:CPU_CLK_ID", "sampleCount": "count_of:samples",
+                  "samples.": {"cpuTime": "dec", "gpuTime": "dec"}}),
+    0x2080012F: ("NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS", NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS,
+                 {"units.": {"enabled": "bool", "scrubComplete": "bool", "supported": "bool",
+                             "dbe.": {"count": "dec"}, "dbeNonResettable.": {"count": "dec"},
+                             "sbe.": {"count": "dec"}, "sbeNonResettable.": {"count": "dec"}},
+                  "bFatalPoisonError": "bool", "flags": "hex"}),
+    0x20801230: ("NV2080_CTRL_GR_GET_SM_ISSUE_RATE_MODIFIER_PARAMS",
+                 NV2080_CTRL_GR_GET_SM_ISSUE_RATE_MODIFIER_PARAMS, {}),
+    0x20801803: ("NV2080_CTRL_BUS_GET_PCI_BAR_INFO_PARAMS", NV2080_CTRL_BUS_GET_PCI_BAR_INFO_PARAMS,
+                 {"pciBarCount": "count_of:pciBarInfo",
+                  "pciBarInfo.": {"flags": "hex", "barSize": "dec", "barSizeBytes": "hex",
+                                  "barOffset": "hex"}}),
+    0x2080182A: ("NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS_PARAMS",
+                 NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS_PARAMS,
+                 {"dbdf": "hex", "atomicOp.": {"bSupported": "bool", "attributes": "hex"}}),
+    0x2080182B: ("NV2080_CTRL_CMD_BUS_GET_C2C_INFO_PARAMS", NV2080_CTRL_CMD_BUS_GET_C2C_INFO_PARAMS,
+                 {"bIsLinkUp": "bool", "linkMask": "hex", "perLinkBwMBps": "dec",
+                  "remoteType": "enum:C2C_REMOTE_TYPE"}),
     0xCB330101: ("NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS",
                  NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES_PARAMS,
                  {"cpuCapability": "enum:CC_CPU_CAPABILITY",
@@ -288,13 +380,8 @@ UNDECLARED = {
                 "580 layout not read",
     0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
     0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
-    0x2080012F: "QUERY_ECC_STATUS: 1464 B, per-unit table whose 580 unit count was not read",
     0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",
     0x2080121B: "GR_GET_GLOBAL_SM_ORDER: 9240 B, not declared",
-    0x20801230: "GR_GET_SM_ISSUE_RATE_MODIFIER: layout not read",
-    0x20801803: "BUS_GET_PCI_BAR_INFO: layout not read",
-    0x2080182A: "BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS: layout not read",
-    0x2080182B: "BUS_GET_C2C_INFO: layout not read",
     0x20803002: "NVLINK_GET_NVLINK_STATUS: 13344 B, not declared",
     0x20803801: "GRMGR_GET_GR_FS_INFO: 1928 B, request/response union not declared",
 }
@@ -302,7 +389,11 @@ UNDECLARED = {
 TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
           "ADDR_SPACE_TYPE": NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE,
           "CC_GPUS_CAPABILITY": NV_CONF_COMPUTE_GPUS_CAPABILITY,
-          "CC_CPU_CAPABILITY": NV_CONF_COMPUTE_CPU_CAPABILITY}
+          "CC_CPU_CAPABILITY": NV_CONF_COMPUTE_CPU_CAPABILITY,
+          "DRAIN_STATE": NV0000_CTRL_GPU_DRAIN_STATE,
+          "C2C_REMOTE_TYPE": NV2080_CTRL_BUS_GET_C2C_INFO_REMOTE_TYPE,
+          "DRAIN_STATE_FLAG": NV0000_CTRL_GPU_DRAIN_STATE_FLAG,
+          "CPU_CLK_ID": NV2080_TIMER_GPU_CPU_TIME_CPU_CLK_ID}
 
 _LIST_CACHE = {}
 

@@ -112,3 +112,29 @@ def test_text_and_json_views():
     data = json.loads(json.dumps(t.to_json()))
     assert data["branch"] == "580" and len(data["channels"]) == 1
     assert any(o["handle"] == MEM and o["gpu_mappings"] for o in data["objects"])
+
+
+def test_uvm_free_then_same_handle_reallocated_and_remapped():
+    """captures/torch-small records 909-913 (PyTorch's caching allocator growing a block):
+    UVM_FREE of the old base, RM_FREE of the memory, RM_ALLOC of a larger memory under the same
+    handle, and a map of it at a new base. The tree keeps only the new mapping, on the new object."""
+    from decoders.uvm.ioctls import UVM_FREE_PARAMS_580
+    t = build_tree()
+    t.feed_ioctl(rec(34, UVM_FREE_PARAMS_580.build(dict(base=0x7FFF00000000, length=0x10000, rmStatus=0)),
+                     path=UVM_PATH), pid=100)
+    assert not t.objects[SYSMEM].gpu_mappings
+    assert t.resolve_va(0x7FFF00000010) is None
+    t.feed_ioctl(rec(nv_request(0x29, 16), nvos.NVOS00_PARAMETERS.build(dict(
+        hRoot=CLIENT, hObjectParent=DEVICE, hObjectOld=SYSMEM, status=0))), pid=100)
+    assert t.objects[SYSMEM].freed
+    t.feed_ioctl(alloc_rec(0x3E, SYSMEM, DEVICE, mem_params(0x20000, 1 << 25)), pid=100)
+    assert not t.objects[SYSMEM].freed and t.objects[SYSMEM].size == 0x20000
+    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
+        base=0x7FFE00000000, length=0x20000, offset=0,
+        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
+                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
+        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=SYSMEM, rmStatus=0))
+    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=100)
+    assert [m["va"] for m in t.objects[SYSMEM].gpu_mappings] == [0x7FFE00000000]
+    assert "offset 0x1ff00 in memory object" in t.resolve_va(0x7FFE0001FF00)
+    assert not t.notes

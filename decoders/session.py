@@ -4,6 +4,7 @@ capture file -> decoders.capture.reader (framing) -> per-record decoders (ioctl,
 tree, pushbuffer and launch) -> `CaptureModel`. Nothing here prints or formats text for
 people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/json.md.
 """
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -114,6 +115,7 @@ def decode_capture(path, branch=None, launches=True):
             "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor})
         model.objects = ObjectTree(branch)
         subs_for_launch = []
+        record_offsets = {}
         for rec in reader.records():
             model.records += 1
             t = rec.type
@@ -124,7 +126,7 @@ def decode_capture(path, branch=None, launches=True):
                 try:
                     model.objects.feed_ioctl(b, pid=rec.pid)
                 except TraceLaunchError as exc:
-                    model.problems.append(exc)
+                    model.problems.append(_at_record(exc, rec.index, rec.offset))
             elif t == "MMAP":
                 p = cstr(b.path)
                 model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
@@ -149,6 +151,7 @@ def decode_capture(path, branch=None, launches=True):
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
                                     "label": cstr(b.label), "t": rec.t_start})
             elif t == "SUBMISSION":
+                record_offsets[rec.index] = rec.offset
                 model.submissions.append(_submission_entry(rec))
                 if launches:
                     subs_for_launch.append((rec.index, b))
@@ -173,19 +176,40 @@ def decode_capture(path, branch=None, launches=True):
             model.problems.append(CaptureError(
                 f"capture cut short: no END record {last}", offset=reader.offset))
         if launches and subs_for_launch:
-            _decode_launches(model, subs_for_launch)
+            _decode_launches(model, subs_for_launch, record_offsets)
         return model
     finally:
         stream.close()
 
 
-def _decode_launches(model, subs):
+def _at_record(exc, index, offset):
+    """A decoder's problem that names no file offset, tied to its record's (the CLI's one
+    line per problem always says where in the capture to look, STYLE 15)."""
+    if getattr(exc, "offset", None) is not None or offset is None:
+        return exc
+    err = CaptureError(f"record {index} at offset {offset:#x}: {exc}")
+    err.offset, err.record = offset, index
+    return err
+
+
+_RECORD_REF = re.compile(r"\brecord (\d+)\b")
+
+
+def _decode_launches(model, subs, record_offsets=None):
     from decoders import launch as L
     if not hasattr(L, "decode_submissions"):   # launch decoding not built in this tree yet
         return
     result = L.decode_submissions(subs, gpu=_gpu_family(model.meta))
     model.launches = list(result.launches)
-    model.problems.extend(result.problems)
+    for p in result.problems:
+        # launch problems say "record N (channel ...)"; their offsets are pushbuffer offsets
+        m = _RECORD_REF.search(str(p))
+        off = (record_offsets or {}).get(int(m.group(1))) if m else None
+        if off is not None and getattr(p, "offset", None) is None:
+            err = CaptureError(f"{p} (record at offset {off:#x})")
+            err.offset, err.record = off, int(m.group(1))
+            p = err
+        model.problems.append(p)
 
 
 def _gpu_family(meta):

@@ -429,3 +429,15 @@ def test_corrupt_gzip_is_a_problem_not_a_crash(write_synthetic):
     assert reader.end_record is None or reader.problems
     model = decode_capture(path)
     assert model.cut_short and model.problems
+
+
+def test_decoder_problems_name_the_record_offset(write_synthetic):
+    """A SUBMISSION that says GP entries were lost: the launch decoder's problem names the
+    record, and the session ties it to the record's file offset."""
+    data = bytearray(capture_bytes("builtin-vadd"))
+    spans = record_spans("builtin-vadd")
+    off = [s for s in spans if s[2] == F.TL_REC_BY_NAME["SUBMISSION"]][5][0]
+    data[off + RECORD_HEADER + 64:off + RECORD_HEADER + 68] = struct.pack("<I", 3)   # lost
+    model = decode_capture(write_synthetic("lost", bytes(data)))
+    lost = [p for p in model.problems if "overwritten" in str(p) or "lost" in str(p)]
+    assert lost and all(f"{off:#x}" in str(p) for p in lost), [str(p) for p in model.problems]

@@ -58,8 +58,6 @@ def run_mode(mode, launches, workdir):
     wrapped = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh"] + argv
     shim_mode, _, variant = mode.partition("+")
     env = dict(os.environ)
-    if variant == "memcpy":   # ordinary stores into the capture (no non-temporal stores)
-        env["TRACE_LAUNCH_COPY"] = "memcpy"
     if variant == "stream":   # streaming loads instead of memcpy for the pushbuffer copy
         env["TRACE_LAUNCH_COPY"] = "stream"
     rc = run_traced(wrapped, cap, mode=shim_mode, env=env)

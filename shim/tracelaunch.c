@@ -352,7 +352,6 @@ static int is_usermode(uint32_t client, uint32_t obj) {
 }
 
 static int g_nt_copy;                  /* streaming loads for system-memory copies */
-static int g_nt_store = 1;             /* non-temporal stores into the capture */
 
 /* CPU address of byte `memoff` of memory object (client, mem), with bytes available after it. */
 static struct cpumap *find_cpu(uint32_t client, uint32_t mem, uint64_t memoff) {
@@ -423,19 +422,6 @@ static uintptr_t mem_to_cpu(uint32_t client, uint32_t mem, uint64_t memoff, uint
         return (uintptr_t)(c->addr + (memoff - c->memoff));
     }
     return 0;
-}
-
-/* Copy into the capture with non-temporal stores: a record lands on fresh lines that no
- * cache holds, and ordinary stores would first read each line from memory (measured on the
- * H100: ~3 us per 1.7 KiB record). dst is 8-byte aligned (records are); an sfence before
- * publishing orders these stores. */
-static void nt_store_copy(uint8_t *dst, const uint8_t *src, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        long long v; memcpy(&v, src + i, 8);
-        _mm_stream_si64((long long *)(dst + i), v);
-    }
-    if (i < n) memcpy(dst + i, src + i, n - i);
 }
 
 /* System memory (the pushbuffer) may be mapped write-combined: 16-byte streaming loads
@@ -649,14 +635,12 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
                     uint64_t tc = __rdtsc();
                     if (s[k].kind != K_CTL && s[k].kind != K_OTHER) dev_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
                     else if (g_nt_copy) nt_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
-                    else if (g_nt_store) nt_store_copy(q + TL_SEGMENT__data, (const uint8_t *)s[k].cpu, s[k].size);
                     else memcpy(q + TL_SEGMENT__data, (void *)s[k].cpu, s[k].size);
                     tcopy += __rdtsc() - tc;
                 }
                 q += TL_SEGMENT__FIXED + pad8(s[k].size);
             }
             w64(r, TL_RECORD_HEADER__t_end, now_ns());
-            _mm_sfence();   /* the non-temporal stores are visible before the record is published */
             rec_publish(r, TL_REC_SUBMISSION, TL_RF_COMPLETE);
         }
         STAT(TL_STAT_SUBMISSIONS);
@@ -901,7 +885,6 @@ __attribute__((constructor)) static void tl_init(void) {
     if (m && !strcmp(m, "ioctl")) g_full = 0;
     if (m && !strcmp(m, "trap")) g_capture = 0;
     const char *cp = getenv("TRACE_LAUNCH_COPY");
-    if (cp && !strcmp(cp, "memcpy")) g_nt_store = 0;
     __builtin_cpu_init();
     /* Measured on the H100: the pushbuffer is cached system memory, where memcpy is ~5x
      * faster than streaming loads; "stream" is kept for write-combined pushbuffers. */

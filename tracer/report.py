@@ -166,6 +166,10 @@ def _render_packet(pkt, w):
 
 def _render_launch(n, launch, w):
     s = launch.summary if hasattr(launch, "summary") else launch
+    if s.get("kernel") is False:   # the GRID_NULL QMD libcuda schedules ahead of each kernel
+        w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: "
+          f"{s.get('qmd_type')} scheduling QMD (no kernel)\n")
+        return
     grid, block, cluster = s.get("grid"), s.get("block"), s.get("cluster")
     w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: grid "
       f"{'x'.join(map(str, grid or []))}, block {'x'.join(map(str, block or []))}"
@@ -178,7 +182,12 @@ def _render_launch(n, launch, w):
     if p:
         w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {p.get('hex')}\n")
     for sem in s.get("semaphores") or []:
-        w(f"    semaphore: {sem}\n")
+        if isinstance(sem, dict):
+            op = sem.get("fields", {}).get("OPERATION", "release")
+            w(f"    semaphore {sem.get('source')}: {op} payload {sem.get('payload')} at "
+              f"{_hx(sem.get('address'))}\n")
+        else:
+            w(f"    semaphore: {sem}\n")
 
 
 def coverage_stats(model):

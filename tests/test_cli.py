@@ -262,3 +262,23 @@ def test_usage_error_exit_2():
     assert res.exit_code == 2
     res = _cli(trace_decode, ["pushbuffer", "x", "--gpu", "fermi"])
     assert res.exit_code == 2
+
+
+def _doc_table_keys(section):
+    """Backticked names in the first column of a table under `## section` in docs/json.md."""
+    text = (ROOT / "docs" / "json.md").read_text()
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    keys = set()
+    for line in body.splitlines():
+        if line.startswith("| `"):
+            keys.update(re.findall(r"`(\w+)`", line.split("|")[1]))
+    return keys
+
+
+def test_json_doc_matches_output(capture_files):
+    res = _cli(trace_decode, [capture_files["launch-shapes"], "--json"])
+    doc = json.loads(res.stdout)
+    assert _doc_table_keys("Top level") == set(doc) == KEYS
+    assert _doc_table_keys("`stats`") == set(doc["stats"])
+    assert _doc_table_keys("`ioctls[]`") == set(doc["ioctls"][0])
+    assert _doc_table_keys("`submissions[]`") == set(doc["submissions"][0])

@@ -22,18 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def child(launches, marks=False):
-    import ctypes
-    from tracer.builtin import compile_nvrtc, kernel_source
-    from tracer.cudaapi import _modules, check
-    driver, _ = _modules()
-    check(driver.cuInit(0), "cuInit")
-    dev = check(driver.cuDeviceGet(0), "dev")
-    attr = driver.CUdevice_attribute
-    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
-    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
-    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "ctx")
-    check(driver.cuCtxSetCurrent(ctx), "set")
-    mod = check(driver.cuModuleLoadData(compile_nvrtc(kernel_source("empty.cu"), f"{major}{minor}", b"empty.cu")), "load")
+    from tracer.cudaapi import check, open_module
+    driver, mod, _ = open_module("empty.cu")
     fn = check(driver.cuModuleGetFunction(mod, b"empty"), "fn")
     launch = driver.cuLaunchKernel
     for _ in range(100):   # warm up

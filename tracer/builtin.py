@@ -13,7 +13,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from tracer.cudaapi import CudaError, _modules, check
+from tracer.cudaapi import CudaError, _modules, check, open_module
 
 MARK_BEGIN, MARK_END = 1, 2
 
@@ -76,17 +76,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--truth", type=Path)
     args = ap.parse_args(argv)
-    driver, _ = _modules()
     mark = marker()
-    check(driver.cuInit(0), "cuInit")
-    dev = check(driver.cuDeviceGet(0), "cuDeviceGet")
-    attr = driver.CUdevice_attribute
-    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
-    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
-    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-    check(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    cubin = compile_nvrtc(kernel_source(), f"{major}{minor}")
-    module = check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
+    driver, module, arch = open_module("vadd.cu")
     func = check(driver.cuModuleGetFunction(module, b"vadd"), "cuModuleGetFunction")
     if args.shared_mem > 48 * 1024:
         check(driver.cuFuncSetAttribute(
@@ -117,7 +108,7 @@ def main(argv=None):
     bad = [i for i in range(n) if host_out[i] != (2.0 if i < covered else 0.0)]
     truth = {
         "kernel": "vadd", "signature": "vadd(const float* a, const float* b, float* c, int n)",
-        "arch": f"sm_{major}{minor}", "grid": [args.grid, 1, 1], "block": [args.block, 1, 1],
+        "arch": f"sm_{arch}", "grid": [args.grid, 1, 1], "block": [args.block, 1, 1],
         "cluster": None, "shared_mem_dynamic": args.shared_mem, "n": n, "launches": args.repeat,
         "args": {"a": int(a), "b": int(b), "c": int(c), "n": n},
         "param_info": param_info(driver, func), "result_ok": not bad,

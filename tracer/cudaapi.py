@@ -34,3 +34,21 @@ def device_info(ordinal=0):
     version = check(driver.cuDriverGetVersion(), "cuDriverGetVersion")
     return {"gpu": bytes(name).split(b"\0")[0].decode(), "compute_capability": f"{major}.{minor}",
             "cuda_driver_api": version}
+
+
+def open_module(source_name, ordinal=0):
+    """cuInit, the primary context made current, and kernels/<source_name> compiled by NVRTC
+    for this GPU and loaded. Returns (driver, module, arch digits such as "90")."""
+    from tracer.builtin import compile_nvrtc, kernel_source
+    driver, _ = _modules()
+    check(driver.cuInit(0), "cuInit")
+    dev = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    attr = driver.CUdevice_attribute
+    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
+    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
+    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    check(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    arch = f"{major}{minor}"
+    cubin = compile_nvrtc(kernel_source(source_name), arch, source_name.encode())
+    module = check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
+    return driver, module, arch

@@ -15,8 +15,8 @@ import struct
 import sys
 from pathlib import Path
 
-from tracer.builtin import MARK_BEGIN, MARK_END, compile_nvrtc, kernel_source, marker, param_info
-from tracer.cudaapi import CudaError, _modules, check
+from tracer.builtin import MARK_BEGIN, MARK_END, marker, param_info
+from tracer.cudaapi import CudaError, check, open_module
 
 
 class TlMixed(ctypes.Structure):
@@ -40,17 +40,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="tracer.shapes")
     ap.add_argument("--truth", type=Path)
     args = ap.parse_args(argv)
-    driver, _ = _modules()
     mark = marker()
-    check(driver.cuInit(0), "cuInit")
-    dev = check(driver.cuDeviceGet(0), "cuDeviceGet")
-    attr = driver.CUdevice_attribute
-    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
-    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
-    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "ctx")
-    check(driver.cuCtxSetCurrent(ctx), "ctx")
-    cubin = compile_nvrtc(kernel_source("shapes.cu"), f"{major}{minor}", b"shapes.cu")
-    module = check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
+    driver, module, arch = open_module("shapes.cu")
     funcs = {}
 
     def fn(name):
@@ -81,7 +72,7 @@ def main(argv=None):
         ("args", "tl_args", (1, 1, 1), (32, 1, 1), None, 0,
          [ctypes.c_int32(-123456), ctypes.c_double(3.141592653589793), outp, mixed]),
     ]
-    truth = {"kernel_source": "kernels/shapes.cu", "arch": f"sm_{major}{minor}", "launches": []}
+    truth = {"kernel_source": "kernels/shapes.cu", "arch": f"sm_{arch}", "launches": []}
     for ident, (label, name, grid, block, cluster, smem, values) in enumerate(shapes):
         f = fn(name)
         info = param_info(driver, f)

@@ -17,15 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 
 def launch_and_check(tag, n=4096):
-    from tracer.builtin import compile_nvrtc, kernel_source
-    from tracer.cudaapi import _modules, check
-    driver, _ = _modules()
-    check(driver.cuInit(0), "cuInit")
-    dev = check(driver.cuDeviceGet(0), "dev")
-    ctx = check(driver.cuDevicePrimaryCtxRetain(dev), "ctx")
-    check(driver.cuCtxSetCurrent(ctx), "set")
-    cubin = compile_nvrtc(kernel_source(), "90")
-    mod = check(driver.cuModuleLoadData(cubin), "load")
+    from tracer.cudaapi import check, open_module
+    driver, mod, _ = open_module("vadd.cu")
     fn = check(driver.cuModuleGetFunction(mod, b"vadd"), "fn")
     host = (ctypes.c_float * n)(*([1.0] * n))
     out = (ctypes.c_float * n)()

@@ -168,7 +168,7 @@ class CaptureReader:
                 self._bpos = 0
             self._buf += self._read(max(n - have, CHUNK))
             have = len(self._buf) - self._bpos
-        return min(have, n) if have < n else have
+        return have
 
     def _peek(self, n):
         return bytes(self._buf[self._bpos:self._bpos + n])
@@ -289,10 +289,11 @@ class CaptureReader:
             if i >= 0:
                 self._consume(i)
                 return self.offset - start, True
-            pos = self.offset + have - 3
+            if self._eof:
+                self._consume(have)
+                return self.offset - start, False
+            pos = self.offset + have - 3     # a sync word may straddle the window's end
             pos -= pos % F.TL_ALIGN
-            if pos <= self.offset:
-                pos = self.offset + F.TL_ALIGN
 
     def _decode(self, index, off, h, body):
         """(Record or None, bytes the fields used or None when unparsed)."""

@@ -282,3 +282,24 @@ def test_json_doc_matches_output(capture_files):
     assert _doc_table_keys("`stats`") == set(doc["stats"])
     assert _doc_table_keys("`ioctls[]`") == set(doc["ioctls"][0])
     assert _doc_table_keys("`submissions[]`") == set(doc["submissions"][0])
+
+
+def test_traceback_flag_shows_the_error(write_synthetic):
+    path = write_synthetic("foreign-tb", b"\x7fELF" + bytes(100))
+    res = _cli(trace_decode, [path, "--traceback"])
+    assert type(res.exception).__name__ == "CaptureError"     # raised, so the stack shows
+
+
+def test_broken_pipe_exits_quietly(capture_files):
+    """`trace-decode CAPTURE | head -1`: a reader that goes away is not an error."""
+    exe = shutil.which("trace-decode")
+    cmd = [exe] if exe else [sys.executable, "-c",
+                             "from tracer.cli import trace_decode; trace_decode(prog_name='trace-decode')"]
+    proc = subprocess.Popen(cmd + [str(capture_files["builtin-vadd"]), "--json"],  # MBs
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err

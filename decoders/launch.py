@@ -720,8 +720,7 @@ def build_node(launch):
 
 # -- whole captures: submissions in doorbell order ---------------------------------------
 
-TL_SF_COPIED, TL_SF_UNMAPPED, TL_SF_CLIPPED = 0x1, 0x2, 0x4       # capture/format.py TL_SF_*
-TL_SUB_WRAPPED = 0x4                                                # capture/format.py TL_SUB_*
+from decoders.capture.format import TL_SF_CLIPPED, TL_SF_COPIED, TL_SF_UNMAPPED, TL_SUB_LOST  # noqa: E402
 
 
 class SubmissionResult:
@@ -786,7 +785,7 @@ class SubmissionDecoder:
         ld = self.decoder(pid)
         nl, nlp = len(ld.launches), len(ld.problems)
         where = f"record {record_index} (channel token {body.token:#x})"
-        if body.flags & TL_SUB_WRAPPED or body.lost:
+        if body.flags & TL_SUB_LOST or body.lost:
             self.problems.append(DecodeError(
                 f"{where}: {body.lost} GP entries were overwritten before the capture read "
                 f"them; the method stream has a hole", path="pushbuf"))

@@ -720,7 +720,7 @@ def build_node(launch):
 
 # -- whole captures: submissions in doorbell order ---------------------------------------
 
-from decoders.capture.format import TL_SF_CLIPPED, TL_SF_COPIED, TL_SF_UNMAPPED, TL_SUB_LOST  # noqa: E402
+from decoders.capture.format import TL_SF_COPIED, TL_SF_UNMAPPED, TL_SUB_LOST  # noqa: E402
 
 
 class SubmissionResult:

@@ -104,24 +104,13 @@ COMMON = {
         "gpc_cga": ("GPC_CGA_WIDTH", "GPC_CGA_HEIGHT", "GPC_CGA_DEPTH"),
         "gpu_cga": ("GPU_CGA_WIDTH", "GPU_CGA_HEIGHT", "GPU_CGA_DEPTH"),
     },
+    # V05_00 differs from V04_00 only here (clcdc0qmd.h): shifted sizes/addresses and
+    # per-index dependent-QMD names.
     "V05_00": {
-        "grid": ("GRID_WIDTH", "GRID_HEIGHT", "GRID_DEPTH"),
-        "block": ("CTA_THREAD_DIMENSION0", "CTA_THREAD_DIMENSION1", "CTA_THREAD_DIMENSION2"),
-        "registers": "REGISTER_COUNT",
         "shared_memory": ("SHARED_MEMORY_SIZE_SHIFTED7", 7),
         "program": ("PROGRAM_ADDRESS_LOWER_SHIFTED4", "PROGRAM_ADDRESS_UPPER_SHIFTED4", 4),
-        "cbank": ("CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6({})", "CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6({})",
-                  6, "CONSTANT_BUFFER_SIZE_SHIFTED4({})", "CONSTANT_BUFFER_VALID({})"),
-        "release": ("RELEASE_ENABLE({0})", "RELEASE_SEMAPHORE{0}_ADDR_LOWER",
-                    "RELEASE_SEMAPHORE{0}_ADDR_UPPER", "RELEASE_SEMAPHORE{0}_PAYLOAD_LOWER",
-                    "RELEASE_SEMAPHORE{0}_PAYLOAD_UPPER",
-                    ("RELEASE_STRUCTURE_SIZE({0})", "RELEASE_PAYLOAD64B({0})",
-                     "RELEASE_REDUCTION_ENABLE({0})", "RELEASE_REDUCTION_OP({0})",
-                     "RELEASE_REDUCTION_FORMAT({0})", "RELEASE_MEMBAR_TYPE({0})")),
         "dependent": (("DEPENDENT_QMD0_ENABLE", "DEPENDENT_QMD0_ACTION", "DEPENDENT_QMD0_POINTER"),
                       ("DEPENDENT_QMD1_ENABLE", "DEPENDENT_QMD1_ACTION", "DEPENDENT_QMD1_POINTER")),
-        "qmd_type": "QMD_TYPE",
-        "gpc_cga": ("GPC_CGA_WIDTH", "GPC_CGA_HEIGHT", "GPC_CGA_DEPTH"),
-        "gpu_cga": ("GPU_CGA_WIDTH", "GPU_CGA_HEIGHT", "GPU_CGA_DEPTH"),
     },
 }
+COMMON["V05_00"] = {**COMMON["V04_00"], **COMMON["V05_00"]}

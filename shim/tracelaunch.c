@@ -353,7 +353,7 @@ static int is_usermode(uint32_t client, uint32_t obj) {
 
 static int g_nt_copy;                  /* streaming loads for system-memory copies */
 
-/* CPU address of byte `memoff` of memory object (client, mem), with bytes available after it. */
+/* The newest readable CPU mapping holding byte `memoff` of memory object (client, mem). */
 static struct cpumap *find_cpu(uint32_t client, uint32_t mem, uint64_t memoff) {
     canon(&client, &mem);
     uint32_t n = LOAD_ACQ(&g_ncpu);
@@ -409,19 +409,10 @@ static uintptr_t va_to_cpu_cached(uint64_t va, uint64_t *avail, int *kind,
     return p;
 }
 
+/* CPU address of byte `memoff` of memory object (client, mem), with bytes available after it. */
 static uintptr_t mem_to_cpu(uint32_t client, uint32_t mem, uint64_t memoff, uint64_t *avail, int *kind) {
-    canon(&client, &mem);
-    uint32_t n = LOAD_ACQ(&g_ncpu);
-    for (uint32_t i = n < MAX_CPUMAPS ? n : MAX_CPUMAPS; i-- > 0;) {   /* newest first */
-        struct cpumap *c = &g_cpu[i];
-        if (!LOAD_ACQ(&c->valid) || c->hClient != client || c->hMemory != mem) continue;
-        if (memoff < c->memoff || memoff >= c->memoff + c->len) continue;
-        if (c->prot == PROT_NONE || c->kind == K_UVM) continue;
-        *avail = c->memoff + c->len - memoff;
-        if (kind) *kind = (int)c->kind;
-        return (uintptr_t)(c->addr + (memoff - c->memoff));
-    }
-    return 0;
+    struct cpumap *c = find_cpu(client, mem, memoff);
+    return c ? cpu_addr(c, memoff, avail, kind) : 0;
 }
 
 /* System memory (the pushbuffer) may be mapped write-combined: 16-byte streaming loads

@@ -87,7 +87,8 @@ def _submission_entry(rec):
             e = {}
         entries.append({"raw": raw, **{k: v for k, v in e.items() if k in (
             "kind", "address", "length_bytes", "level", "sync", "opcode", "operand")}})
-    segs = [{"va": s.va, "size": s.size, "flags": s.flags, "hex": bytes(s.data).hex()}
+    # "hex" holds the bytes; the JSON view renders bytes as hex (tracer/report.py _clean).
+    segs = [{"va": s.va, "size": s.size, "flags": s.flags, "hex": bytes(s.data)}
             for s in b.segments]
     return {
         "index": rec.index, "pid": rec.pid, "tid": rec.tid, "t": rec.t_start,

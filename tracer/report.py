@@ -136,10 +136,10 @@ def _render_methods(model, sub, w):
             break
         if s["pid"] == sub["pid"] and s["token"] == sub["token"]:
             for g in s["segments"]:
-                dec.feed(bytes.fromhex(g["hex"]), g["va"])
+                dec.feed(g["hex"], g["va"])
     dec.problems.clear()
     for g in sub["segments"]:
-        data = bytes(g["_raw"]) if "_raw" in g else bytes.fromhex(g["hex"])
+        data = g["hex"]
         w(f"    segment at {g['va']:#x}, {g['size']} bytes:\n")
         for pkt in dec.feed(data, g["va"]):
             _render_packet(pkt, w)

@@ -33,12 +33,14 @@ MEM_OP_D_OPERATION = {5: "MEMBAR", 9: "MMU_TLB_INVALIDATE", 0xA: "MMU_TLB_INVALI
                       0x15: "L2_WAIT_FOR_SYS_PENDING_READS", 0x16: "ACCESS_COUNTER_CLR"}
 
 
-def mem_op_d(operations):
+def mem_op_d(operations, extra=()):
+    """MEM_OP_D with the class's OPERATION values; `extra` fields a later class adds."""
     return ("MEM_OP_D", (
         ("TLB_INVALIDATE_PDB_ADDR_HI", 0, 27),
         ("ACCESS_COUNTER_CLR_TYPE", 0, 2, {0: "MIMC", 1: "MOMC", 2: "ALL", 3: "TARGETED"}),
         ("ACCESS_COUNTER_CLR_TARGETED_TYPE", 2, 1, {0: "MIMC", 1: "MOMC"}),
         ("ACCESS_COUNTER_CLR_TARGETED_BANK", 3, 4),
+        *extra,
         ("OPERATION", 27, 5, operations)))
 
 

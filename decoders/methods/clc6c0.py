@@ -1,24 +1,26 @@
 """AMPERE_COMPUTE_A (0xC6C0) methods = AMPERE_COMPUTE_B's (clc7c0) less the methods C7C0 added.
 
 Provenance:
-  repository: NVIDIA/open-gpu-doc
-  path:       classes/compute/clc6c0.h (not in the stored index: not read field by field)
-  commit:     c8607fe576b53ff821ffcf97e7548d2de11c4eaf (hw-facts.md section 0)
+  repository: NVIDIA/open-gpu-kernel-modules
+  path:       src/common/sdk/nvidia/inc/class/clc6c0.h
+  commit:     1739a20efc4acb55fd1dc53dcc66057b70c2613c
   prefix:     NVC6C0_
-Method set: hw-facts.md Appendix A (154 methods; the 25 MME / report-semaphore /
-THROTTLE_SM methods below are C7C0+). SEND_SIGNALING_PCAS2_B actions 0xC/0xD and its
-SELECT / OFFSET_MINUS_ONE fields are C7C0+ (hw-facts.md 3.2). Other fields assumed
-equal to C7C0's (UNVERIFIED).
+The header was read in full and compared with clc7c0.h at the same commit. C6C0 lacks
+the 25 methods removed below (MME load/shadow-RAM control, report semaphore,
+SET_MME_SWITCH_STATE, SET_MME_MEM_ADDRESS..SET_MME_DATA_FIFO_CONFIG, THROTTLE_SM,
+MME_DMA_WRITE_METHOD_BARRIER, CALL_MME_MACRO/DATA); SEND_SIGNALING_PCAS2_B has only
+PCAS_ACTION 3:0 with values up to 0xB (no SELECT / OFFSET_MINUS_ONE). Every other method,
+field and value is identical, so C7C0's tuple is referenced. SET_MME_SHADOW_SCRATCH(i)
+keeps C7C0's count of 256 (the header gives none).
 """
 from decoders.methods import clc7c0
 
 PROVENANCE = {
-    "repository": "NVIDIA/open-gpu-doc",
-    "path": "classes/compute/clc6c0.h",
-    "commit": "c8607fe576b53ff821ffcf97e7548d2de11c4eaf",
+    "repository": "NVIDIA/open-gpu-kernel-modules",
+    "path": "src/common/sdk/nvidia/inc/class/clc6c0.h",
+    "commit": "1739a20efc4acb55fd1dc53dcc66057b70c2613c",
     "prefix": "NVC6C0_",
     "base": "clc7c0",
-    "note": "method set from hw-facts.md Appendix A; fields assumed equal to clc7c0 (UNVERIFIED)",
 }
 CLASS_ID = 0xC6C0
 

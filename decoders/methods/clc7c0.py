@@ -1,24 +1,23 @@
-"""AMPERE_COMPUTE_B (0xC7C0) methods, taken as ADA_COMPUTE_A's (clc9c0).
+"""AMPERE_COMPUTE_B (0xC7C0) methods: identical to ADA_COMPUTE_A's (clc9c0), so the same tuples.
 
 Provenance:
-  repository: NVIDIA/open-gpu-doc
-  path:       classes/compute/clc7c0.h (not in the stored index: not read field by field)
-  commit:     c8607fe576b53ff821ffcf97e7548d2de11c4eaf (hw-facts.md section 0)
+  repository: NVIDIA/open-gpu-kernel-modules
+  path:       src/common/sdk/nvidia/inc/class/clc7c0.h
+  commit:     1739a20efc4acb55fd1dc53dcc66057b70c2613c
   prefix:     NVC7C0_
-Method set: shared/reference/hw-facts.md Appendix A (mechanically extracted from the
-header at the commit above) lists exactly the same 179 methods at the same offsets
-for C7C0 and C9C0. Field layouts are assumed equal to clc9c0.h. UNVERIFIED: check
-against clc7c0.h or a capture before relying on a field of a C7C0 method.
+The header was read in full and every method offset, field bit range and enum value
+compared with clc9c0: the same 179 methods (hw-facts.md Appendix A agrees), the same
+fields and values, so the table is C9C0's dict. Array counts are not in the header;
+they are clc9c0's (slots up to the next declared method).
 """
 from decoders.methods import clc9c0
 
 PROVENANCE = {
-    "repository": "NVIDIA/open-gpu-doc",
-    "path": "classes/compute/clc7c0.h",
-    "commit": "c8607fe576b53ff821ffcf97e7548d2de11c4eaf",
+    "repository": "NVIDIA/open-gpu-kernel-modules",
+    "path": "src/common/sdk/nvidia/inc/class/clc7c0.h",
+    "commit": "1739a20efc4acb55fd1dc53dcc66057b70c2613c",
     "prefix": "NVC7C0_",
     "base": "clc9c0",
-    "note": "method set from hw-facts.md Appendix A; fields assumed equal to clc9c0 (UNVERIFIED)",
 }
 CLASS_ID = 0xC7C0
 METHODS = dict(clc9c0.METHODS)

@@ -1,12 +1,12 @@
-"""BLACKWELL_DMA_COPY_A (0xC9B5) copy-engine methods, taken as HOPPER_DMA_COPY_A's (clc8b5).
+"""BLACKWELL_DMA_COPY_A (0xC9B5) copy-engine methods = HOPPER_DMA_COPY_A's (clc8b5) less FORCE_RMWDISABLE.
 
 Provenance:
   repository: NVIDIA/open-gpu-doc
   path:       classes/dma-copy/clc9b5.h
   commit:     c8607fe576b53ff821ffcf97e7548d2de11c4eaf
   prefix:     NVC9B5_
-hw-facts.md 3.4: method offsets identical across C7B5/C8B5/C9B5/CAB5. Field layouts were
-not compared field by field with clc9b5.h: assumed equal to clc8b5 (UNVERIFIED).
+Compared field by field with the header: every method, offset, field and value equals
+C8B5's except LAUNCH_DMA, which no longer declares FORCE_RMWDISABLE (bit 11).
 """
 from decoders.methods import clc8b5
 
@@ -16,7 +16,9 @@ PROVENANCE = {
     "commit": "c8607fe576b53ff821ffcf97e7548d2de11c4eaf",
     "prefix": "NVC9B5_",
     "base": "clc8b5",
-    "note": "offsets per hw-facts.md 3.4; fields assumed equal to clc8b5 (UNVERIFIED)",
 }
 CLASS_ID = 0xC9B5
+LAUNCH_DMA_FIELDS = tuple(f for f in clc8b5.LAUNCH_DMA_FIELDS if f[0] != "FORCE_RMWDISABLE")
+
 METHODS = dict(clc8b5.METHODS)
+METHODS[0x0300] = ("LAUNCH_DMA", LAUNCH_DMA_FIELDS)

@@ -39,6 +39,17 @@ NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS = Struct(
     "driverVersionBuffer" / Bytes(256), "versionBuffer" / Bytes(256), "titleBuffer" / Bytes(256),
     "changelistNumber" / NvU32, "officialChangelistNumber" / NvU32)
 NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS = Struct("gpuIds" / Array(32, NvU32))
+# ctrl0000gpu.h (NVIDIA/open-gpu-kernel-modules 41595798880394d9c6fa5e76b37ffc1bc428cfb2, and
+# every other stored version): two NvU32[NV0000_CTRL_GPU_MAX_PROBED_GPUS] tables,
+# NV_MAX_DEVICES = 32 (nvlimits.h), 256 B. On 580.159.04 libcuda passes paramsSize 384
+# (captures/builtin-vadd record 21, NV_OK): RM fills the 256 B declared here (gpuIds[0] = 0x6,
+# the other 31 and all 32 excludedGpuIds = NV0000_CTRL_GPU_INVALID_ID) and leaves the last
+# 128 B zero. So the two tables are the header's 32 entries each (48-entry tables would
+# have filled 96 words), and the 128-B tail is kept as reserved0: no public header read
+# names it (STYLE.md 4, 12: shown with a marker if ever non-zero).
+NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS = Struct(
+    "gpuIds" / Array(32, NvU32), "excludedGpuIds" / Array(32, NvU32),
+    "reserved0" / Bytes(128))
 NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS = Struct(
     "gpuId" / NvU32, "gpuFlags" / NvU32, "deviceInstance" / NvU32, "subDeviceInstance" / NvU32,
     "sliStatus" / NvU32, "boardId" / NvU32, "gpuInstance" / NvU32, "numaId" / NvS32)
@@ -242,6 +253,8 @@ CTRL_PARAMS = {
                   "changelistNumber": "dec", "officialChangelistNumber": "dec"}),
     0x00000201: ("NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS",
                  NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS, {"gpuIds[]": "hex"}),
+    0x00000214: ("NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS", NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS,
+                 {"gpuIds[]": "hex", "excludedGpuIds[]": "hex"}),
     0x00000205: ("NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS", NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS,
                  {"gpuId": "hex", "gpuFlags": "hex"}),
     0x00800201: ("NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS", NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS,
@@ -376,8 +389,6 @@ CTRL_PARAMS.update({
 # Controls seen on the H100 whose params are NOT declared, and why (tests/test_golden_ioctl.py
 # lists every undecoded call of a capture against this table).
 UNDECLARED = {
-    0x00000214: "GET_PROBED_IDS: 384 B on 580, the read header has 2 x NvU32[32] = 256 B; "
-                "580 layout not read",
     0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
     0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
     0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",

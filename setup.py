@@ -24,7 +24,7 @@ setup(
     ext_modules=[Extension(
         "tracer.libtracelaunch",
         sources=["shim/tracelaunch.c"],
-        depends=["shim/abi.h"],
+        depends=["shim/abi.h", "shim/cuapi.c"],
         include_dirs=["shim"],
         extra_compile_args=["-O2", "-fvisibility=hidden", "-Wall", "-std=gnu11"],
         libraries=["dl", "pthread"],

@@ -865,6 +865,8 @@ static void after_fork_child(void) {
     record_process_start(2);
 }
 
+static void api_init(void);
+
 __attribute__((constructor)) static void tl_init(void) {
     resolve();
     const char *p = getenv("TRACE_LAUNCH_CAPTURE");
@@ -880,6 +882,7 @@ __attribute__((constructor)) static void tl_init(void) {
     /* Measured on the H100: the pushbuffer is cached system memory, where memcpy is ~5x
      * faster than streaming loads; "stream" is kept for write-combined pushbuffers. */
     g_nt_copy = __builtin_cpu_supports("sse4.1") && cp && !strcmp(cp, "stream");
+    api_init();
     int fd = (int)syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return;
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
@@ -1246,3 +1249,6 @@ EXPORT void _exit(int status) {
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
+
+/* ---- CUDA driver API brackets ------------------------------------------------------- */
+#include "cuapi.c"

@@ -53,6 +53,7 @@ TL_RECORD_HEADER_SIZE = 40
 TL_REC = {
     1: "PROCESS_START", 2: "PROCESS_EXIT", 3: "OPEN", 4: "CLOSE", 5: "IOCTL", 6: "MMAP",
     7: "MUNMAP", 8: "MREMAP", 9: "MARK", 10: "SUBMISSION", 11: "STATS", 12: "END", 13: "NOTE",
+    14: "API_ENTER", 15: "API_EXIT",
 }
 TL_REC_BY_NAME = {v: k for k, v in TL_REC.items()}
 
@@ -138,9 +139,26 @@ TL_SUB_NO_USERD = 0x8            # USERD not mapped in this process: GP_PUT unkn
 TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmaps", "doorbells",
                   "submissions", "submissions_lost", "fallbacks", "segments_unmapped",
                   "faults_not_ours", "trap_setup_failed", "cycles_lookup", "cycles_device_reads",
-                  "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock", "populate_failed")
+                  "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock",
+                  "populate_failed", "api_calls", "api_unwrapped", "api_layout_unknown")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
                   "counters" / Array(this.count, Int64ul))
+
+# A CUDA driver API call (decoders/cuda/api.py): API_ENTER before the real call, API_EXIT
+# after it, both with the argument words; `call` pairs them within a process. Sections
+# carry what the pointers pointed to (decoders/cuda/api.py SECTIONS).
+TL_API_SECTION = Struct(
+    "tag" / Int32ul, "size" / Int32ul,
+    "flags" / Int32ul,           # decoders/cuda/api.py SECTION_FLAGS
+    "full_size" / Int32ul,       # the object's size when `size` was cut (TRUNCATED)
+    "data" / Padded8(this.size))
+TL_API = Struct(
+    "slot" / Int32ul,            # decoders/cuda/api.py FUNCTIONS
+    "call" / Int32ul,            # per-process call number: the same in API_ENTER and API_EXIT
+    "result" / Int32sl,          # CUresult (API_EXIT only)
+    "nargs" / Int16ul, "nsections" / Int16ul,
+    "args" / Array(this.nargs, Int64ul),
+    "sections" / Array(this.nsections, TL_API_SECTION))
 
 TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64ul)
 
@@ -150,5 +168,5 @@ BODY = {
     "PROCESS_START": TL_PROCESS_START, "PROCESS_EXIT": TL_PROCESS_EXIT, "OPEN": TL_OPEN,
     "CLOSE": TL_CLOSE, "IOCTL": TL_IOCTL, "MMAP": TL_MMAP, "MUNMAP": TL_MUNMAP,
     "MREMAP": TL_MREMAP, "MARK": TL_MARK, "SUBMISSION": TL_SUBMISSION, "STATS": TL_STATS,
-    "END": TL_END, "NOTE": TL_NOTE,
+    "END": TL_END, "NOTE": TL_NOTE, "API_ENTER": TL_API, "API_EXIT": TL_API,
 }

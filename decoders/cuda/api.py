@@ -1,0 +1,147 @@
+"""The CUDA driver entry points the shim brackets, declared once: the shim's wrapper
+table (shim/abi.h TL_API_SLOTS) is generated from FUNCTIONS, and the decoder names each
+recorded argument from the same declaration.
+
+A slot is one exported libcuda symbol (the per-thread-stream `_ptsz`/`_ptds` variants
+and `_v2` versions are separate symbols with the same parameters). Slot numbers are part
+of the capture format: never reuse one. `kind` says what the shim copies beyond the raw
+argument words (TL_API_KIND_*). Parameter lists are cuda.h's (CUDA 13.0).
+"""
+from collections import namedtuple
+
+Api = namedtuple("Api", "slot name kind params")
+
+# What the shim copies for a call, beyond its argument words.
+KINDS = {
+    "PLAIN": 0,        # the argument words only
+    "LAUNCH": 1,       # cuLaunchKernel: f=arg0, kernelParams=arg9, extra=arg10
+    "LAUNCH_COOP": 2,  # cuLaunchCooperativeKernel: f=arg0, kernelParams=arg9
+    "LAUNCH_EX": 3,    # cuLaunchKernelEx: config=arg0 (+ its attributes), f=arg1, params=arg2, extra=arg3
+    "LOAD_IMAGE": 4,   # module/library from memory: out=arg0, image=arg1
+    "LOAD_FILE": 5,    # module/library from a file: out=arg0, path=arg1
+    "GET_BY_NAME": 6,  # out=arg0, parent=arg1, name=arg2
+    "OUT0": 7,         # out=arg0: the u64 it points to is read at exit
+}
+
+_LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
+           "sharedMemBytes", "hStream", "kernelParams", "extra")
+_COOP = _LAUNCH[:-1]
+_EX = ("config", "f", "kernelParams", "extra")
+_LIB_OPTS = ("jitOptions", "jitOptionsValues", "numJitOptions", "libraryOptions",
+             "libraryOptionValues", "numLibraryOptions")
+_CPY = ("dst", "src", "ByteCount")
+_SET = ("dstDevice", "value", "N")
+
+FUNCTIONS = [Api(*a) for a in (
+    (0, "cuLaunchKernel", "LAUNCH", _LAUNCH),
+    (1, "cuLaunchKernel_ptsz", "LAUNCH", _LAUNCH),
+    (2, "cuLaunchKernelEx", "LAUNCH_EX", _EX),
+    (3, "cuLaunchKernelEx_ptsz", "LAUNCH_EX", _EX),
+    (4, "cuLaunchCooperativeKernel", "LAUNCH_COOP", _COOP),
+    (5, "cuLaunchCooperativeKernel_ptsz", "LAUNCH_COOP", _COOP),
+    (6, "cuGraphLaunch", "PLAIN", ("hGraphExec", "hStream")),
+    (7, "cuGraphLaunch_ptsz", "PLAIN", ("hGraphExec", "hStream")),
+    (8, "cuModuleLoad", "LOAD_FILE", ("module", "fname")),
+    (9, "cuModuleLoadData", "LOAD_IMAGE", ("module", "image")),
+    (10, "cuModuleLoadDataEx", "LOAD_IMAGE", ("module", "image", "numOptions", "options",
+                                              "optionValues")),
+    (11, "cuModuleLoadFatBinary", "LOAD_IMAGE", ("module", "fatCubin")),
+    (12, "cuLibraryLoadData", "LOAD_IMAGE", ("library", "code") + _LIB_OPTS),
+    (13, "cuLibraryLoadFromFile", "LOAD_FILE", ("library", "fileName") + _LIB_OPTS),
+    (14, "cuModuleGetFunction", "GET_BY_NAME", ("hfunc", "hmod", "name")),
+    (15, "cuLibraryGetKernel", "GET_BY_NAME", ("pKernel", "library", "name")),
+    (16, "cuKernelGetFunction", "OUT0", ("pFunc", "kernel")),
+    (17, "cuMemAlloc_v2", "OUT0", ("dptr", "bytesize")),
+    (18, "cuMemAllocAsync", "OUT0", ("dptr", "bytesize", "hStream")),
+    (19, "cuMemAllocAsync_ptsz", "OUT0", ("dptr", "bytesize", "hStream")),
+    (20, "cuMemAllocManaged", "OUT0", ("dptr", "bytesize", "flags")),
+    (21, "cuMemFree_v2", "PLAIN", ("dptr",)),
+    (22, "cuMemFreeAsync", "PLAIN", ("dptr", "hStream")),
+    (23, "cuMemFreeAsync_ptsz", "PLAIN", ("dptr", "hStream")),
+    (24, "cuMemcpy", "PLAIN", _CPY),
+    (25, "cuMemcpy_ptds", "PLAIN", _CPY),
+    (26, "cuMemcpyAsync", "PLAIN", _CPY + ("hStream",)),
+    (27, "cuMemcpyAsync_ptsz", "PLAIN", _CPY + ("hStream",)),
+    (28, "cuMemcpyHtoD_v2", "PLAIN", ("dstDevice", "srcHost", "ByteCount")),
+    (29, "cuMemcpyHtoD_v2_ptds", "PLAIN", ("dstDevice", "srcHost", "ByteCount")),
+    (30, "cuMemcpyDtoH_v2", "PLAIN", ("dstHost", "srcDevice", "ByteCount")),
+    (31, "cuMemcpyDtoH_v2_ptds", "PLAIN", ("dstHost", "srcDevice", "ByteCount")),
+    (32, "cuMemcpyDtoD_v2", "PLAIN", ("dstDevice", "srcDevice", "ByteCount")),
+    (33, "cuMemcpyDtoD_v2_ptds", "PLAIN", ("dstDevice", "srcDevice", "ByteCount")),
+    (34, "cuMemcpyHtoDAsync_v2", "PLAIN", ("dstDevice", "srcHost", "ByteCount", "hStream")),
+    (35, "cuMemcpyHtoDAsync_v2_ptsz", "PLAIN", ("dstDevice", "srcHost", "ByteCount", "hStream")),
+    (36, "cuMemcpyDtoHAsync_v2", "PLAIN", ("dstHost", "srcDevice", "ByteCount", "hStream")),
+    (37, "cuMemcpyDtoHAsync_v2_ptsz", "PLAIN", ("dstHost", "srcDevice", "ByteCount", "hStream")),
+    (38, "cuMemcpyDtoDAsync_v2", "PLAIN", ("dstDevice", "srcDevice", "ByteCount", "hStream")),
+    (39, "cuMemcpyDtoDAsync_v2_ptsz", "PLAIN", ("dstDevice", "srcDevice", "ByteCount", "hStream")),
+    (40, "cuMemsetD8_v2", "PLAIN", _SET),
+    (41, "cuMemsetD8_v2_ptds", "PLAIN", _SET),
+    (42, "cuMemsetD16_v2", "PLAIN", _SET),
+    (43, "cuMemsetD16_v2_ptds", "PLAIN", _SET),
+    (44, "cuMemsetD32_v2", "PLAIN", _SET),
+    (45, "cuMemsetD32_v2_ptds", "PLAIN", _SET),
+    (46, "cuMemsetD8Async", "PLAIN", _SET + ("hStream",)),
+    (47, "cuMemsetD8Async_ptsz", "PLAIN", _SET + ("hStream",)),
+    (48, "cuMemsetD16Async", "PLAIN", _SET + ("hStream",)),
+    (49, "cuMemsetD16Async_ptsz", "PLAIN", _SET + ("hStream",)),
+    (50, "cuMemsetD32Async", "PLAIN", _SET + ("hStream",)),
+    (51, "cuMemsetD32Async_ptsz", "PLAIN", _SET + ("hStream",)),
+    (52, "cuStreamSynchronize", "PLAIN", ("hStream",)),
+    (53, "cuStreamSynchronize_ptsz", "PLAIN", ("hStream",)),
+    (54, "cuCtxSynchronize", "PLAIN", ()),
+    (55, "cuEventRecord", "PLAIN", ("hEvent", "hStream")),
+    (56, "cuEventRecord_ptsz", "PLAIN", ("hEvent", "hStream")),
+    (57, "cuStreamWaitEvent", "PLAIN", ("hStream", "hEvent", "Flags")),
+    (58, "cuStreamWaitEvent_ptsz", "PLAIN", ("hStream", "hEvent", "Flags")),
+    (59, "cuEventSynchronize", "PLAIN", ("hEvent",)),
+)]
+BY_SLOT = {f.slot: f for f in FUNCTIONS}
+BY_NAME = {f.name: f for f in FUNCTIONS}
+MAX_ARGS = 11   # cuLaunchKernel: the shim forwards 11 integer-class words to every slot
+
+# Groups the report and the attribution use, by base name (variant suffixes dropped).
+LAUNCH_KINDS = ("LAUNCH", "LAUNCH_COOP", "LAUNCH_EX")
+
+
+def base_name(name):
+    """cuMemcpyHtoDAsync_v2_ptsz -> cuMemcpyHtoDAsync."""
+    for suffix in ("_ptsz", "_ptds"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.endswith("_v2"):
+        name = name[:-3]
+    return name
+
+
+# Sections of an API record (TL_API_SECTION.tag).
+SECTIONS = {
+    1: "PARAM_LAYOUT",   # per kernel parameter: offset, size (cuFuncGetParamInfo)
+    2: "PARAM_DATA",     # the argument bytes, each at its offset (as constant bank 0 holds them)
+    3: "EXTRA_BUFFER",   # cuLaunchKernel `extra` CU_LAUNCH_PARAM_BUFFER_POINTER bytes
+    4: "LAUNCH_CONFIG",  # CUlaunchConfig
+    5: "LAUNCH_ATTRS",   # CUlaunchAttribute[numAttrs]
+    6: "IMAGE",          # module image (cubin, fatbin or PTX)
+    7: "NAME",           # a C string argument: function name or file path
+    8: "OUT",            # u64 values read through the out pointer at exit
+}
+SECTION_BY_NAME = {v: k for k, v in SECTIONS.items()}
+# TL_API_SECTION.flags
+SECTION_FLAGS = {
+    0x1: "TRUNCATED",          # bigger than the shim's limit: `size` bytes of `full_size` kept
+    0x2: "UNREADABLE",         # the pointer could not be read (bytes are zero)
+    0x4: "LAYOUT_FROM_KERNEL", # cuKernelGetParamInfo answered (the handle was a CUkernel)
+    0x8: "LAYOUT_UNKNOWN",     # neither param-info call answered: argument bytes not read
+}
+
+# CUresult names for the statuses a trace commonly shows (cuda.h cudaError_enum).
+CURESULT = {
+    0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
+    3: "CUDA_ERROR_NOT_INITIALIZED", 4: "CUDA_ERROR_DEINITIALIZED",
+    100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
+    200: "CUDA_ERROR_INVALID_IMAGE", 201: "CUDA_ERROR_INVALID_CONTEXT",
+    209: "CUDA_ERROR_NO_BINARY_FOR_GPU", 218: "CUDA_ERROR_INVALID_PTX",
+    400: "CUDA_ERROR_INVALID_HANDLE", 500: "CUDA_ERROR_NOT_FOUND", 600: "CUDA_ERROR_NOT_READY",
+    700: "CUDA_ERROR_ILLEGAL_ADDRESS", 701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+    702: "CUDA_ERROR_LAUNCH_TIMEOUT", 719: "CUDA_ERROR_LAUNCH_FAILED",
+    720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 999: "CUDA_ERROR_UNKNOWN",
+}

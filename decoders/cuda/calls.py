@@ -1,0 +1,211 @@
+"""API_ENTER / API_EXIT records -> API calls: named arguments, copied sections, result.
+
+`ApiCalls` is fed records in capture order. It pairs each API_ENTER with its API_EXIT
+(same pid and call number), knows which call each thread is inside (so a submission
+whose doorbell rang on that thread belongs to it), and keeps what later attribution
+needs: module images by handle, function and kernel names, allocations.
+"""
+from decoders.capture.reader import cstr
+from decoders.cuda import api as A
+from decoders.cuda import types as T
+
+_CONFIG = T.CUlaunchConfig.compile()
+_ATTR = T.CUlaunchAttribute.compile()
+_ATTR_SIZE = T.CUlaunchAttribute.sizeof()
+_SLOT = T.PARAM_SLOT.compile()
+_SLOT_SIZE = T.PARAM_SLOT.sizeof()
+
+
+def _flags(value):
+    return [name for bit, name in sorted(A.SECTION_FLAGS.items()) if value & bit]
+
+
+def _sections(body):
+    out = {}
+    for s in body.sections:
+        name = A.SECTIONS.get(s.tag, f"SECTION_{s.tag}")
+        out[name] = {"data": bytes(s.data), "flags": _flags(s.flags), "full_size": s.full_size}
+    return out
+
+
+def _u32(v):
+    return v & 0xFFFFFFFF
+
+
+class ApiCall:
+    """One bracketed call. `args` are named from decoders/cuda/api.py."""
+    __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
+                 "sections", "out_sections", "result", "t_start", "t_end", "submissions",
+                 "launch_config", "params", "complete")
+
+    def __init__(self, rec):
+        b = rec.body
+        fn = A.BY_SLOT.get(b.slot)
+        self.index, self.exit_index = rec.index, None
+        self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b.call, b.slot
+        self.name = fn.name if fn else f"api_slot_{b.slot}"
+        self.kind = fn.kind if fn else "PLAIN"
+        names = fn.params if fn else ()
+        self.args = {(names[i] if i < len(names) else f"arg{i}"): v for i, v in enumerate(b.args)}
+        self.sections = _sections(b)
+        self.out_sections = {}
+        self.result = None
+        self.t_start, self.t_end = rec.t_start, None
+        self.submissions = []
+        self.complete = False
+        self.launch_config = self._launch_config()
+        self.params = self._params()
+
+    @property
+    def base(self):
+        return A.base_name(self.name)
+
+    @property
+    def result_name(self):
+        if self.result is None:
+            return None
+        return A.CURESULT.get(self.result, f"CUresult {self.result}")
+
+    def finish(self, rec):
+        b = rec.body
+        self.exit_index, self.result, self.t_end = rec.index, b.result, rec.t_end
+        self.out_sections = _sections(b)
+        self.complete = True
+
+    @property
+    def out(self):
+        """The handle or pointer the call wrote through its first argument."""
+        s = self.out_sections.get("OUT")
+        if s and len(s["data"]) == 8 and not s["flags"]:
+            return int.from_bytes(s["data"], "little")
+        return None
+
+    @property
+    def string(self):
+        s = self.sections.get("NAME")
+        return cstr(s["data"]) if s else None
+
+    @property
+    def image(self):
+        s = self.sections.get("IMAGE")
+        return s["data"] if s and "UNREADABLE" not in s["flags"] else None
+
+    # -- launches -------------------------------------------------------------------------
+    def _launch_config(self):
+        """{grid, block, shared_memory_bytes, stream, cluster, attributes} of a launch."""
+        if self.kind in ("LAUNCH", "LAUNCH_COOP"):
+            a = self.args
+            return {"function": a["f"],
+                    "grid": [_u32(a["gridDimX"]), _u32(a["gridDimY"]), _u32(a["gridDimZ"])],
+                    "block": [_u32(a["blockDimX"]), _u32(a["blockDimY"]), _u32(a["blockDimZ"])],
+                    "shared_memory_bytes": _u32(a["sharedMemBytes"]), "stream": a["hStream"],
+                    "cluster": None, "cooperative": self.kind == "LAUNCH_COOP", "attributes": []}
+        if self.kind != "LAUNCH_EX":
+            return None
+        cfg = self.sections.get("LAUNCH_CONFIG")
+        if not cfg or "UNREADABLE" in cfg["flags"]:
+            return {"function": self.args["f"], "grid": None, "block": None,
+                    "shared_memory_bytes": None, "stream": None, "cluster": None,
+                    "cooperative": False, "attributes": []}
+        c = _CONFIG.parse(cfg["data"])
+        out = {"function": self.args["f"], "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
+               "block": [c.blockDimX, c.blockDimY, c.blockDimZ],
+               "shared_memory_bytes": c.sharedMemBytes, "stream": c.hStream, "cluster": None,
+               "cooperative": False, "attributes": []}
+        raw = self.sections.get("LAUNCH_ATTRS", {}).get("data", b"")
+        for i in range(min(c.numAttrs, len(raw) // _ATTR_SIZE)):
+            at = _ATTR.parse(raw[i * _ATTR_SIZE:(i + 1) * _ATTR_SIZE])
+            name = T.CU_LAUNCH_ATTRIBUTE.get(at.id, f"ATTRIBUTE_{at.id}")
+            value = T.LAUNCH_ATTRIBUTE_VALUE.get(name)
+            v = dict(value.parse(at.value)) if value is not None else {"raw": at.value[:16].hex()}
+            v.pop("_io", None)
+            out["attributes"].append({"id": at.id, "name": name, "value": v})
+            if name == "CLUSTER_DIMENSION":
+                out["cluster"] = [v["x"], v["y"], v["z"]]
+            if name == "COOPERATIVE":
+                out["cooperative"] = bool(v["value"])
+        return out
+
+    def _params(self):
+        """[{index, offset, size, bytes}] of the kernel's arguments as the call passed them."""
+        lay = self.sections.get("PARAM_LAYOUT")
+        if lay is None:
+            return None
+        raw = lay["data"]
+        data = self.sections.get("PARAM_DATA")
+        buf = data["data"] if data and "UNREADABLE" not in data["flags"] else None
+        out = []
+        for i in range(len(raw) // _SLOT_SIZE):
+            s = _SLOT.parse(raw[i * _SLOT_SIZE:(i + 1) * _SLOT_SIZE])
+            b = buf[s.offset:s.offset + s.size] if buf is not None else None
+            out.append({"index": i, "offset": s.offset, "size": s.size, "bytes": b})
+        return out
+
+    @property
+    def param_bytes(self):
+        """The argument block as one buffer (offsets from the parameter base), or None."""
+        d = self.sections.get("PARAM_DATA")
+        if d and "UNREADABLE" not in d["flags"]:
+            return d["data"]
+        e = self.sections.get("EXTRA_BUFFER")
+        if e and "UNREADABLE" not in e["flags"]:
+            return e["data"]
+        return None
+
+    def summary(self):
+        parts = []
+        for k, v in self.args.items():
+            parts.append(f"{k}={v:#x}" if v > 9 else f"{k}={v}")
+        text = f"{self.name}({', '.join(parts)})"
+        if self.string is not None:
+            text += f" name={self.string!r}"
+        if self.result is not None:
+            text += f" = {self.result_name}"
+        if self.out is not None:
+            text += f" -> {self.out:#x}"
+        return text
+
+    def to_json(self):
+        return {"index": self.index, "pid": self.pid, "tid": self.tid, "call": self.call,
+                "name": self.name, "args": dict(self.args), "result": self.result,
+                "result_name": self.result_name, "out": self.out, "string": self.string,
+                "t_start": self.t_start, "t_end": self.t_end,
+                "launch": self.launch_config,
+                "params": [dict(p, bytes=p["bytes"]) for p in self.params] if self.params else None,
+                "image_bytes": len(self.image) if self.image is not None else None,
+                "submissions": list(self.submissions)}
+
+
+class ApiCalls:
+    """API calls of a capture, in order, with what each thread is inside."""
+
+    def __init__(self):
+        self.calls = []
+        self._open = {}          # (pid, call) -> ApiCall
+        self._inside = {}        # (pid, tid) -> ApiCall (outermost only: the shim records no nesting)
+        self.unmatched_exits = 0
+
+    def enter(self, rec):
+        c = ApiCall(rec)
+        self.calls.append(c)
+        self._open[(c.pid, c.call)] = c
+        self._inside[(c.pid, c.tid)] = c
+        return c
+
+    def exit(self, rec):
+        c = self._open.pop((rec.pid, rec.body.call), None)
+        if c is None:
+            self.unmatched_exits += 1
+            return None
+        c.finish(rec)
+        if self._inside.get((c.pid, c.tid)) is c:
+            del self._inside[(c.pid, c.tid)]
+        return c
+
+    def current(self, pid, tid):
+        return self._inside.get((pid, tid))
+
+    @property
+    def unfinished(self):
+        """Calls that never returned (the process died inside them)."""
+        return [c for c in self._open.values()]

@@ -1,0 +1,92 @@
+/* A fake libcuda.so.1 (synthetic, no GPU) for the shim's API-bracket tests: the entry
+ * points tests/c/apiprog.c calls, with answers the test knows. Each remembers the
+ * arguments it got in `fake_seen`, so the test can check the shim forwarded them exactly.
+ * cuLaunchKernel calls cuCtxSynchronize through the exported name, as a library calling
+ * itself would: the shim must not record that as a second call. */
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t u64;
+u64 fake_seen[64][12];
+
+static void seen(int i, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5) {
+    u64 v[6] = { a0, a1, a2, a3, a4, a5 };
+    memcpy(fake_seen[i], v, sizeof v);
+}
+
+int cuCtxSynchronize(void) { fake_seen[9][0]++; return 0; }
+
+int cuLaunchKernel(u64 f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned smem, u64 stream, void **params, void **extra) {
+    u64 v[11] = { f, gx, gy, gz, bx, by, bz, smem, stream, (u64)params, (u64)extra };
+    memcpy(fake_seen[0], v, sizeof v);
+    fake_seen[0][11]++;
+    cuCtxSynchronize();
+    return f == 0xdead ? 400 : 0;
+}
+int cuLaunchKernel_ptsz(u64 f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, u64 stream, void **params, void **extra) {
+    return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+}
+int cuLaunchKernelEx(const void *cfg, u64 f, void **params, void **extra) {
+    seen(1, (u64)cfg, f, (u64)params, (u64)extra, 0, 0);
+    return 0;
+}
+
+/* Handle 0x1000: a CUfunction with (a: 8 B @0, b: 8 B @8, n: 4 B @16).
+ * Handle 0x2000: a CUkernel: cuFuncGetParamInfo refuses it, cuKernelGetParamInfo answers
+ * (x: 4 B @0, y: 8 B @8). Handle 0x3000: no parameters. Anything else: unknown. */
+int cuFuncGetParamInfo(u64 f, size_t i, size_t *off, size_t *size) {
+    static const size_t o[3] = { 0, 8, 16 }, s[3] = { 8, 8, 4 };
+    if (f == 0x3000) return 1;
+    if (f != 0x1000) return 400;
+    if (i >= 3) return 1;
+    *off = o[i]; *size = s[i];
+    return 0;
+}
+int cuKernelGetParamInfo(u64 k, size_t i, size_t *off, size_t *size) {
+    static const size_t o[2] = { 0, 8 }, s[2] = { 4, 8 };
+    if (k != 0x2000) return 400;
+    if (i >= 2) return 1;
+    *off = o[i]; *size = s[i];
+    return 0;
+}
+
+int cuModuleLoadData(u64 *mod, const void *image) { seen(2, (u64)mod, (u64)image, 0, 0, 0, 0); *mod = 0xAAA0; return 0; }
+int cuModuleGetFunction(u64 *f, u64 mod, const char *name) {
+    seen(3, (u64)f, mod, (u64)name, 0, 0, 0);
+    *f = strcmp(name, "vadd") ? 0x3000 : 0x1000;
+    return 0;
+}
+int cuLibraryLoadData(u64 *lib, const void *code, void *a, void *b, unsigned c, void *d, void *e, unsigned g) {
+    seen(4, (u64)lib, (u64)code, (u64)a, (u64)b, c, (u64)d); fake_seen[4][6] = (u64)e; fake_seen[4][7] = g;
+    *lib = 0xBBB0;
+    return 0;
+}
+int cuMemAlloc_v2(u64 *dptr, size_t n) { seen(5, (u64)dptr, n, 0, 0, 0, 0); *dptr = 0x7f0000000000ull + n; return 0; }
+int cuMemcpyHtoD_v2(u64 dst, const void *src, size_t n) { seen(6, dst, (u64)src, n, 0, 0, 0); return 0; }
+int cuMemsetD8_v2(u64 dst, unsigned char v, size_t n) { seen(7, dst, v, n, 0, 0, 0); return 0; }
+
+static const char *const names[] = { "cuLaunchKernel", "cuLaunchKernelEx", "cuModuleLoadData",
+    "cuModuleGetFunction", "cuLibraryLoadData", "cuMemAlloc", "cuMemcpyHtoD", "cuMemsetD8",
+    "cuCtxSynchronize", "cuFuncGetParamInfo", "cuGetProcAddress", 0 };
+int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status);
+static void *const fns[] = { (void *)cuLaunchKernel, (void *)cuLaunchKernelEx, (void *)cuModuleLoadData,
+    (void *)cuModuleGetFunction, (void *)cuLibraryLoadData, (void *)cuMemAlloc_v2,
+    (void *)cuMemcpyHtoD_v2, (void *)cuMemsetD8_v2, (void *)cuCtxSynchronize,
+    (void *)cuFuncGetParamInfo, (void *)cuGetProcAddress_v2 };
+
+int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status) {
+    (void)ver; (void)status;
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(sym, names[i])) {
+            /* per-thread default stream: the _ptsz variant, as libcuda answers */
+            *pfn = (i == 0 && (flags & 2)) ? (void *)cuLaunchKernel_ptsz : fns[i];
+            return 0;
+        }
+    *pfn = 0;
+    return 500;
+}
+int cuGetProcAddress(const char *sym, void **pfn, int ver, u64 flags) {
+    return cuGetProcAddress_v2(sym, pfn, ver, flags, 0);
+}

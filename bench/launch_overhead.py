@@ -50,6 +50,8 @@ def run_mode(mode, launches, workdir):
     env = dict(os.environ)
     if variant == "stream":   # streaming loads instead of memcpy for the pushbuffer copy
         env["TRACE_LAUNCH_COPY"] = "stream"
+    if variant == "noapi":    # full capture without the driver-API brackets: their cost
+        env["TRACE_LAUNCH_API"] = "0"
     rc = run_traced(wrapped, cap, mode=shim_mode, env=env)
     if rc != 0:
         raise RuntimeError(f"{mode} run failed with {rc}")

@@ -147,6 +147,61 @@ def job_torch(out, args):
           "unchanged", m["ground_truth"]["output_unchanged"])
 
 
+CORPUS = {
+    "graph-replay": ("corpus_graph", "a CUDA graph of 2 kernels captured from a stream, "
+                     "replayed 3 times with cudaGraphLaunch"),
+    "two-streams": ("corpus_streams", "produce on stream 1, event, consume on stream 2"),
+    "memcpy-memset": ("corpus_memcpy", "memcpy H2D, D2D, D2H, memset, async D2H to pinned memory"),
+    "kernel-fault": ("corpus_fault", "a kernel storing to address 0x10: cudaErrorIllegalAddress"),
+    "sigkill": ("corpus_kill", "SIGKILL sent to itself after 2,000 launches, mid-run"),
+}
+
+
+def job_corpus(out, args):
+    """The runtime-API corpus programs of kernels/corpus_*.cu, built with nvcc -lcuda."""
+    for name, (src, notes) in CORPUS.items():
+        exe = out / src
+        subprocess.run(["nvcc", "-arch=sm_90", "-o", str(exe), str(ROOT / f"kernels/{src}.cu"),
+                        "-lcuda"], check=True)
+        native = subprocess.run([str(exe)], capture_output=True, text=True)
+        t = out / f"{src}.truth.json"
+        m = record(out, name, [str(exe), str(t)], t, notes=notes + f"; source kernels/{src}.cu, "
+                   "built with nvcc -arch=sm_90 -lcuda")
+        m.setdefault("ground_truth", {})["native_exit"] = native.returncode
+        m["ground_truth"]["native_stdout"] = native.stdout
+        m["ground_truth"]["build"] = f"nvcc -arch=sm_90 -o {src} kernels/{src}.cu -lcuda"
+        (out / name / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+
+
+def job_loop100k(out, args):
+    """100,000 launches: the decoder's streaming-memory figure (bench/decode_rss.py)."""
+    n = 100000
+    t = out / "loop100k.truth.json"
+    t.write_text(json.dumps({"kernel": "empty", "launches": n, "warmup_launches": 100,
+                             "grid": [1, 1, 1], "block": [1, 1, 1]}))
+    record(out, "launch-loop-100k", [sys.executable, str(ROOT / "bench/launch_overhead.py"),
+                                     "--child", "--launches", str(n)], t,
+           notes="bench/launch_overhead.py child: 100 warm-up + 100,000 cuLaunchKernel of an "
+                 "empty kernel, then one synchronize")
+
+
+def job_probe(out, args):
+    """What libcuda exports and how it is linked (for the API brackets)."""
+    import ctypes.util
+    lib = subprocess.run(["sh", "-c", "ldconfig -p | grep 'libcuda.so.1 ' | head -1"],
+                         capture_output=True, text=True).stdout.split("=>")[-1].strip()
+    syms = subprocess.run(["sh", "-c", f"nm -D --defined-only {lib} | awk '{{print $3}}'"],
+                          capture_output=True, text=True).stdout.split()
+    dyn = subprocess.run(["sh", "-c", f"readelf -d {lib} | grep -iE 'flags|symbolic|soname'"],
+                         capture_output=True, text=True).stdout
+    from decoders.cuda.api import FUNCTIONS
+    info = {"libcuda": lib, "exported_cu": len([x for x in syms if x.startswith("cu")]),
+            "dynamic": dyn, "slots_missing": [f.name for f in FUNCTIONS if f.name not in syms],
+            "ctypes_find": ctypes.util.find_library("cuda")}
+    (out / "probe.json").write_text(json.dumps(info, indent=1))
+    print("== probe:", json.dumps(info)[:3000])
+
+
 def job_bench(out, args):
     subprocess.run([sys.executable, str(ROOT / "bench/launch_overhead.py"), "--launches",
                     str(args.launches), "--reps", "5", "--modes", args.modes,
@@ -154,7 +209,8 @@ def job_bench(out, args):
 
 
 JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
-        "loop": job_loop, "bench": job_bench, "torch": job_torch}
+        "loop": job_loop, "bench": job_bench, "torch": job_torch, "corpus": job_corpus,
+        "loop100k": job_loop100k, "probe": job_probe}
 
 
 def main():

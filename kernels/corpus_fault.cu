@@ -7,9 +7,7 @@ __global__ void store_to(int *p, int v) { p[threadIdx.x] = v; }
 
 int main(int argc, char **argv) {
     int *bad = (int *)0x10;   // never mapped on the GPU
-    store_to<<<1, 32>>>(bad, 42);
-    cudaError_t launch = cudaGetLastError();
-    cudaError_t sync = cudaDeviceSynchronize();
+    // The ground truth first: after the fault the context is unusable.
     FILE *f = truth_open(argc, argv);
     int first = 1;
     fprintf(f, "\"kernels\": {");
@@ -17,6 +15,9 @@ int main(int argc, char **argv) {
     fprintf(f, "}, \"launches\": [");
     first = 1;
     truth_launch(f, "store_to", dim3(1), dim3(32), 0, &first);
+    store_to<<<1, 32>>>(bad, 42);
+    cudaError_t launch = cudaGetLastError();
+    cudaError_t sync = cudaDeviceSynchronize();
     fprintf(f, "], \"args\": {\"p\": 16, \"v\": 42}, \"launch_error\": %d, \"sync_error\": %d, "
             "\"sync_error_name\": \"%s\"}\n", (int)launch, (int)sync, cudaGetErrorName(sync));
     fclose(f);

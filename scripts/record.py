@@ -160,6 +160,8 @@ CORPUS = {
 def job_corpus(out, args):
     """The runtime-API corpus programs of kernels/corpus_*.cu, built with nvcc -lcuda."""
     for name, (src, notes) in CORPUS.items():
+        if args.only and name not in args.only.split(","):
+            continue
         exe = out / src
         subprocess.run(["nvcc", "-arch=sm_90", "-o", str(exe), str(ROOT / f"kernels/{src}.cu"),
                         "-lcuda"], check=True)
@@ -218,6 +220,7 @@ def main():
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--launches", type=int, default=100000)
     ap.add_argument("--modes", default="native,ioctl,trap,full")
+    ap.add_argument("--only", default="", help="corpus job: comma-separated program names")
     ap.add_argument("jobs", nargs="+", choices=sorted(JOBS))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

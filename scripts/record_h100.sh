@@ -14,6 +14,9 @@ fi
 python3 setup.py -q build_ext --inplace >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
 export PYTHONUNBUFFERED=1
 python3 scripts/record.py --out "$OUT/corpus" "$@" 2>&1 | tee "$OUT/record.log"
-# The device tool brings back at most 8 files: pack the corpus into one archive.
-rm -f "$OUT/corpus/vadd"
-tar czf "$OUT/corpus.tgz" -C "$OUT" corpus && rm -rf "$OUT/corpus"
+# The device tool brings back at most 8 files of 16 MiB: compress each capture, drop the
+# binaries, pack the corpus into one archive and split it into 15 MiB parts
+# (cat corpus.tgz.part-* | tar xz).
+find "$OUT/corpus" -name capture.tlc -exec gzip -6 {} +
+find "$OUT/corpus" -maxdepth 1 -type f -perm -u+x -delete
+tar czf - -C "$OUT" corpus | split -b 15M - "$OUT/corpus.tgz.part-" && rm -rf "$OUT/corpus"

@@ -1,0 +1,279 @@
+"""A decoded capture as a Chrome / Perfetto trace (the Trace Event Format, JSON).
+
+`timeline(model)` returns `{"traceEvents": [...], "displayTimeUnit": "ns", "otherData":
+{...}}` for https://ui.perfetto.dev or chrome://tracing. docs/timeline.md describes the
+tracks; in short:
+
+- one track per traced thread (pid, tid as recorded): every ioctl as a complete ("X")
+  event named by its escape (plus the RM control or class: `RM_CONTROL
+  NV2080_CTRL_CMD_GPU_GET_INFO_V2`), MARK pairs (BEGIN..END) as X events, POINT marks and
+  each doorbell the thread rang as instant ("i") events, and API calls
+  (`model.api_calls`, when the capture has them) as X events;
+- one track per GPU channel, all under one synthetic process "GPU channels"
+  (pid CHANNEL_PID, one tid per channel in (pid, token) order): each submission as an
+  X event at its doorbell time with its token, channel handle, class, GP_PUT range, GP
+  entries, pushbuffer bytes and the launches decoded from it (grid, block, QMD address,
+  kernel name where a mark or an API call around the doorbell names it). The capture
+  records no GPU completion times, so a submission has duration 0.
+
+Times are microseconds from the capture start (the header's t_start_ns; from the
+earliest record instead should one come before it, see otherData.t_origin_ns).
+Synthetic pids and tids lie above Linux's PID_MAX_LIMIT (2^22) so they never meet real
+ones. X events of one track nest properly: an event that would overlap another without
+nesting (which the recorder should never produce) goes to the thread's "(overlapping)"
+track instead of breaking the file.
+"""
+import json
+import os
+
+PID_MAX_LIMIT = 1 << 22                  # linux/threads.h: no pid or tid above this
+CHANNEL_PID = PID_MAX_LIMIT + 1          # the synthetic "GPU channels" process
+OVERLAP_TID = PID_MAX_LIMIT + 1          # tid + this: a thread's overflow track
+
+_NAMED_ESCAPES = ("RM_CONTROL", "RM_ALLOC", "RM_ALLOC_MEMORY")
+
+
+def _clean(obj):
+    """Args made JSON-safe: bytes as hex, tuples as lists, other objects as str."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj).hex()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    return str(obj)
+
+
+def ioctl_event_name(entry):
+    """`RM_CONTROL NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION`, `UVM_INITIALIZE`, `CARD_INFO`."""
+    words = str(entry.get("summary") or entry.get("escape") or "ioctl").split()
+    head = words[0].rstrip(":") if words else "ioctl"
+    if head in _NAMED_ESCAPES and len(words) > 1:
+        return f"{head} {words[1].rstrip(':')}"
+    return head
+
+
+def _dims(v):
+    return "x".join(str(x) for x in v) if v else "?"
+
+
+def _summary(launch):
+    return launch.summary if hasattr(launch, "summary") else launch
+
+
+class _Builder:
+    def __init__(self, model):
+        self.model = model
+        self.events = []
+        self.x = {}                 # (pid, tid) -> [(start_ns, end_ns, event)]
+        self.threads = {}           # (pid, tid) -> name
+        self.channel_names = {}     # channel tid -> name
+        self.origin = self._origin()
+
+    def _origin(self):
+        m = self.model
+        t0 = (m.header or {}).get("t_start_ns")
+        times = [i["t_start"] for i in m.ioctls] + [s["t"] for s in m.submissions] + \
+            [k["t"] for k in m.marks] + [a["t_start"] for a in self._api_calls()]
+        earliest = min((t for t in times if isinstance(t, int) and t > 0), default=None)
+        if t0 is None or (earliest is not None and earliest < t0):
+            return earliest or 0
+        return t0
+
+    def _api_calls(self):
+        return list(getattr(self.model, "api_calls", None) or [])
+
+    def us(self, t_ns):
+        return round((t_ns - self.origin) / 1000.0, 3)
+
+    def thread(self, pid, tid):
+        key = (pid, tid)
+        if key not in self.threads:
+            self.threads[key] = "main thread" if pid == tid else f"thread {tid}"
+        return key
+
+    def complete(self, pid, tid, name, cat, start, end, args):
+        end = max(end, start)
+        ev = {"name": name, "cat": cat, "ph": "X", "ts": self.us(start),
+              "dur": round((end - start) / 1000.0, 3), "pid": pid, "tid": tid, "args": _clean(args)}
+        if pid != CHANNEL_PID:
+            self.thread(pid, tid)
+        self.x.setdefault((pid, tid), []).append((start, end, ev))
+
+    def instant(self, pid, tid, name, cat, t, args, scope="t"):
+        self.thread(pid, tid)
+        self.events.append({"name": name, "cat": cat, "ph": "i", "s": scope,
+                            "ts": self.us(t), "pid": pid, "tid": tid,
+                            "args": _clean(args)})
+
+    def flush_complete(self):
+        """Emit X events track by track, moving any that breaks nesting to an overflow track."""
+        for (pid, tid), rows in sorted(self.x.items()):
+            rows.sort(key=lambda r: (r[0], -r[1]))
+            stack = []
+            for start, end, ev in rows:
+                while stack and stack[-1] <= start:
+                    stack.pop()
+                if stack and end > stack[-1]:
+                    ev["tid"] = OVERLAP_TID + tid
+                    ev["args"]["moved"] = "overlaps an event of its thread without nesting"
+                    base = self.threads.get((pid, tid)) or self.channel_names.get(tid, f"track {tid}")
+                    self.threads[(pid, ev["tid"])] = f"{base} (overlapping)"
+                else:
+                    stack.append(end)
+                self.events.append(ev)
+
+    def metadata(self, channel_names):
+        m = self.model
+        meta = []
+        pids = sorted(({p for p, _ in self.threads} | set(m.processes)) - {CHANNEL_PID})
+        for pid in pids:
+            p = m.processes.get(pid) or {}
+            cmd = " ".join(p.get("cmdline") or []) or p.get("exe") or ""
+            name = f"{os.path.basename(p.get('exe') or '') or 'process'} {cmd}".strip()[:120]
+            meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                         "args": {"name": name}})
+        for (pid, tid), name in sorted(self.threads.items()):
+            if pid == CHANNEL_PID and tid in dict(channel_names):
+                continue
+            meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                         "args": {"name": name}})
+        if channel_names:
+            meta.append({"name": "process_name", "ph": "M", "pid": CHANNEL_PID, "tid": 0,
+                         "args": {"name": "GPU channels"}})
+            meta.append({"name": "process_sort_index", "ph": "M", "pid": CHANNEL_PID, "tid": 0,
+                         "args": {"sort_index": 1 << 30}})
+            for tid, name in channel_names:
+                meta.append({"name": "thread_name", "ph": "M", "pid": CHANNEL_PID, "tid": tid,
+                             "args": {"name": name}})
+                meta.append({"name": "thread_sort_index", "ph": "M", "pid": CHANNEL_PID,
+                             "tid": tid, "args": {"sort_index": tid}})
+        return meta
+
+
+def _mark_ranges(model):
+    """[(pid, tid, label, t_begin, t_end, id)] of BEGIN..END pairs; [mark] left over."""
+    opened, pairs, single = {}, [], []
+    for m in model.marks:
+        key = (m["pid"], m["tid"], m["id"])
+        if m["kind"] == "BEGIN":
+            if key in opened:
+                single.append(opened[key])
+            opened[key] = m
+        elif m["kind"] == "END" and key in opened:
+            b = opened.pop(key)
+            pairs.append((m["pid"], m["tid"], b["label"] or m["label"], b["t"], m["t"], m["id"]))
+        else:
+            single.append(m)
+    single.extend(opened.values())
+    return pairs, single
+
+
+def _kernel_name(sub, api_calls, mark_pairs):
+    """The name of what was launched at this doorbell: from the API call around it on the
+    same thread (its args' kernel/function/name, else the call's name), else from a
+    mark pair around it (the built-in launch marks `cuLaunchKernel vadd`)."""
+    t, pid, tid = sub["t"], sub["pid"], sub["tid"]
+    for a in api_calls:
+        if a.get("pid") == pid and a.get("tid") == tid and a["t_start"] <= t <= a["t_end"]:
+            args = a.get("args") or {}
+            for key in ("kernel", "function", "func", "name"):
+                if isinstance(args.get(key), str):
+                    return args[key]
+            return a.get("name")
+    for p, th, label, t0, t1, _ in mark_pairs:
+        if p == pid and th == tid and t0 <= t <= t1:
+            return label
+    return None
+
+
+def timeline(model):
+    """The trace-event JSON object of a CaptureModel (or any object with the same lists)."""
+    from decoders.methods import class_info
+    b = _Builder(model)
+    api_calls = b._api_calls()
+    for i in model.ioctls:
+        start = i["t_start"]
+        end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start
+        b.complete(i["pid"], i["tid"], ioctl_event_name(i), "ioctl", start, end, {
+            "index": i["index"], "fd": i["fd"], "path": i["path"], "escape": i["escape"],
+            "request": f"{i['request']:#x}", "ret": i["ret"], "errno": i["errno"],
+            "complete": i.get("complete", True), "summary": i.get("summary")})
+    for a in api_calls:
+        b.complete(a["pid"], a["tid"], str(a.get("name") or "api call"), "api", a["t_start"],
+                   a["t_end"], dict(a.get("args") or {}))
+    pairs, single = _mark_ranges(model)
+    for pid, tid, label, t0, t1, mid in pairs:
+        b.complete(pid, tid, label or f"mark {mid}", "mark", t0, t1, {"id": mid})
+    for m in single:
+        b.instant(m["pid"], m["tid"], m["label"] or f"mark {m['id']}", "mark", m["t"],
+                  {"id": m["id"], "kind": m["kind"]})
+
+    launches_by_record = {}
+    for launch in model.launches:
+        rec = getattr(launch, "record_index", None)
+        if rec is None:
+            rec = _summary(launch).get("record_index")
+        launches_by_record.setdefault(rec, []).append(launch)
+
+    channel_tid = {}
+    channel_names = []
+    for s in sorted(model.submissions, key=lambda s: (s["pid"], s["token"], s["index"])):
+        key = (s["pid"], s["token"])
+        if key not in channel_tid:
+            tid = channel_tid[key] = len(channel_tid) + 1
+            info = class_info(s["class"])
+            cname = info.name if info else f"class {s['class']:#06x}"
+            channel_names.append((tid, f"channel token {s['token']:#x} (hChannel "
+                                       f"{s['channel']:#x}, {cname}, pid {s['pid']})"))
+    for s in model.submissions:
+        tid = channel_tid[(s["pid"], s["token"])]
+        nbytes = sum(g["size"] for g in s["segments"])
+        launches = []
+        for launch in launches_by_record.get(s["index"], ()):
+            ls = _summary(launch)
+            launches.append({"kernel": ls.get("kernel"), "grid": ls.get("grid"),
+                             "block": ls.get("block"), "cluster": ls.get("cluster"),
+                             "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
+                             "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
+        kernels = [l for l in launches if l["kernel"]]
+        kname = _kernel_name(s, api_calls, pairs) if kernels else None
+        if kernels:
+            name = f"{kname or 'launch'} grid {_dims(kernels[0]['grid'])}"
+            if len(kernels) > 1:
+                name += f" (+{len(kernels) - 1} more)"
+        else:
+            name = f"submission ({len(s['entries'])} GP entries)"
+        info = class_info(s["class"])
+        args = {"record_index": s["index"], "token": f"{s['token']:#x}",
+                "channel": f"{s['channel']:#x}", "class": f"{s['class']:#06x}",
+                "class_name": info.name if info else None,
+                "gp_put": f"{s['gp_put_prev']} -> {s['gp_put']} (ring of {s['gp_entries']})",
+                "entries": len(s["entries"]), "bytes": nbytes, "lost": s["lost"],
+                "doorbell_thread": f"pid {s['pid']} tid {s['tid']}"}
+        if launches:
+            args["launches"] = launches
+        if kname:
+            args["kernel_name"] = kname
+        b.complete(CHANNEL_PID, tid, name, "submission", s["t"], s["t"], args)
+        b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
+                  {"record_index": s["index"], "token": f"{s['token']:#x}",
+                   "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
+    b.channel_names = dict(channel_names)
+    b.flush_complete()
+    events = b.metadata(channel_names) + sorted(
+        b.events, key=lambda e: (e["ts"], -e.get("dur", 0), e["pid"], e["tid"]))
+    header = getattr(model, "header", None) or {}
+    meta = getattr(model, "meta", None) or {}
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": _clean({"capture": getattr(model, "path", None), "gpu": meta.get("gpu"),
+                                 "driver": meta.get("driver"),
+                                 "t_start_ns": header.get("t_start_ns"),
+                                 "t_origin_ns": b.origin, "channel_pid": CHANNEL_PID})}
+
+
+def write_timeline(model, out):
+    json.dump(timeline(model), out, separators=(",", ":"))
+    out.write("\n")

@@ -52,12 +52,24 @@ def _use_color(flag, stream):
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
-                 stats=False, prog="trace-decode"):
+                 stats=False, prog="trace-decode", filters=None):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
-    capture has problems (each printed as one line on stderr after the report)."""
+    capture has problems (each printed as one line on stderr after the report).
+    `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
     from decoders.session import decode_capture
     from tracer.report import render_json, render_text
     model = decode_capture(path)
+    filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
+    if filters:
+        from decoders.select import select
+        model = select(model, **filters)
+        if not as_json:
+            out.write(f"selection: {_describe_filter(model.meta['filter'])} (counts below are of "
+                      f"the selection; launches are numbered within it)\n")
+            where = model.meta["filter"].get("launch_indices")
+            if where:
+                out.write("  " + ", ".join(f"launch {k} is launch {n} of the capture"
+                                           for k, n in enumerate(where)) + "\n")
     if as_json:
         render_json(model, out)
     else:
@@ -67,6 +79,20 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     for p in model.problems:
         click.echo(f"{prog}: {path}: {p}", err=True)
     return EXIT_BAD_INPUT if model.problems else 0
+
+
+def _describe_filter(criteria):
+    parts = []
+    for key, value in criteria.items():
+        if key == "launch_indices":
+            continue
+        if key == "launches":
+            parts.append("launch " + ", ".join(map(str, value)))
+        elif key in ("channel", "class"):
+            parts.append(f"{key} {value:#x}")
+        else:
+            parts.append(f"{key} {value}")
+    return "; ".join(parts)
 
 
 # ---- trace-launch -------------------------------------------------------------------
@@ -148,6 +174,9 @@ def trace_decode():
 
     \b
     trace-decode CAPTURE [--json] [--ioctls] [--objects] [--stats]
+                 [--launch N]... [--channel C] [--class C] [--ioctl NAME] [--pid P]
+    trace-decode timeline CAPTURE [-o trace.json]
+    trace-decode diff A [B] [--launch I [--launch J]] [--json] [--ignore-addresses]
     trace-decode pushbuffer DUMP --gpu hopper [--va ADDR] [--json]
     trace-decode cubin FILE [--json]
     trace-decode sass CUBIN|PROGRAM [--kernel NAME]
@@ -161,18 +190,141 @@ def trace_decode():
 @click.option("--ioctls", is_flag=True, help="list every ioctl, decoded")
 @click.option("--objects", is_flag=True, help="print the RM object tree")
 @click.option("--stats", is_flag=True, help="print every counter and the naming coverage")
+@click.option("--launch", "launches", type=click.IntRange(min=0), multiple=True,
+              help="only launch N (as the report numbers them) and the submission that carried "
+                   "it; repeatable")
+@click.option("--channel", default=None, help="only submissions and launches of this channel: "
+              "work-submit token or channel handle (hex or decimal)")
+@click.option("--class", "cls", default=None, help="only this class (number or NVIDIA name): "
+              "its RM allocs, submissions of a channel of it, launches of it")
+@click.option("--ioctl", default=None, metavar="NAME", help="only ioctls whose escape, RM control "
+              "or class name contains NAME (case-insensitive)")
+@click.option("--pid", type=int, default=None, help="only records of this process")
 @click.option("--color/--no-color", default=None)
 @click.option("--traceback", is_flag=True)
-def report_cmd(capture, as_json, ioctls, objects, stats, color, traceback):
-    """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are)."""
+def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, color,
+               traceback):
+    """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
+
+    The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
+    filters = dict(launches=launches, channel=_int_option(channel, "--channel"), cls=cls,
+                   ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats), traceback, path=capture)
+        stats=stats, filters=filters), traceback, path=capture)
     sys.exit(rc)
 
 
 def _int(text):
     return int(text, 0)
+
+
+def _int_option(text, name):
+    """A hex or decimal number for an option, or a click usage error (exit 2)."""
+    if text is None:
+        return None
+    from decoders.select import SelectError, parse_int
+    try:
+        return parse_int(text)
+    except SelectError as exc:
+        raise click.BadParameter(str(exc), param_hint=name)
+
+
+def _problem_lines(prog, path, problems):
+    for p in problems:
+        click.echo(f"{prog}: {path}: {p}", err=True)
+    return EXIT_BAD_INPUT if problems else 0
+
+
+@trace_decode.command("timeline")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              show_default=True, help="trace file to write (- for stdout)")
+@click.option("--traceback", is_flag=True)
+def timeline_cmd(capture, output, traceback):
+    """Write CAPTURE as a Chrome/Perfetto trace (Trace Event Format JSON): one track per
+    thread (ioctls, marks, doorbells, API calls) and one per GPU channel (submissions and
+    the launches they carried). Open it in https://ui.perfetto.dev (docs/timeline.md)."""
+    def run():
+        from decoders.session import decode_capture
+        from decoders.timeline import write_timeline
+        model = decode_capture(capture)
+        if output == "-":
+            write_timeline(model, sys.stdout)
+            sys.stdout.flush()
+        else:
+            tmp = f"{output}.tmp{os.getpid()}"
+            with open(tmp, "w") as f:
+                write_timeline(model, f)
+            os.replace(tmp, output)
+        return _problem_lines("trace-decode", capture, model.problems)
+    sys.exit(_guard("trace-decode", run, traceback, path=capture))
+
+
+@trace_decode.command("diff")
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False), required=False)
+@click.option("--launch", "launches", type=click.IntRange(min=0), multiple=True,
+              help="launch I of A (as the report numbers them); given twice, I of A and J of B "
+                   "(default: the marked kernel launch, else the first kernel launch)")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object: a, b, differences")
+@click.option("--ignore-addresses", is_flag=True, help="leave out differences that are virtual "
+              "addresses (allocations land elsewhere in every run)")
+@click.option("--traceback", is_flag=True)
+def diff_cmd(a, b, launches, as_json, ignore_addresses, traceback):
+    """The QMD fields, constant bank 0 words and method values that differ between a launch
+    of capture A and a launch of capture B (or of A again when B is omitted or the same
+    file). Differences that are virtual addresses are listed in their own group."""
+    if len(launches) > 2:
+        raise click.UsageError("--launch is given at most twice (I in A, J in B)")
+
+    def run():
+        from decoders.diff import default_launch, describe_launch, diff_launches
+        from decoders.session import decode_capture
+        model_a = decode_capture(a)
+        same = b is None or os.path.realpath(b) == os.path.realpath(a)
+        try:
+            model_b = model_a if same else decode_capture(b)
+        except TraceLaunchError as exc:
+            msg = str(exc)
+            raise type(exc)(msg if msg.startswith(f"{b}:") else f"{b}: {msg}") from None
+        ia = launches[0] if launches else default_launch(model_a)
+        ib = launches[-1] if launches else default_launch(model_b)
+        diffs = diff_launches(model_a, ia, model_b, ib)
+        if ignore_addresses:
+            diffs = [d for d in diffs if not d.address]
+        if as_json:
+            json.dump({"a": describe_launch(model_a, ia), "b": describe_launch(model_b, ib),
+                       "differences": [d.to_json() for d in diffs]}, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            _print_diff(model_a, ia, model_b, ib, diffs, sys.stdout.write)
+        sys.stdout.flush()
+        rc = _problem_lines("trace-decode", a, model_a.problems)
+        if not same:
+            rc = max(rc, _problem_lines("trace-decode", b, model_b.problems))
+        return rc
+    sys.exit(_guard("trace-decode", run, traceback, path=a))
+
+
+def _print_diff(model_a, ia, model_b, ib, diffs, w):
+    from decoders.diff import describe_launch
+    for tag, model, n in (("a", model_a, ia), ("b", model_b, ib)):
+        d = describe_launch(model, n)
+        what = (f"grid {'x'.join(map(str, d['grid'] or []))} block "
+                f"{'x'.join(map(str, d['block'] or []))}" if d["kernel"] else "no kernel (GRID_NULL)")
+        w(f"{tag}: {d['capture']} launch {n} (record {d['record_index']}, QMD at "
+          f"{d['qmd_address'] or 0:#x}): {what}\n")
+    values = [d for d in diffs if not d.address]
+    addresses = [d for d in diffs if d.address]
+    if not diffs:
+        w("no differences\n")
+    for d in values:
+        w(d.text() + "\n")
+    if addresses:
+        w(f"addresses ({len(addresses)}: allocations and windows land elsewhere in each run):\n")
+        for d in addresses:
+            w("  " + d.text() + "\n")
 
 
 @trace_decode.command("pushbuffer")

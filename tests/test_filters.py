@@ -1,0 +1,232 @@
+"""Report filters (decoders/select.py and `trace-decode CAPTURE --launch/--channel/--class/
+--ioctl/--pid`) on the recordings. Every expected count is computed independently: from
+the raw records with struct.unpack (conftest's record walker and the byte layouts of
+docs/capture-format.md), not through the reader or the model under test."""
+import io
+import json
+import struct
+from collections import Counter
+from functools import lru_cache
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import CAPTURES, SMALL, capture_bytes, manifest, record_spans
+from decoders.select import SelectError, class_id, select
+from decoders.session import decode_capture
+from tracer.cli import print_report, trace_decode
+
+RECORD_HEADER = 40
+IOCTL, MMAP, MUNMAP, MREMAP, SUBMISSION, MARK = 5, 6, 7, 8, 10, 9
+NV_IOCTL_MAGIC = 0x46                  # 'F' (nv-ioctl-numbers.h)
+NV_ESC_RM_CONTROL, NV_ESC_RM_ALLOC = 0x2A, 0x2B
+HOPPER_COMPUTE_A, HOPPER_CHANNEL_GPFIFO_A = 0xCBC0, 0xC86F
+
+
+def _pad8(n):
+    return (n + 7) & ~7
+
+
+@lru_cache(maxsize=None)
+def raw(name):
+    """[(type, pid, body bytes)] of every record, by struct.unpack alone."""
+    data = capture_bytes(name)
+    out = []
+    for off, length, rtype in record_spans(name):
+        pid = struct.unpack_from("<I", data, off + 12)[0]
+        out.append((rtype, pid, data[off + RECORD_HEADER:off + length]))
+    return out
+
+
+def raw_ioctls(name):
+    """[(pid, path, escape nr or None, before-copy)] of IOCTL records (TL_IOCTL body:
+    fd, request, arg(8), ret, err, arg_size, nbufs, flags, path_len, path, before, after)."""
+    out = []
+    for rtype, pid, b in raw(name):
+        if rtype != IOCTL:
+            continue
+        request, = struct.unpack_from("<I", b, 4)
+        arg_size, _, _, path_len = struct.unpack_from("<4I", b, 24)
+        path = b[40:40 + path_len].split(b"\0")[0].decode()
+        before = b[40 + _pad8(path_len):40 + _pad8(path_len) + arg_size]
+        nr = request & 0xFF if "uvm" not in path and (request >> 8) & 0xFF == NV_IOCTL_MAGIC \
+            else None
+        out.append((pid, path, nr, before))
+    return out
+
+
+def raw_submissions(name):
+    """[(pid, token, hChannel, hClass)] of SUBMISSION records (token, hClient, hChannel,
+    hClass are the body's first four u32)."""
+    out = []
+    for rtype, pid, b in raw(name):
+        if rtype == SUBMISSION:
+            token, _, channel, hclass = struct.unpack_from("<4I", b, 0)
+            out.append((pid, token, channel, hclass))
+    return out
+
+
+@lru_cache(maxsize=None)
+def model(name):
+    return decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_pid(name):
+    m = model(name)
+    pids = Counter(pid for _, pid, _ in raw(name))
+    for pid in manifest(name)["summary"]["pids"]:
+        f = select(m, pid=pid)
+        types = Counter(t for t, p, _ in raw(name) if p == pid)
+        assert len(f.ioctls) == types[IOCTL]
+        assert len(f.mmaps) == types[MMAP] + types[MUNMAP] + types[MREMAP]
+        assert len(f.submissions) == types[SUBMISSION]
+        assert len(f.marks) == types[MARK]
+        assert set(f.processes) == {pid}
+        assert f.stats()["ioctls"] == types[IOCTL]
+    absent = max(pids) + 1
+    f = select(m, pid=absent)
+    assert (f.ioctls, f.mmaps, f.submissions, f.launches, f.processes) == ([], [], [], [], {})
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_channel_by_token_and_handle(name):
+    m = model(name)
+    subs = raw_submissions(name)
+    tokens = Counter(s[1] for s in subs)
+    handles = Counter(s[2] for s in subs)
+    token, n = tokens.most_common(1)[0]
+    f = select(m, channel=token)
+    assert len(f.submissions) == n + handles.get(token, 0)
+    assert len(f.ioctls) == len(m.ioctls)                     # ioctls are not narrowed
+    assert all(l.channel == token for l in f.launches)
+    handle = next(s[2] for s in subs if s[1] == token)
+    for spelled in (handle, hex(handle), str(handle)):
+        f2 = select(m, channel=spelled)
+        assert len(f2.submissions) == handles[handle] + tokens.get(handle, 0)
+    # the launches of a channel: every launch decoded from one of its submissions
+    records = {s["index"] for s in f.submissions}
+    assert len(f.launches) == sum(1 for l in m.launches if l.record_index in records)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_class(name):
+    m = model(name)
+    subs = raw_submissions(name)
+    # RM_ALLOC of a class: NVOS21/NVOS64 parameters hRoot, hObjectParent, hObjectNew, hClass
+    allocs = Counter(struct.unpack_from("<I", before, 12)[0]
+                     for _, _, nr, before in raw_ioctls(name)
+                     if nr == NV_ESC_RM_ALLOC and len(before) >= 16)
+    for spelled in ("HOPPER_CHANNEL_GPFIFO_A", "0xc86f", "hopper_channel_gpfifo_a", 0xC86F):
+        f = select(m, cls=spelled)
+        assert len(f.submissions) == sum(1 for s in subs if s[3] == HOPPER_CHANNEL_GPFIFO_A)
+        assert len(f.ioctls) == allocs[HOPPER_CHANNEL_GPFIFO_A] > 0
+        assert f.launches == []
+    f = select(m, cls="HOPPER_COMPUTE_A")
+    assert len(f.ioctls) == allocs[HOPPER_COMPUTE_A] > 0
+    assert f.submissions == []
+    assert len(f.launches) == len(m.launches)   # every QMD here went through a 0xcbc0 subchannel
+
+
+def test_class_names():
+    assert class_id("HOPPER_COMPUTE_A") == 0xCBC0
+    assert class_id("NV01_ROOT_CLIENT") == 0x41
+    assert class_id("52160") == 0xCBC0
+    with pytest.raises(SelectError):
+        class_id("NO_SUCH_CLASS")
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_ioctl_by_escape_and_control(name):
+    m = model(name)
+    ios = raw_ioctls(name)
+    controls = [before for _, _, nr, before in ios if nr == NV_ESC_RM_CONTROL]
+    f = select(m, ioctl="RM_CONTROL")
+    assert len(f.ioctls) == len(controls) > 0
+    assert len(f.submissions) == len(m.submissions)       # other lists are whole
+    uvm = sum(1 for _, path, _, _ in ios if "nvidia-uvm" in path)
+    assert len(select(m, ioctl="uvm_").ioctls) == uvm
+    # a control by (part of) its name: NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION is 0x101
+    # (ctrl0000system.h); NVOS54_PARAMETERS: hClient, hObject, cmd
+    build = sum(1 for before in controls if struct.unpack_from("<I", before, 8)[0] == 0x101)
+    assert len(select(m, ioctl="get_build_version").ioctls) == build > 0
+
+
+def test_launch_filter_builtin_vadd():
+    """The marked launch of builtin-vadd is launch 3 and came from the SUBMISSION record
+    between the BEGIN and END marks (manifest: one cuLaunchKernel)."""
+    name = "builtin-vadd"
+    m = model(name)
+    spans = record_spans(name)
+    marks = [n for n, (_, _, t) in enumerate(spans) if t == MARK]
+    inside = [n for n in range(marks[0] + 1, marks[1]) if spans[n][2] == SUBMISSION]
+    assert len(inside) == manifest(name)["ground_truth"]["launches"] == 1
+    f = select(m, launches=[3])
+    assert [s["index"] for s in f.submissions] == inside
+    assert len(f.launches) == 1 and f.launches[0].summary["grid"] == \
+        manifest(name)["ground_truth"]["grid"]
+    assert f.meta["filter"] == {"launches": [3], "launch_indices": [3]}
+    f = select(m, launches=[1, 3, 3])
+    assert len(f.launches) == 2 and len(f.submissions) == 2   # launch 1 came from record 788
+    with pytest.raises(SelectError):
+        select(m, launches=[99])
+
+
+def test_filters_combine_and_leave_the_model_alone():
+    m = model("runtime-vadd")
+    before = (len(m.ioctls), len(m.submissions), len(m.launches))
+    f = select(m, ioctl="RM_CONTROL", pid=manifest("runtime-vadd")["summary"]["pids"][0],
+               channel=10)
+    assert len(f.ioctls) == len(select(m, ioctl="RM_CONTROL").ioctls)
+    assert len(f.submissions) == len(select(m, channel=10).submissions)
+    assert (len(m.ioctls), len(m.submissions), len(m.launches)) == before
+    assert "filter" not in m.meta
+
+
+def _runner():
+    try:
+        return CliRunner(mix_stderr=False)      # click < 8.2
+    except TypeError:
+        return CliRunner()
+
+
+def test_cli_report_filters(capture_files):
+    path = str(capture_files["builtin-vadd"])
+    res = _runner().invoke(trace_decode, [path, "--json", "--launch", "3", "--ioctl", "RM_FREE"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["stats"]["launches"] == 1 and doc["stats"]["submissions"] == 1
+    assert doc["launches"][0]["grid"] == [4096, 1, 1]
+    n_free = sum(1 for _, _, nr, _ in raw_ioctls("builtin-vadd") if nr == 0x29)  # NV_ESC_RM_FREE
+    assert doc["stats"]["ioctls"] == len(doc["ioctls"]) == n_free
+    assert doc["meta"]["filter"]["ioctl"] == "RM_FREE"
+    res = _runner().invoke(trace_decode, [path, "--launch", "3"])
+    assert res.exit_code == 0
+    assert res.stdout.startswith("selection: launch 3")
+    assert "launch 0 is launch 3 of the capture" in res.stdout
+    assert "launch 0: QMD V04_00" in res.stdout and "grid 4096x1x1" in res.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--class", "NO_SUCH_CLASS"], "unknown class name"),
+    (["--launch", "99"], "no launch 99"),
+])
+def test_cli_filter_errors_one_line(capture_files, args, message):
+    path = str(capture_files["builtin-vadd"])
+    res = _runner().invoke(trace_decode, [path] + args)
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"trace-decode: {path}: ") and message in lines[0]
+    assert "Traceback" not in res.stderr
+
+
+def test_cli_bad_channel_is_a_usage_error(capture_files):
+    res = _runner().invoke(trace_decode, [str(capture_files["builtin-vadd"]), "--channel", "zz"])
+    assert res.exit_code == 2 and "--channel" in res.stderr
+
+
+def test_print_report_without_filters_unchanged(capture_files):
+    a, b = io.StringIO(), io.StringIO()
+    print_report(str(capture_files["runtime-vadd"]), a)
+    print_report(str(capture_files["runtime-vadd"]), b, filters={"launches": (), "pid": None})
+    assert a.getvalue() == b.getvalue() and not a.getvalue().startswith("selection")

@@ -1,0 +1,243 @@
+"""docs/json-schema.json against what `trace-decode CAPTURE --json` prints for every capture
+in captures/ (a golden-vs-schema test), and the schema against docs/json.md's key tables.
+
+The schema uses a small part of JSON Schema (draft 2020-12): type, required, properties,
+items, additionalProperties, enum, const, minimum, maximum, minItems, maxItems, pattern,
+anyOf and local $ref. `validate` below implements exactly that part, so the test needs no
+new dependency; where the `jsonschema` package is installed it checks the same documents
+too, and checks that the schema itself is a valid draft 2020-12 schema.
+"""
+import io
+import json
+import re
+
+import pytest
+
+from conftest import ALL, ROOT
+
+SCHEMA_PATH = ROOT / "docs" / "json-schema.json"
+KNOWN = {"$schema", "title", "description", "$defs", "type", "required", "properties", "items",
+         "additionalProperties", "enum", "const", "minimum", "maximum", "minItems", "maxItems",
+         "pattern", "anyOf", "$ref"}
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _schema():
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def _type_check(names):
+    checks = []
+    for n in names:
+        if n == "integer":
+            checks.append(lambda v: isinstance(v, int) and not isinstance(v, bool))
+        elif n == "number":
+            checks.append(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+        else:
+            checks.append(lambda v, t=TYPES[n]: isinstance(v, t))
+    return lambda v: any(c(v) for c in checks)
+
+
+def _path(p):
+    parts = []
+    while isinstance(p, tuple):
+        p, key = p
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return p + "".join(reversed(parts))
+
+
+class Validator:
+    """The schema subset compiled once into one check per schema node (the 10,000-launch
+    capture has ~2 million values: a tree walk per value took 25 s, this takes a few)."""
+
+    def __init__(self, root, limit=20):
+        self.root = root
+        self.limit = limit
+        self._refs = {}
+
+    def errors(self, value):
+        out = []
+        self.compile(self.root)(value, "$", out)
+        return [f"{_path(p)}: {m}" for p, m in out]
+
+    def compile(self, schema):
+        unknown = set(schema) - KNOWN
+        assert not unknown, f"schema keyword(s) this validator does not implement: {unknown}"
+        if schema == {"type": "integer", "minimum": 0}:          # most values: one check
+            def uint(v, p, e):
+                if type(v) is not int or v < 0:
+                    e.append((p, f"{v!r} is not an integer >= 0"))
+            return uint
+        steps = []
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            assert ref.startswith("#/$defs/"), ref
+            name = ref[len("#/$defs/"):]
+            refs = self._refs
+            if name not in refs:
+                refs[name] = None                  # a recursive reference resolves later
+                refs[name] = self.compile(self.root["$defs"][name])
+            steps.append(lambda v, p, e, name=name: refs[name](v, p, e))
+        if "anyOf" in schema:
+            alts = [self.compile(a) for a in schema["anyOf"]]
+
+            def any_of(v, p, e):
+                for a in alts:
+                    trial = []
+                    a(v, p, trial)
+                    if not trial:
+                        return True
+                e.append((p, f"matches none of anyOf ({str(v)[:80]})"))
+                return False
+            steps.append(any_of)
+        if "type" in schema:
+            names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+            ok = _type_check(names)
+
+            def typed(v, p, e):
+                if not ok(v):
+                    e.append((p, f"{type(v).__name__} is not {'/'.join(names)}"))
+                    return False
+            steps.append(typed)
+        if "const" in schema:
+            c = schema["const"]
+            steps.append(lambda v, p, e: (v == c and type(v) is type(c)) or
+                         e.append((p, f"{v!r} != const {c!r}")))
+        if "enum" in schema:
+            en = schema["enum"]
+            steps.append(lambda v, p, e: v in en or e.append((p, f"{v!r} not in {en}")))
+        num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+        if "minimum" in schema:
+            lo = schema["minimum"]
+            steps.append(lambda v, p, e: not num(v) or v >= lo or
+                         e.append((p, f"{v} < minimum {lo}")))
+        if "maximum" in schema:
+            hi = schema["maximum"]
+            steps.append(lambda v, p, e: not num(v) or v <= hi or
+                         e.append((p, f"{v} > maximum {hi}")))
+        if "pattern" in schema:
+            rx = re.compile(schema["pattern"])
+            steps.append(lambda v, p, e: not isinstance(v, str) or rx.search(v) or
+                         e.append((p, f"{v[:40]!r} does not match {rx.pattern}")))
+        if "minItems" in schema:
+            n0 = schema["minItems"]
+            steps.append(lambda v, p, e: not isinstance(v, list) or len(v) >= n0 or
+                         e.append((p, f"{len(v)} items < minItems {n0}")))
+        if "maxItems" in schema:
+            n1 = schema["maxItems"]
+            steps.append(lambda v, p, e: not isinstance(v, list) or len(v) <= n1 or
+                         e.append((p, f"{len(v)} items > maxItems {n1}")))
+        if "items" in schema:
+            item = self.compile(schema["items"])
+            limit = self.limit
+
+            def items(v, p, e):
+                if isinstance(v, list):
+                    for n, x in enumerate(v):
+                        if len(e) >= limit:
+                            return
+                        item(x, (p, n), e)
+            steps.append(items)
+        if "required" in schema or "properties" in schema or "additionalProperties" in schema:
+            required = schema.get("required", ())
+            props = {k: self.compile(v) for k, v in schema.get("properties", {}).items()}
+            extra = schema.get("additionalProperties", True)
+            extra_check = self.compile(extra) if isinstance(extra, dict) else None
+
+            def obj(v, p, e):
+                if not isinstance(v, dict):
+                    return
+                for key in required:
+                    if key not in v:
+                        e.append((p, f"missing required key {key!r}"))
+                for key, x in v.items():
+                    check = props.get(key)
+                    if check is not None:
+                        check(x, (p, key), e)
+                    elif extra is False:
+                        e.append((p, f"unexpected key {key!r}"))
+                    elif extra_check is not None:
+                        extra_check(x, (p, key), e)
+            steps.append(obj)
+
+        def run(v, p, e):
+            for step in steps:
+                if step(v, p, e) is False:     # a wrong type: the other checks say nothing more
+                    return
+        return run
+
+
+def validate(value, schema):
+    """Errors ('path: message') of `value` against `schema` (the subset named above)."""
+    return Validator(schema).errors(value)
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return _schema()
+
+
+def _json_output(path):
+    """What `trace-decode PATH --json` prints, parsed (in-process, as test_cli does)."""
+    from tracer.cli import print_report
+    out = io.StringIO()
+    rc = print_report(str(path), out, as_json=True)
+    return rc, json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_json_output_matches_schema(name, capture_files, schema):
+    rc, doc = _json_output(capture_files[name])
+    assert rc == 0
+    errors = validate(doc, schema)
+    assert errors == [], "\n".join(errors)
+    try:
+        import jsonschema
+    except ImportError:      # optional: the subset validator above is the test
+        return
+    if name != "launch-loop-10k":   # the same check, slower: ~1 min on 10,000 launches
+        bad = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+        assert not bad, [f"{list(e.path)}: {e.message}" for e in bad[:5]]
+
+
+def test_schema_is_valid_draft_2020_12(schema):
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema not installed: the "
+                                     "meta-schema check needs it (the subset validator does not)")
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def _doc_keys(section):
+    """Keys of the first column of a table in docs/json.md under `## section`."""
+    text = (ROOT / "docs" / "json.md").read_text()
+    part = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    keys = []
+    for line in part.splitlines():
+        if line.startswith("| `"):
+            keys += re.findall(r"`([a-z_A-Z]+)`", line.split("|")[1])
+    return keys
+
+
+@pytest.mark.parametrize("section,definition", [
+    ("Top level", None), ("`ioctls[]`", "ioctl"), ("`submissions[]`", "submission"),
+    ("`stats`", "stats")])
+def test_schema_requires_the_documented_keys(section, definition, schema):
+    node = schema if definition is None else schema["$defs"][definition]
+    keys = _doc_keys(section)
+    assert keys
+    assert set(keys) <= set(node["required"]), set(keys) - set(node["required"])
+
+
+@pytest.mark.parametrize("mutate,where", [
+    (lambda d: d.pop("stats"), "missing required key 'stats'"),
+    (lambda d: d["ioctls"][0].update(pid="422"), "$.ioctls[0].pid"),
+    (lambda d: d["launches"][0].update(grid=[1, 2]), "$.launches[0].grid"),
+    (lambda d: d["marks"][0].update(kind="MIDDLE"), "$.marks[0].kind"),
+    (lambda d: d["submissions"][0]["segments"][0].update(hex="XYZ"), "segments[0].hex"),
+    (lambda d: d["mmaps"].append({"index": 1}), "matches none of anyOf"),
+])
+def test_validator_rejects_synthetic_damage(mutate, where, capture_files, schema):
+    """synthetic-* documents: the subset validator really fails on what the schema forbids."""
+    _, doc = _json_output(capture_files["builtin-vadd"])
+    mutate(doc)
+    errors = validate(doc, schema)
+    assert any(where in e for e in errors), errors

@@ -749,12 +749,19 @@ class SubmissionDecoder:
     addressing), so an upload on one channel is visible to a QMD read on another.
     """
 
-    def __init__(self, gpu="hopper", memory_lookup=None):
+    def __init__(self, gpu="hopper", memory_lookup=None, sink=None):
+        """sink: None to keep every launch in .launches; or a callable that takes each
+        launch, in the same order, once nothing can change it any more (a later method of
+        its channel may still attach a semaphore to a channel's last launch), and then
+        nothing keeps it here: memory stays flat however many launches a capture holds."""
         from decoders.pushbuf import StreamDecoder
+        from collections import deque
         self._stream_cls = StreamDecoder
         self.gpu = gpu
         self.memory_lookup = memory_lookup
         self.launches = []
+        self.sink = sink
+        self._pending = deque()     # (launch, its _Channel) not yet handed to the sink
         self.problems = []
         self.channels = {}
         self._streams = {}          # channel key -> StreamDecoder
@@ -804,6 +811,8 @@ class SubmissionDecoder:
                         seg.va + size)
         self._convert(key, dec, ld, nlp, where)
         new = ld.launches[nl:]
+        if self.sink is not None:
+            del ld.launches[:]
         n = self._count
         for launch in new:
             launch.record_index = record_index
@@ -816,7 +825,14 @@ class SubmissionDecoder:
             s["submission_index"] = n
             s["channel"] = body.token
         self._count = n + 1
-        self.launches.extend(new)
+        if self.sink is None:
+            self.launches.extend(new)
+        else:
+            ch = ld._channels.get(key)
+            pending = self._pending
+            pending.extend((launch, ch) for launch in new)
+            while pending and pending[0][1].last_launch is not pending[0][0]:
+                self.sink(pending.popleft()[0])
         return new
 
     def _convert(self, key, dec, ld, nlp, where):
@@ -836,6 +852,8 @@ class SubmissionDecoder:
             ld = self.decoder(key[0])
             self._convert(key, dec, ld, len(ld.problems), f"end of capture (channel token "
                                                           f"{key[3]:#x})")
+        while self._pending:
+            self.sink(self._pending.popleft()[0])
         return SubmissionResult(self.launches, self.problems, self.channels)
 
 

@@ -4,8 +4,14 @@ capture file -> decoders.capture.reader (framing) -> per-record decoders (ioctl,
 tree, pushbuffer and launch) -> `CaptureModel`. Nothing here prints or formats text for
 people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/json.md.
 """
+import gc
+import marshal
+import os
 import re
+import tempfile
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from decoders.capture import format as F
@@ -13,6 +19,114 @@ from decoders.capture.reader import CaptureReader, cstr, open_capture
 from decoders.errors import CaptureError, TraceLaunchError
 
 MARK_BEGIN, MARK_END = 1, 2
+
+
+class SpillList(Sequence):
+    """A list that keeps its first `keep` items in memory and writes the rest, marshalled,
+    to an anonymous temporary file: a capture's submissions and launches grow with its
+    length, memory must not (peak RSS stays flat, bench/decode_rss.py).
+
+    Reading an item back gives an equal, fresh object: `dump` turns an item into data
+    marshal takes (dicts, lists, ints, str, bytes), `load` turns it back. Sequence API:
+    len(), [i], [a:b], iteration (any number at once: reads use os.pread), plus append().
+    Items read back are copies: changing one does not change the list."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, keep=256, dump=None, load=None):
+        self.keep = keep
+        self._items = []
+        self._dump = dump
+        self._load = load
+        self._file = None
+        self._offsets = array("Q")     # end offset of each spilled item
+        self._buf = bytearray()        # spilled items not yet written
+        self._written = 0
+
+    def append(self, item):
+        if len(self._items) < self.keep:
+            self._items.append(item)
+            return
+        self._buf += marshal.dumps(self._dump(item) if self._dump else item)
+        self._offsets.append(self._written + len(self._buf))
+        if len(self._buf) >= self.CHUNK:
+            self._flush()
+
+    def _flush(self):
+        if self._buf:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="trace-decode-")
+            os.pwrite(self._file.fileno(), self._buf, self._written)
+            self._written += len(self._buf)
+            self._buf = bytearray()
+
+    def __len__(self):
+        return len(self._items) + len(self._offsets)
+
+    def _loaded(self, data):
+        obj = marshal.loads(data)
+        return self._load(obj) if self._load else obj
+
+    def _range(self, k):
+        return (self._offsets[k - 1] if k else 0), self._offsets[k]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("SpillList index out of range")
+        if i < len(self._items):
+            return self._items[i]
+        self._flush()
+        lo, hi = self._range(i - len(self._items))
+        return self._loaded(os.pread(self._file.fileno(), hi - lo, lo))
+
+    def __iter__(self):
+        yield from self._items
+        self._flush()
+        offsets, nspill = self._offsets, len(self._offsets)
+        k = 0
+        while k < nspill:
+            lo = offsets[k - 1] if k else 0
+            end = k
+            while end + 1 < nspill and offsets[end + 1] - lo <= self.CHUNK:
+                end += 1
+            block = os.pread(self._file.fileno(), offsets[end] - lo, lo)
+            for j in range(k, end + 1):
+                a = (offsets[j - 1] if j else 0) - lo
+                yield self._loaded(block[a:offsets[j] - lo])
+            k = end + 1
+
+    def __bool__(self):
+        return len(self) > 0
+
+    def __eq__(self, other):
+        return isinstance(other, (list, SpillList)) and len(self) == len(other) and \
+            all(a == b for a, b in zip(self, other))
+
+    def close(self):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _launch_dump(launch):
+    s = dict(launch._summary)
+    s["qmd_fields"] = None
+    return (s, launch.qmd_bytes, launch.version, launch.record_index, launch.submission_index,
+            launch.channel, launch.pid, launch.hChannel)
+
+
+def _launch_load(t):
+    from decoders.launch import Launch
+    s, qmd, version, ri, si, channel, pid, hch = t
+    launch = Launch(s, qmd, None, version)
+    launch.record_index, launch.submission_index, launch.channel = ri, si, channel
+    launch.pid, launch.hChannel = pid, hch
+    return launch
 
 
 @dataclass
@@ -96,13 +210,35 @@ def _submission_entry(rec):
         "gp_put_prev": b.gp_put_prev, "gp_put": b.gp_put, "gp_entries": b.gp_entries,
         "flags": b.flags, "gpfifo_va": b.gpfifo_va, "doorbell_addr": b.doorbell_addr,
         "rip": b.rip, "lost": b.lost, "entries": entries, "segments": segs,
-        "_body": b,
     }
 
 
-def decode_capture(path, branch=None, launches=True):
+# Submissions and launches kept as objects before a SpillList writes the rest to its file:
+# a short capture never touches the disk; a long one costs ~40 MiB however long it is
+# (bench/decode_rss.py on captures/launch-loop-10k: keep 0 -> 42 MiB peak, 4096 -> 99 MiB,
+# all in memory -> 310 MiB).
+DEFAULT_KEEP = 256
+
+
+def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
-    file that is not a capture at all (CaptureError) or cannot be opened (OSError)."""
+    file that is not a capture at all (CaptureError) or cannot be opened (OSError).
+
+    Streams: each SUBMISSION is fed to the launch decoder as it is read, and
+    `model.submissions` / `model.launches` are SpillLists that keep their first `keep`
+    items in memory and the rest in a temporary file, so memory stays flat whatever the
+    capture's length (keep=None keeps everything in memory). The model is the same
+    either way; an item read back from the file is a fresh copy."""
+    gc_was = gc.isenabled()
+    gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
+    try:
+        return _decode_capture(path, branch, launches, keep)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _decode_capture(path, branch, launches, keep):
     from decoders.rm.objects import ObjectTree
     stream = open_capture(path)
     try:
@@ -115,10 +251,18 @@ def decode_capture(path, branch=None, launches=True):
             "version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
             "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor})
         model.objects = ObjectTree(branch)
-        subs_for_launch = []
+        if keep is not None:
+            model.submissions = SpillList(keep)
+            model.launches = SpillList(keep, _launch_dump, _launch_load)
         record_offsets = {}
+        subdec = None
+        if launches:
+            from decoders import launch as L
+            subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=model.launches.append)
         for rec in reader.records():
             model.records += 1
+            if not model.records & 0x3FF:
+                gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body
             if t == "IOCTL":
@@ -152,10 +296,12 @@ def decode_capture(path, branch=None, launches=True):
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
                                     "label": cstr(b.label), "t": rec.t_start})
             elif t == "SUBMISSION":
-                record_offsets[rec.index] = rec.offset
                 model.submissions.append(_submission_entry(rec))
-                if launches:
-                    subs_for_launch.append((rec.index, b))
+                if subdec is not None:
+                    nproblems = len(subdec.problems)
+                    subdec.feed(rec.index, b)
+                    if len(subdec.problems) != nproblems:
+                        record_offsets[rec.index] = rec.offset
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
@@ -176,8 +322,8 @@ def decode_capture(path, branch=None, launches=True):
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
                 f"capture cut short: no END record {last}", offset=reader.offset))
-        if launches and subs_for_launch:
-            _decode_launches(model, subs_for_launch, record_offsets)
+        if subdec is not None:
+            _launch_problems(model, subdec.finish(), record_offsets)
         return model
     finally:
         stream.close()
@@ -196,12 +342,7 @@ def _at_record(exc, index, offset):
 _RECORD_REF = re.compile(r"\brecord (\d+)\b")
 
 
-def _decode_launches(model, subs, record_offsets=None):
-    from decoders import launch as L
-    if not hasattr(L, "decode_submissions"):   # launch decoding not built in this tree yet
-        return
-    result = L.decode_submissions(subs, gpu=_gpu_family(model.meta))
-    model.launches = list(result.launches)
+def _launch_problems(model, result, record_offsets=None):
     for p in result.problems:
         # launch problems say "record N (channel ...)"; their offsets are pushbuffer offsets
         m = _RECORD_REF.search(str(p))

@@ -5,7 +5,7 @@ The report never decodes bits itself: everything it prints comes from the model.
 import json
 from collections import Counter
 
-from decoders.session import channels, marked_submissions
+from decoders.session import SpillList, channels, marked_submissions
 
 PROT = {1: "R", 2: "W", 4: "X"}
 
@@ -201,7 +201,7 @@ def coverage_stats(model):
 def _clean(obj):
     if isinstance(obj, dict):
         return {k: _clean(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, SpillList)):
         return [_clean(v) for v in obj]
     if isinstance(obj, (bytes, bytearray)):
         return bytes(obj).hex()
@@ -226,9 +226,44 @@ def to_json(model):
     })
 
 
+def _json_at(obj, level):
+    """obj as json.dump(indent=1) writes it nested `level` deep (JSON strings hold no raw
+    newline, so indenting every line is exact)."""
+    return json.dumps(obj, indent=1, default=str).replace("\n", "\n" + " " * level)
+
+
 def render_json(model, out):
-    json.dump(to_json(model), out, indent=1, sort_keys=False, default=str)
-    out.write("\n")
+    """Write to_json(model) to `out`, byte for byte what json.dump(indent=1) writes, but
+    one array item at a time: a long capture's submissions and launches are never all in
+    memory (decoders/session.py SpillList)."""
+    stats = model.stats()
+    cov = coverage_stats(model)
+    if cov:
+        stats.update(cov)
+    parts = (
+        ("meta", dict(model.meta, capture=model.path, header=model.header,
+                      processes=list(model.processes.values()))),
+        ("ioctls", model.ioctls),
+        ("mmaps", model.mmaps),
+        ("submissions", model.submissions),
+        ("launches", (l.summary if hasattr(l, "summary") else l for l in model.launches)),
+        ("marks", model.marks),
+        ("stats", stats),
+        ("problems", [str(p) for p in model.problems]),
+    )
+    w = out.write
+    w("{")
+    for k, (key, value) in enumerate(parts):
+        w(("," if k else "") + "\n " + json.dumps(key) + ": ")
+        if key in ("meta", "stats"):
+            w(_json_at(_clean(value), 1))
+            continue
+        first = True
+        for item in value:
+            w(("[\n  " if first else ",\n  ") + _json_at(_clean(item), 2))
+            first = False
+        w("[]" if first else "\n ]")
+    w("\n}\n")
 
 
 __all__ = ["render_text", "render_json", "to_json", "Counter"]

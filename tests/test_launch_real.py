@@ -119,6 +119,10 @@ def expected_launches(gt):
     id (the MARK id that brackets it, None for a capture without marks), grid, block,
     cluster, smem (dynamic bytes, None when the manifest does not say), count, params
     (bytes, None when the manifest has neither packed bytes nor names + param info)."""
+    if isinstance(gt.get("launches"), list) and gt["launches"] and "id" not in gt["launches"][0]:
+        # the runtime-API corpus programs (kernels/corpus_*.cu) place no marks: their launches
+        # are matched through the API_ENTER records instead (tests/test_attribution.py)
+        return []
     if isinstance(gt.get("launches"), list):          # captures/launch-shapes
         return [{"id": l["id"], "kernel": l.get("kernel"), "grid": l["grid"], "block": l["block"],
                  "cluster": l["cluster"],

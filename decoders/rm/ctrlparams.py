@@ -389,6 +389,8 @@ CTRL_PARAMS.update({
 # Controls seen on the H100 whose params are NOT declared, and why (tests/test_golden_ioctl.py
 # lists every undecoded call of a capture against this table).
 UNDECLARED = {
+    0x83DE030C: "DEBUG_READ_ALL_SM_ERROR_STATES: 4824 B (per-SM error registers), layout not read; "
+                "issued after a kernel fault (captures/kernel-fault)",
     0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
     0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
     0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",

@@ -1,0 +1,290 @@
+"""Tie each decoded launch to the API call that made it, its kernel and its arguments,
+and check the QMD against what the call asked for.
+
+launch (QMD, from a SUBMISSION record) -> the API call its doorbell rang in (same thread,
+between API_ENTER and API_EXIT) -> function handle -> cuModuleGetFunction /
+cuLibraryGetKernel / cuKernelGetFunction -> module image (cuModuleLoadData /
+cuLibraryLoadData bytes) -> cubin -> kernel (.nv.info parameters, static shared memory).
+Arguments are read from constant bank 0 as the hardware saw it, named by type from the
+demangled signature, and pointers are resolved to the cuMemAlloc they fall in.
+
+Nothing here guesses: a launch whose call is not a launch (cuMemsetD32 runs a driver
+kernel; cuGraphLaunch replays recorded nodes) gets its API call and `verified: null`
+with the reason.
+"""
+import re
+
+from decoders.cubin import find_cubins
+from decoders.cuda.api import LAUNCH_KINDS
+from decoders.errors import TraceLaunchError
+
+_ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
+_FREE = ("cuMemFree", "cuMemFreeAsync")
+
+
+def param_types(demangled):
+    """['float const*', 'int', ...] from 'vadd(float const*, float const*, float*, int)'."""
+    if not demangled or "(" not in demangled:
+        return None
+    inner = demangled[demangled.index("(") + 1: demangled.rindex(")")]
+    out, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return [] if out == ["void"] else out
+
+
+def _value(raw, ctype):
+    """A parameter's bytes as a number where its type says how."""
+    if raw is None:
+        return None
+    if ctype and "*" in ctype:
+        return int.from_bytes(raw, "little") if len(raw) == 8 else None
+    if ctype in ("float", "double") and len(raw) in (4, 8):
+        import struct
+        return struct.unpack("<f" if len(raw) == 4 else "<d", raw)[0]
+    if len(raw) in (1, 2, 4, 8) and (ctype is None or re.fullmatch(
+            r"(unsigned |signed )?(char|short|int|long|long long)|bool|[a-z0-9_]*int[0-9]*_t|"
+            r"size_t", ctype or "")):
+        signed = ctype is not None and not ctype.startswith(("unsigned", "u", "size_t", "bool"))
+        return int.from_bytes(raw, "little", signed=signed)
+    return None
+
+
+class Attribution:
+    """Built once per capture from its API calls; `for_launch(launch)` per decoded launch."""
+
+    def __init__(self, calls, objects=None, sm=90):
+        self.calls = calls
+        self.objects = objects
+        self.sm = sm
+        self.by_submission = {}
+        self.images = {}        # module / library handle -> (ApiCall that loaded it)
+        self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
+        self.allocations = []   # [base, size, ApiCall, freed_at record index or None]
+        self._cubins = {}
+        self._by_program = {}   # program address -> kernel dict (from attributed launches)
+        # launch calls that submitted nothing: recorded into a graph by stream capture
+        self._captured = [c for c in calls if c.kind in LAUNCH_KINDS and c.result == 0
+                          and not c.submissions and c.launch_config]
+        for c in calls:
+            for s in c.submissions:
+                self.by_submission[s] = c
+            if c.result != 0:
+                continue
+            if c.kind in ("LOAD_IMAGE",) and c.out is not None and c.image is not None:
+                self.images[c.out] = c
+            elif c.kind == "GET_BY_NAME" and c.out is not None:
+                parent = c.args.get("hmod", c.args.get("library"))
+                self.functions[c.out] = (c.string, parent)
+            elif c.base == "cuKernelGetFunction" and c.out is not None:
+                k = self.functions.get(c.args["kernel"])
+                if k:
+                    self.functions[c.out] = k
+            elif c.base in _ALLOC and c.out is not None:
+                self.allocations.append([c.out, c.args["bytesize"], c, None])
+            elif c.base in _FREE:
+                for a in self.allocations:
+                    if a[0] == c.args["dptr"] and a[3] is None:
+                        a[3] = c.index
+
+    # -- lookups ---------------------------------------------------------------------------
+    def allocation(self, value, at_index):
+        """The cuMemAlloc a pointer falls in, live at record `at_index`."""
+        for base, size, call, freed in self.allocations:
+            if base <= value < base + size and call.index < at_index and (
+                    freed is None or freed > at_index):
+                return {"base": base, "size": size, "offset": value - base,
+                        "call": call.name, "call_index": call.index}
+        return None
+
+    def kernel(self, handle):
+        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None."""
+        entry = self.functions.get(handle)
+        if entry is None:
+            return None
+        mangled, parent = entry
+        out = {"mangled": mangled, "name": mangled, "module": parent, "image_call": None,
+               "cubin": None, "info": None}
+        load = self.images.get(parent)
+        if load is None:
+            return out
+        out["image_call"] = load.index
+        cubin = self._cubin(load)
+        if cubin is not None:
+            k = cubin.kernel(mangled) if mangled else None
+            if k is not None:
+                out.update(name=k.name, cubin=cubin.arch, info=k)
+        return out
+
+    def _cubin(self, load):
+        if load.index not in self._cubins:
+            best = None
+            try:
+                for _, cub in find_cubins(load.image):
+                    if cub.sm == self.sm or best is None:
+                        best = cub
+            except TraceLaunchError:
+                best = None
+            self._cubins[load.index] = best
+        return self._cubins[load.index]
+
+    def resolve(self, value, at_index):
+        a = self.allocation(value, at_index)
+        if a is not None:
+            return dict(a, what=f"offset {a['offset']:#x} in {a['call']} of {a['size']:#x} bytes "
+                                f"at {a['base']:#x} (record {a['call_index']})")
+        if self.objects is not None:
+            try:
+                text = self.objects.resolve_va(value)
+            except (TraceLaunchError, AttributeError):
+                text = None
+            if text:
+                return {"what": text}
+        return None
+
+    # -- one launch ------------------------------------------------------------------------
+    def for_launch(self, launch):
+        """{'api_call', 'kernel', 'args', 'verified', 'differences'} or None without API records."""
+        if not self.calls:
+            return None
+        s = launch.summary
+        call = self.by_submission.get(launch.record_index)
+        out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
+               "verified": None, "differences": [], "why": None}
+        if call is None:
+            out["why"] = "the doorbell rang outside any bracketed API call"
+            return self._by_address(out, s)
+        out["api_call"] = {"name": call.name, "index": call.index, "result": call.result,
+                           "result_name": call.result_name, "launch": call.launch_config,
+                           "t_start": call.t_start, "t_end": call.t_end}
+        if call.kind not in LAUNCH_KINDS:
+            node = self._graph_node(call, s) if call.base == "cuGraphLaunch" else None
+            if node is None:
+                out["why"] = (f"{call.base} is not a kernel launch call: nothing to check the "
+                              "QMD against")
+                return self._by_address(out, s)
+            # A graph replay runs the launches captured into the graph: the launch call made
+            # during stream capture (it submitted nothing) with this grid, block and arguments.
+            out["graph_node"] = {"call": node.name, "index": node.index,
+                                 "matched_by": "grid, block and argument bytes"}
+            call = node
+        cfg = call.launch_config
+        k = self.kernel(cfg["function"])
+        info = k["info"] if k else None
+        if k:
+            out["kernel"] = {"name": k["name"], "mangled": k["mangled"], "module": k["module"],
+                             "image_call": k["image_call"], "cubin_arch": k["cubin"]}
+            self._by_program[s.get("program_address")] = out["kernel"]
+        out["args"] = self._args(call, s, info, k, launch.record_index)
+        out["differences"] = self._verify(call, cfg, s, info)
+        out["verified"] = not out["differences"]
+        return out
+
+    def _graph_node(self, replay, s):
+        """The captured launch call (no submission, before the replay) this QMD replays."""
+        hw = (s.get("params") or {}).get("hex")
+        hw_bytes = bytes.fromhex(hw) if hw else b""
+        for c in self._captured:
+            if c.index > replay.index or c.launch_config["grid"] != s.get("grid") or \
+                    c.launch_config["block"] != s.get("block"):
+                continue
+            if all(p["bytes"] is not None and
+                   hw_bytes[p["offset"]:p["offset"] + p["size"]] == p["bytes"]
+                   for p in c.params or []) and c.params:
+                return c
+        return None
+
+    def _by_address(self, out, s):
+        k = self._by_program.get(s.get("program_address"))
+        if k is not None:
+            out["kernel"] = dict(k, how="same program address as an attributed launch")
+        return out
+
+    def _args(self, call, s, info, k, at_index):
+        hw = s.get("params") or {}
+        hw_bytes = bytes.fromhex(hw["hex"]) if hw.get("hex") else None
+        layout = call.params or []
+        if not layout and info is not None:
+            layout = [{"index": p["index"], "offset": p["offset"], "size": p["size"],
+                       "bytes": None} for p in info.params]
+        types = param_types(k["name"]) if k else None
+        args = []
+        for p in layout:
+            ctype = types[p["index"]] if types and p["index"] < len(types) else None
+            raw = hw_bytes[p["offset"]:p["offset"] + p["size"]] if hw_bytes is not None and \
+                p["offset"] + p["size"] <= len(hw_bytes) else None
+            value = _value(raw, ctype)
+            a = {"index": p["index"], "type": ctype, "offset": p["offset"], "size": p["size"],
+                 "hex": raw.hex() if raw is not None else None, "value": value,
+                 "api_hex": p["bytes"].hex() if p.get("bytes") is not None else None}
+            if isinstance(value, int) and p["size"] == 8 and (ctype is None or "*" in ctype):
+                r = self.resolve(value, at_index)
+                if r is not None:
+                    a["points_to"] = r
+            args.append(a)
+        return args
+
+    def _verify(self, call, cfg, s, info):
+        diffs = []
+
+        def check(name, api, qmd):
+            if api is not None and api != qmd:
+                diffs.append({"field": name, "api": api, "qmd": qmd})
+
+        check("grid", cfg["grid"], s.get("grid"))
+        check("block", cfg["block"], s.get("block"))
+        required = info.required_cluster_dims if info is not None else None
+        check("cluster", cfg["cluster"] or required, s.get("cluster"))
+        if cfg["shared_memory_bytes"] is not None and info is not None:
+            # The QMD holds the static size, the driver's 1 KiB reserve and the dynamic size.
+            # Measured on the H100: an NVRTC cubin's .nv.shared.<kernel> already includes the
+            # reserve (tl_dynsmem: 256 B static -> 1280 B section; QMD 1280 + dynamic), an
+            # nvcc kernel without static shared memory has no section (QMD 1024 + dynamic).
+            reserve = s.get("shared_memory_driver_reserved_bytes") or 0
+            static = info.shared_memory_bytes
+            if static < reserve:
+                static += reserve
+            check("shared_memory_bytes", static + cfg["shared_memory_bytes"],
+                  s.get("shared_memory_bytes"))
+        hw = (s.get("params") or {}).get("hex")
+        hw_bytes = bytes.fromhex(hw) if hw else b""
+        for p in call.params or []:
+            if p["bytes"] is None:
+                continue
+            got = hw_bytes[p["offset"]:p["offset"] + p["size"]]
+            if got != p["bytes"]:
+                diffs.append({"field": f"param[{p['index']}] @{p['offset']:#x}",
+                              "api": p["bytes"].hex(), "qmd": got.hex() or None})
+        extra = call.sections.get("EXTRA_BUFFER")
+        if not call.params and extra and extra["data"]:
+            got = hw_bytes[:len(extra["data"])]
+            if got != extra["data"]:
+                diffs.append({"field": "param buffer", "api": extra["data"].hex(), "qmd": got.hex()})
+        return diffs
+
+
+def describe(attr):
+    """One line for the text report."""
+    if attr is None:
+        return None
+    call = attr["api_call"]
+    k = attr["kernel"]
+    head = (f"{call['name']} (record {call['index']})" if call else "no API call")
+    if k:
+        head += f" -> {k['name']}"
+    if attr["verified"] is True:
+        return head + ": verified (grid, block, cluster, shared memory, argument bytes)"
+    if attr["verified"] is False:
+        parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
+        return head + ": MISMATCH " + "; ".join(parts)
+    return head + (f" ({attr['why']})" if attr["why"] else "")

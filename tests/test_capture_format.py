@@ -33,10 +33,6 @@ SYNTHETIC_BODIES = {
     "MREMAP": dict(old_addr=0x7F0000000000, old_length=0x1000, new_length=0x2000, flags=1,
                    err=0, new_addr=0x7F0000100000),
     "NOTE": dict(level=2, text_len=5, text=b"hello"),
-    "API_ENTER": dict(slot=9, call=3, result=0, nargs=2, nsections=1, args=[0x7FFC0000, 0x5560],
-                      sections=[dict(tag=6, size=5, flags=0, full_size=5, data=b"abcde")]),
-    "API_EXIT": dict(slot=9, call=3, result=0, nargs=2, nsections=1, args=[0x7FFC0000, 0x5560],
-                     sections=[dict(tag=8, size=8, flags=0, full_size=8, data=b"\xa0\xaa" + bytes(6))]),
 }
 
 

@@ -258,7 +258,12 @@ def _decode_capture(path, branch, launches, keep):
         subdec = None
         if launches:
             from decoders import launch as L
-            subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=model.launches.append)
+            tree, keep_launch = model.objects, model.launches.append
+
+            def sink(launch):
+                _resolve_launch(tree, launch._summary)
+                keep_launch(launch)
+            subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         for rec in reader.records():
             model.records += 1
             if not model.records & 0x3FF:
@@ -302,6 +307,8 @@ def _decode_capture(path, branch, launches, keep):
                     subdec.feed(rec.index, b)
                     if len(subdec.problems) != nproblems:
                         record_offsets[rec.index] = rec.offset
+                    for launch, _ in subdec._pending:
+                        _resolve_launch(model.objects, launch._summary)
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
@@ -327,6 +334,25 @@ def _decode_capture(path, branch, launches, keep):
         return model
     finally:
         stream.close()
+
+
+def _resolve_launch(tree, s):
+    """summary["resolved"]: each GPU VA of a launch (QMD, program, constant banks,
+    semaphores) resolved through the object tree as it stands when the launch's
+    submission is decoded (a semaphore set by a later method: when that one is).
+    Lists follow constant_buffers and semaphores index for index."""
+    r = s.get("resolved")
+    if r is None:
+        prog = s.get("program_address")
+        r = s["resolved"] = {
+            "qmd_address": tree.resolution(s["qmd_address"]),
+            "program_address": tree.resolution(prog) if prog else None,
+            "constant_buffers": [tree.resolution(cb["address"]) if cb["address"] else None
+                                 for cb in s["constant_buffers"]],
+            "semaphores": []}
+    sems, done = s["semaphores"], r["semaphores"]
+    for sem in sems[len(done):]:
+        done.append(tree.resolution(sem["address"]) if sem.get("address") else None)
 
 
 def _at_record(exc, index, offset):

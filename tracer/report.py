@@ -164,11 +164,24 @@ def _render_packet(pkt, w):
         w(f"          ... {len(calls) - MAX_CALLS} more data words\n")
 
 
+def _where(r):
+    """One resolved GPU VA (summary["resolved"], decoders/session.py) as text."""
+    if not r:
+        return "not in any memory object the capture mapped"
+    size = f"size {r['size']:#x}" if r.get("size") is not None else "size ?"
+    cpu = f"CPU mapping {r['cpu']:#x}" if r.get("cpu") is not None else "no CPU mapping"
+    return (f"offset {r['offset']:#x} in memory object {r['handle']:#x} ({r['class_name']}, "
+            f"{size}, {r.get('memory') or 'location ?'}, {cpu})")
+
+
 def _render_launch(n, launch, w):
     s = launch.summary if hasattr(launch, "summary") else launch
+    res = s.get("resolved")
     if s.get("kernel") is False:   # the GRID_NULL QMD libcuda schedules ahead of each kernel
         w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: "
           f"{s.get('qmd_type')} scheduling QMD (no kernel)\n")
+        if res is not None:
+            w(f"    QMD: {_where(res['qmd_address'])}\n")
         return
     grid, block, cluster = s.get("grid"), s.get("block"), s.get("cluster")
     w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: grid "
@@ -176,16 +189,23 @@ def _render_launch(n, launch, w):
       f"{', cluster ' + 'x'.join(map(str, cluster)) if cluster else ''}, "
       f"{s.get('registers')} registers, shared memory {s.get('shared_memory_bytes')} B, "
       f"program {_hx(s.get('program_address'))}\n")
-    for cb in s.get("constant_buffers") or []:
+    if res is not None:
+        w(f"    QMD: {_where(res['qmd_address'])}\n")
+        w(f"    program: {_where(res['program_address'])}\n")
+    for k, cb in enumerate(s.get("constant_buffers") or []):
         w(f"    cbank {cb.get('index')}: {_hx(cb.get('address'))} size {cb.get('size')}\n")
+        if res is not None and k < len(res["constant_buffers"]):
+            w(f"      {_where(res['constant_buffers'][k])}\n")
     p = s.get("params")
     if p:
         w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {p.get('hex')}\n")
-    for sem in s.get("semaphores") or []:
+    for k, sem in enumerate(s.get("semaphores") or []):
         if isinstance(sem, dict):
             op = sem.get("fields", {}).get("OPERATION", "release")
             w(f"    semaphore {sem.get('source')}: {op} payload {sem.get('payload')} at "
               f"{_hx(sem.get('address'))}\n")
+            if res is not None and k < len(res["semaphores"]):
+                w(f"      {_where(res['semaphores'][k])}\n")
         else:
             w(f"    semaphore: {sem}\n")
 

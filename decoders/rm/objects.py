@@ -98,9 +98,36 @@ class ObjectTree:
         self._pending_mmap = {}         # (pid, fd) -> [(hMemory, offset, length)]
         self.unmatched_mmaps = []
         self.notes = []
+        self._resolved = {}             # va -> Resolved/None, valid until the tree changes
+
+    def resolve_cached(self, va):
+        """resolve(va), remembered until the next feed_* (a launch loop asks for the same
+        few ring addresses thousands of times between two ioctls)."""
+        cache = self._resolved
+        try:
+            return cache[va]
+        except KeyError:
+            pass
+        if len(cache) >= 65536:
+            cache.clear()
+        r = cache[va] = self.resolve(va)
+        return r
+
+    def resolution(self, va):
+        """Where GPU VA `va` lands, as JSON data (docs/json.md launches[].resolved): handle,
+        class, class_name, offset, size, memory (sysmem/vidmem/...), cpu, via; None when no
+        mapping covers it."""
+        r = self.resolve_cached(va)
+        if r is None:
+            return None
+        o = r.obj
+        return {"handle": o.handle, "class": o.hclass, "class_name": o.class_name,
+                "offset": r.offset, "size": o.size, "memory": o.location, "cpu": r.cpu_addr,
+                "via": r.how}
 
     # -- feeding ------------------------------------------------------------------------
     def feed_ioctl(self, rec, pid=None):
+        self._resolved.clear()
         _, b = _decode(rec, self.branch)
         info = b.info
         if info.failed or not info.escape:
@@ -233,6 +260,7 @@ class ObjectTree:
                                 if not (m["via"] == "UVM_MAP_EXTERNAL_ALLOCATION" and m["va"] == base)]
 
     def feed_mmap(self, addr, length, fd, path, offset, pid=None):
+        self._resolved.clear()
         queue = self._pending_mmap.get((pid, fd))
         if not queue:
             self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
@@ -247,6 +275,7 @@ class ObjectTree:
         return obj
 
     def feed_munmap(self, addr, length, pid=None):
+        self._resolved.clear()
         end = addr + length
         for obj in self.objects.values():
             if obj.pid is not None and pid is not None and obj.pid != pid:

@@ -147,6 +147,15 @@ class CaptureModel:
     objects: object = None                               # decoders.rm.objects.ObjectTree
     records: int = 0
     unfinished: list = field(default_factory=list)
+    api_calls: list = field(default_factory=list)        # ApiCall.to_json() dicts, in order
+    api: object = None                                    # decoders.cuda.calls.ApiCalls
+    attribution: object = None                            # decoders.cuda.attribute.Attribution
+    verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
+
+    def attribute(self, launch):
+        """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
+        s = launch.summary if hasattr(launch, "summary") else launch
+        return s.get("attribution")
 
     @property
     def cut_short(self):
@@ -168,6 +177,9 @@ class CaptureModel:
             "shim": dict(self.shim_stats),
             "problems": len(self.problems),
             "cut_short": self.cut_short,
+            "api_calls": len(self.api_calls),
+            "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
+            "kernel_launches": dict(self.verified),
         }
         return out
 
@@ -254,6 +266,12 @@ def _decode_capture(path, branch, launches, keep):
         if keep is not None:
             model.submissions = SpillList(keep)
             model.launches = SpillList(keep, _launch_dump, _launch_load)
+            model.api_calls = SpillList(keep)
+        from decoders.cuda.attribute import Attribution
+        from decoders.cuda.calls import ApiCalls
+        api = model.api = ApiCalls()
+        attr = model.attribution = Attribution(model.objects, sm=_sm(meta))
+        launch_call = {}     # id(pending launch) -> the API call its doorbell rang in
         record_offsets = {}
         subdec = None
         if launches:
@@ -262,6 +280,15 @@ def _decode_capture(path, branch, launches, keep):
 
             def sink(launch):
                 _resolve_launch(tree, launch._summary)
+                call = launch_call.pop(id(launch), None)
+                if attr.any_calls or call is not None:
+                    a = attr.for_launch(launch, call)
+                    launch._summary["api_call"] = a["api_call"]
+                    launch._summary["verified"] = a["verified"]
+                    launch._summary["attribution"] = a
+                    if launch.kernel:
+                        model.verified[{True: "verified", False: "mismatch"}.get(
+                            a["verified"], "not_checked")] += 1
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         for rec in reader.records():
@@ -302,6 +329,9 @@ def _decode_capture(path, branch, launches, keep):
                                     "label": cstr(b.label), "t": rec.t_start})
             elif t == "SUBMISSION":
                 model.submissions.append(_submission_entry(rec))
+                call = api.current(rec.pid, rec.tid)
+                if call is not None:
+                    call.submissions.append(rec.index)
                 if subdec is not None:
                     nproblems = len(subdec.problems)
                     subdec.feed(rec.index, b)
@@ -309,6 +339,19 @@ def _decode_capture(path, branch, launches, keep):
                         record_offsets[rec.index] = rec.offset
                     for launch, _ in subdec._pending:
                         _resolve_launch(model.objects, launch._summary)
+                        if call is not None and launch.record_index == rec.index:
+                            launch_call[id(launch)] = call
+            elif t == "API_ENTER":
+                api.enter(rec)
+            elif t == "API_EXIT":
+                call = api.exit(rec)
+                if call is not None:
+                    attr.observe(call)
+                    d = call.to_json()
+                    if call.launch_config is not None:
+                        k = attr.kernel(call.launch_config["function"])
+                        d["kernel"] = k["name"] if k else None
+                    model.api_calls.append(d)
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
@@ -331,6 +374,8 @@ def _decode_capture(path, branch, launches, keep):
                 f"capture cut short: no END record {last}", offset=reader.offset))
         if subdec is not None:
             _launch_problems(model, subdec.finish(), record_offsets)
+        for call in api.unfinished:     # never returned: the process died inside it
+            model.api_calls.append(call.to_json())
         return model
     finally:
         stream.close()
@@ -378,6 +423,15 @@ def _launch_problems(model, result, record_offsets=None):
             err.offset, err.record = off, int(m.group(1))
             p = err
         model.problems.append(p)
+
+
+def _sm(meta):
+    """90 for compute capability "9.0": which cubin of a fatbin the GPU ran."""
+    try:
+        major, minor = str(meta.get("compute_capability", "9.0")).split(".")[:2]
+        return int(major) * 10 + int(minor)
+    except ValueError:
+        return 90
 
 
 def _gpu_family(meta):

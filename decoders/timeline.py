@@ -178,6 +178,8 @@ def _kernel_name(sub, api_calls, mark_pairs):
     t, pid, tid = sub["t"], sub["pid"], sub["tid"]
     for a in api_calls:
         if a.get("pid") == pid and a.get("tid") == tid and a["t_start"] <= t <= a["t_end"]:
+            if isinstance(a.get("kernel"), str):     # the attributed kernel (decoders/cuda)
+                return f"{a.get('name')} {a['kernel']}"
             args = a.get("args") or {}
             for key in ("kernel", "function", "func", "name"):
                 if isinstance(args.get(key), str):

@@ -158,13 +158,14 @@ def test_real_capture_whole(real_trace, tmp_path):
     assert "implicit" not in lab
     ev, agg = boxes(root)
     assert len(ev) + agg == sum(1 for e in events if e["ph"] == "X")
-    assert any("launch grid" in (r.find(SVG + "title").text or "")
+    assert any(" grid " in (r.find(SVG + "title").text or "")
                for r in root.iter(SVG + "rect") if r.get("class") in ("ev", "agg"))
 
 
 def test_real_capture_launch_window(real_trace, tmp_path):
     events = json.loads(real_trace.read_text())["traceEvents"]
-    launches = [e for e in events if e["ph"] == "X" and e["name"].startswith("launch grid")]
+    launches = [e for e in events if e["ph"] == "X" and e.get("cat") == "submission"
+                and " grid " in e["name"]]
     assert len(launches) == 2            # produce on one stream's channel, consume on the other's
     t0 = launches[0]["ts"] / 1000 - 0.5
     t1 = launches[-1]["ts"] / 1000 + 0.1

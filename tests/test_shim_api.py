@@ -52,11 +52,10 @@ def _run(shim, d, mode, name):  # noqa: F811
     reader, recs = read_capture(cap)
     assert reader.problems == []
     api = ApiCalls()
-    for r in recs:
-        if r.type == "API_ENTER":
-            api.enter(r)
-        elif r.type == "API_EXIT":
-            api.exit(r)
+    api.calls = [api.enter(r) if r.type == "API_ENTER" else api.exit(r) for r in recs
+                 if r.type in ("API_ENTER", "API_EXIT")]
+    api.calls = [c for c, r in zip(api.calls, [r for r in recs if r.type in (
+        "API_ENTER", "API_EXIT")]) if r.type == "API_ENTER"]
     return truth, api
 
 

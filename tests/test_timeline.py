@@ -135,11 +135,15 @@ def test_timeline_is_valid_trace_event_json(name):
 
 
 def test_builtin_vadd_launch_on_its_channel():
-    """The marked vadd launch (manifest grid 4096, block 256) is the submission of record 790
-    on its channel track, named from the cuLaunchKernel mark, inside the mark's X event."""
+    """The marked vadd launch (manifest grid 4096, block 256) is the one submission between
+    the marks, on its channel track, named from its cuLaunchKernel call and attributed
+    kernel, inside the mark's X event."""
+    from decoders.session import marked_submissions
     truth = manifest("builtin-vadd")["ground_truth"]
+    (_, subs), = marked_submissions(model("builtin-vadd"))
+    rec, = [x["index"] for x in subs]
     events = timeline(model("builtin-vadd"))["traceEvents"]
-    sub = next(e for e in events if e.get("cat") == "submission" and e["args"]["record_index"] == 790)
+    sub = next(e for e in events if e.get("cat") == "submission" and e["args"]["record_index"] == rec)
     assert sub["pid"] == CHANNEL_PID
     kernels = [l for l in sub["args"]["launches"] if l["kernel"]]
     assert [(l["grid"], l["block"]) for l in kernels] == [(truth["grid"], truth["block"])]
@@ -149,7 +153,7 @@ def test_builtin_vadd_launch_on_its_channel():
         assert key in sub["args"]
     mark = next(e for e in events if e.get("cat") == "mark")
     assert mark["ph"] == "X" and mark["ts"] <= sub["ts"] <= mark["ts"] + mark["dur"]
-    bell = next(e for e in events if e.get("cat") == "doorbell" and e["args"]["record_index"] == 790)
+    bell = next(e for e in events if e.get("cat") == "doorbell" and e["args"]["record_index"] == rec)
     assert bell["ts"] == sub["ts"] and bell["pid"] == manifest("builtin-vadd")["summary"]["pids"][0]
 
 

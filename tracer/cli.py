@@ -51,8 +51,13 @@ def _use_color(flag, stream):
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _family(meta):
+    from decoders.session import _gpu_family
+    return _gpu_family(meta)
+
+
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
-                 stats=False, prog="trace-decode", filters=None):
+                 stats=False, prog="trace-decode", filters=None, cost=False):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
@@ -70,7 +75,17 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
             if where:
                 out.write("  " + ", ".join(f"launch {k} is launch {n} of the capture"
                                            for k, n in enumerate(where)) + "\n")
-    if as_json:
+    if cost:
+        # a second streaming pass: per API call, time and what it handed the GPU
+        from decoders.cuda.cost import measure, render
+        c = measure(path, gpu=model.meta and _family(model.meta), launches=model.launches)
+        if as_json:
+            import json
+            json.dump(c, out, indent=1)
+            out.write("\n")
+        else:
+            render(c, out)
+    elif as_json:
         render_json(model, out)
     else:
         render_text(model, out, color=_use_color(color, out), show_ioctls=ioctls,
@@ -173,7 +188,7 @@ def trace_decode():
     """Decode trace-launch captures offline (no GPU needed).
 
     \b
-    trace-decode CAPTURE [--json] [--ioctls] [--objects] [--stats]
+    trace-decode CAPTURE [--json] [--ioctls] [--objects] [--stats] [--cost]
                  [--launch N]... [--channel C] [--class C] [--ioctl NAME] [--pid P]
     trace-decode timeline CAPTURE [-o trace.json]
     trace-decode diff A [B] [--launch I [--launch J]] [--json] [--ignore-addresses]
@@ -200,10 +215,12 @@ def trace_decode():
 @click.option("--ioctl", default=None, metavar="NAME", help="only ioctls whose escape, RM control "
               "or class name contains NAME (case-insensitive)")
 @click.option("--pid", type=int, default=None, help="only records of this process")
+@click.option("--cost", is_flag=True, help="per API call: time inside it and to its first "
+              "doorbell, doorbells, GPFIFO entries, pushbuffer bytes and methods, kernel QMDs")
 @click.option("--color/--no-color", default=None)
 @click.option("--traceback", is_flag=True)
-def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, color,
-               traceback):
+def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, cost,
+               color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
 
     The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
@@ -211,7 +228,7 @@ def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls,
                    ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats, filters=filters), traceback, path=capture)
+        stats=stats, filters=filters, cost=cost), traceback, path=capture)
     sys.exit(rc)
 
 

@@ -99,6 +99,20 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
                   f" length {e.get('length_bytes')} B\n")
             _render_methods(model, s, w)
 
+    if model.api_calls:
+        stats_ = model.stats()
+        w("\n" + st.head(f"CUDA driver API calls ({len(model.api_calls)})") + "\n")
+        names = Counter(c["name"] for c in model.api_calls)
+        for name, n in sorted(names.items(), key=lambda kv: (-kv[1], kv[0])):
+            w(f"  {n:6d}  {name}\n")
+        kl = stats_["kernel_launches"]
+        w(f"  kernel launches: {kl.get('verified', 0)} verified against their API call, "
+          f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked\n")
+        for c in model.api_calls:
+            if not c.get("complete", True):
+                w(st.bad(f"  {c['name']} (record {c['index']}, pid {c['pid']} tid {c['tid']}) never "
+                         "returned: the process died inside it") + "\n")
+
     if model.launches:
         w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
         for n, l in enumerate(model.launches):
@@ -199,6 +213,16 @@ def _render_launch(n, launch, w):
     p = s.get("params")
     if p:
         w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {p.get('hex')}\n")
+    a = s.get("attribution")
+    if a is not None:
+        from decoders.cuda.attribute import describe
+        w(f"    API: {describe(a)}\n")
+        for arg in a.get("args") or []:
+            v = arg["value"]
+            shown = f"{v:#x}" if isinstance(v, int) and arg["size"] == 8 else v
+            where = f"  -> {arg['points_to']['what']}" if arg.get("points_to") else ""
+            w(f"      arg {arg['index']} {arg['type'] or '?'} @c[0x0][{_hx((p or {}).get('offset', 0) + arg['offset'])}]"
+              f" = {shown if v is not None else arg['hex']}{where}\n")
     for k, sem in enumerate(s.get("semaphores") or []):
         if isinstance(sem, dict):
             op = sem.get("fields", {}).get("OPERATION", "release")
@@ -240,6 +264,7 @@ def to_json(model):
         "mmaps": model.mmaps,
         "submissions": model.submissions,
         "launches": [l.summary if hasattr(l, "summary") else l for l in model.launches],
+        "api_calls": model.api_calls,
         "marks": model.marks,
         "stats": stats,
         "problems": [str(p) for p in model.problems],
@@ -267,6 +292,7 @@ def render_json(model, out):
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),
         ("launches", (l.summary if hasattr(l, "summary") else l for l in model.launches)),
+        ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("stats", stats),
         ("problems", [str(p) for p in model.problems]),

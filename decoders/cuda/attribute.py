@@ -61,50 +61,54 @@ def _value(raw, ctype):
 
 
 class Attribution:
-    """Built once per capture from its API calls; `for_launch(launch)` per decoded launch."""
+    """Fed each API call as it returns (`observe`); `for_launch(launch, call)` per decoded
+    launch, with the call its doorbell rang in (None outside any bracketed call). Keeps only
+    what later launches can need: module images, function names, live allocations, and the
+    launch calls stream capture turned into graph nodes."""
 
-    def __init__(self, calls, objects=None, sm=90):
-        self.calls = calls
+    def __init__(self, objects=None, sm=90):
         self.objects = objects
         self.sm = sm
-        self.by_submission = {}
-        self.images = {}        # module / library handle -> (ApiCall that loaded it)
+        self.images = {}        # module / library handle -> the ApiCall that loaded it
         self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
-        self.allocations = []   # [base, size, ApiCall, freed_at record index or None]
+        self.allocations = []   # [base, size, call name, call index, freed at record index]
+        self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
         self._cubins = {}
         self._by_program = {}   # program address -> kernel dict (from attributed launches)
-        # launch calls that submitted nothing: recorded into a graph by stream capture
-        self._captured = [c for c in calls if c.kind in LAUNCH_KINDS and c.result == 0
-                          and not c.submissions and c.launch_config]
-        for c in calls:
-            for s in c.submissions:
-                self.by_submission[s] = c
-            if c.result != 0:
-                continue
-            if c.kind in ("LOAD_IMAGE",) and c.out is not None and c.image is not None:
-                self.images[c.out] = c
-            elif c.kind == "GET_BY_NAME" and c.out is not None:
-                parent = c.args.get("hmod", c.args.get("library"))
-                self.functions[c.out] = (c.string, parent)
-            elif c.base == "cuKernelGetFunction" and c.out is not None:
-                k = self.functions.get(c.args["kernel"])
-                if k:
-                    self.functions[c.out] = k
-            elif c.base in _ALLOC and c.out is not None:
-                self.allocations.append([c.out, c.args["bytesize"], c, None])
-            elif c.base in _FREE:
-                for a in self.allocations:
-                    if a[0] == c.args["dptr"] and a[3] is None:
-                        a[3] = c.index
+        self.any_calls = False
+
+    def observe(self, c):
+        """A call that returned (API_EXIT seen)."""
+        self.any_calls = True
+        if c.result != 0:
+            return
+        if c.kind in LAUNCH_KINDS:
+            if not c.submissions and c.launch_config:
+                self._captured.append(c)
+        elif c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
+            self.images[c.out] = c
+        elif c.kind == "GET_BY_NAME" and c.out is not None:
+            parent = c.args.get("hmod", c.args.get("library"))
+            self.functions[c.out] = (c.string, parent)
+        elif c.base == "cuKernelGetFunction" and c.out is not None:
+            k = self.functions.get(c.args["kernel"])
+            if k:
+                self.functions[c.out] = k
+        elif c.base in _ALLOC and c.out is not None:
+            self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None])
+        elif c.base in _FREE:
+            for a in self.allocations:
+                if a[0] == c.args["dptr"] and a[4] is None:
+                    a[4] = c.index
 
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
         """The cuMemAlloc a pointer falls in, live at record `at_index`."""
-        for base, size, call, freed in self.allocations:
-            if base <= value < base + size and call.index < at_index and (
+        for base, size, name, index, freed in self.allocations:
+            if base <= value < base + size and index < at_index and (
                     freed is None or freed > at_index):
                 return {"base": base, "size": size, "offset": value - base,
-                        "call": call.name, "call_index": call.index}
+                        "call": name, "call_index": index}
         return None
 
     def kernel(self, handle):
@@ -153,20 +157,16 @@ class Attribution:
         return None
 
     # -- one launch ------------------------------------------------------------------------
-    def for_launch(self, launch):
-        """{'api_call', 'kernel', 'args', 'verified', 'differences'} or None without API records."""
-        if not self.calls:
-            return None
+    def for_launch(self, launch, call):
+        """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
         s = launch.summary
-        call = self.by_submission.get(launch.record_index)
         out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                "verified": None, "differences": [], "why": None}
         if call is None:
             out["why"] = "the doorbell rang outside any bracketed API call"
             return self._by_address(out, s)
-        out["api_call"] = {"name": call.name, "index": call.index, "result": call.result,
-                           "result_name": call.result_name, "launch": call.launch_config,
-                           "t_start": call.t_start, "t_end": call.t_end}
+        out["api_call"] = {"name": call.name, "index": call.index,
+                           "launch": call.launch_config, "t_start": call.t_start}
         if call.kind not in LAUNCH_KINDS:
             node = self._graph_node(call, s) if call.base == "cuGraphLaunch" else None
             if node is None:

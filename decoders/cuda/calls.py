@@ -166,28 +166,32 @@ class ApiCall:
         return text
 
     def to_json(self):
-        return {"index": self.index, "pid": self.pid, "tid": self.tid, "call": self.call,
-                "name": self.name, "args": dict(self.args), "result": self.result,
+        return {"index": self.index, "exit_index": self.exit_index, "pid": self.pid,
+                "tid": self.tid, "call": self.call, "name": self.name, "base": self.base,
+                "args": dict(self.args), "result": self.result,
                 "result_name": self.result_name, "out": self.out, "string": self.string,
-                "t_start": self.t_start, "t_end": self.t_end,
+                "t_start": self.t_start,
+                "t_end": self.t_end if self.t_end is not None else self.t_start,
+                "complete": self.complete,
                 "launch": self.launch_config,
-                "params": [dict(p, bytes=p["bytes"]) for p in self.params] if self.params else None,
+                "params": [dict(p) for p in self.params] if self.params is not None else None,
                 "image_bytes": len(self.image) if self.image is not None else None,
                 "submissions": list(self.submissions)}
 
 
 class ApiCalls:
-    """API calls of a capture, in order, with what each thread is inside."""
+    """Pairs API_ENTER with API_EXIT and knows which call each thread is inside. It keeps
+    no finished call (the caller decides what to keep), so memory stays flat."""
 
     def __init__(self):
-        self.calls = []
+        self.count = 0
         self._open = {}          # (pid, call) -> ApiCall
         self._inside = {}        # (pid, tid) -> ApiCall (outermost only: the shim records no nesting)
         self.unmatched_exits = 0
 
     def enter(self, rec):
         c = ApiCall(rec)
-        self.calls.append(c)
+        self.count += 1
         self._open[(c.pid, c.call)] = c
         self._inside[(c.pid, c.tid)] = c
         return c

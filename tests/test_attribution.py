@@ -1,0 +1,155 @@
+"""Launches tied to their API calls, kernels and arguments, on H100 recordings made with
+the driver-API brackets (captures/two-streams, kernel-fault, graph-replay, memcpy-memset,
+sigkill, runtime-vadd). Expectations come from each manifest's ground truth, written by
+the program itself at capture time (kernels/corpus_*.cu: the launch configuration it
+passed and cuFuncGetParamInfo for each kernel)."""
+import struct
+
+import pytest
+
+from decoders.session import decode_capture
+from tests.conftest import CAPTURES, manifest
+
+_MODELS = {}
+
+
+def model(name):
+    if name not in _MODELS:
+        _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
+    return _MODELS[name]
+
+
+def kernel_launches(m):
+    return [(launch, m.attribute(launch)) for launch in m.launches if launch.kernel]
+
+
+def base(demangled):
+    return demangled.split("(")[0]
+
+
+@pytest.mark.parametrize("name", ["two-streams", "kernel-fault", "graph-replay", "runtime-vadd",
+                                  "launch-shapes"])
+def test_every_kernel_launch_is_attributed_and_verified(name):
+    m = model(name)
+    gt = manifest(name)["ground_truth"]
+    got = kernel_launches(m)
+    # driver-internal kernels (memset) run inside non-launch calls; every other one is ours
+    ours = [(l, a) for l, a in got if a and a["kernel"]]
+    assert ours, "no attributed kernel launch"
+    results = {c["index"]: c["result"] for c in m.api_calls}
+    for launch, a in ours:
+        assert a["verified"] is True, (launch.record_index, a["differences"])
+        assert launch.summary["verified"] is True and launch.summary["api_call"] == a["api_call"]
+        call = a["graph_node"]["index"] if a["graph_node"] else a["api_call"]["index"]
+        assert results[call] == 0
+    if "kernels" in gt:   # the corpus programs: parameter layout from cuFuncGetParamInfo
+        for launch, a in ours:
+            k = gt["kernels"][base(a["kernel"]["name"])]
+            assert [[x["offset"], x["size"]] for x in a["args"]] == k["params"]
+
+
+def test_two_streams_arguments_and_pointers():
+    m = model("two-streams")
+    gt = manifest("two-streams")["ground_truth"]
+    got = [(l, a) for l, a in kernel_launches(m) if a and a["kernel"]]
+    assert [base(a["kernel"]["name"]) for _, a in got] == [x["kernel"] for x in gt["launches"]]
+    for (launch, a), want in zip(got, gt["launches"]):
+        assert a["api_call"]["launch"]["grid"] == want["grid"] == launch.summary["grid"]
+        assert a["api_call"]["launch"]["block"] == want["block"] == launch.summary["block"]
+        *ptrs, n = a["args"]
+        assert n["type"] == "int" and n["value"] == gt["args"]["n"]
+        for p in ptrs:   # every pointer argument lands at the start of a cuMemAlloc
+            assert "*" in p["type"]
+            assert p["points_to"]["call"] == "cuMemAlloc_v2" and p["points_to"]["offset"] == 0
+            assert p["points_to"]["size"] == gt["args"]["n"] * 4
+    # consume reads what produce wrote: its first pointer is produce's only one
+    assert got[1][1]["args"][0]["value"] == got[0][1]["args"][0]["value"]
+
+
+def test_fault_arguments_as_the_hardware_saw_them():
+    gt = manifest("kernel-fault")["ground_truth"]
+    (launch, a), = [(l, a) for l, a in kernel_launches(model("kernel-fault")) if a and a["kernel"]]
+    p, v = a["args"]
+    assert p["value"] == gt["args"]["p"] and "points_to" not in p   # 0x10: no allocation
+    assert v["value"] == gt["args"]["v"]
+
+
+def test_graph_replays_run_the_captured_launches():
+    m = model("graph-replay")
+    gt = manifest("graph-replay")["ground_truth"]
+    got = [(l, a) for l, a in kernel_launches(m) if a and a["api_call"]
+           and a["api_call"]["name"] == "cuGraphLaunch"]
+    replays = {a["api_call"]["index"] for _, a in got}
+    assert len(replays) == gt["replays"]
+    for launch, a in got:
+        assert a["graph_node"] is not None and a["verified"] is True
+        assert a["api_call"]["launch"] is None   # cuGraphLaunch itself has no launch config
+    floats = sorted({a["args"][2]["value"] for _, a in got})
+    assert floats == sorted(x["a"] for x in gt["node_args"])
+    # the captured calls submitted nothing themselves
+    captured = [c for c in m.api_calls if c["base"] == "cuLaunchKernel"]
+    assert len(captured) == len(gt["graph_nodes"]) and all(not c["submissions"] for c in captured)
+    assert {a["graph_node"]["index"] for _, a in got} == {c["index"] for c in captured}
+
+
+def test_non_launch_calls_say_why():
+    m = model("memcpy-memset")
+    names = {a["api_call"]["name"]: a for l, a in kernel_launches(m) if a and a["api_call"]}
+    assert set(names) == {"cuMemcpyDtoD_v2", "cuMemsetD8_v2"}   # both run as driver kernels
+    for a in names.values():
+        assert a["verified"] is None and "not a kernel launch call" in a["why"]
+
+
+def test_killed_program_leaves_one_call_unfinished():
+    m = model("sigkill")
+    gt = manifest("sigkill")["ground_truth"]
+    assert [c.name for c in m.api.unfinished] in (["cuLaunchKernel"], ["cuLaunchKernel_ptsz"])
+    assert [c["name"] for c in m.api_calls if not c["complete"]] == [m.api.unfinished[0].name]
+    assert m.stats()["api_calls_unfinished"] == 1
+    launches = [a for _, a in kernel_launches(m) if a and a["kernel"]]
+    assert len(launches) >= gt["launches_before_kill"]
+    assert all(base(a["kernel"]["name"]) == "tick" and a["verified"] for a in launches)
+
+
+def test_json_carries_api_call_and_verified():
+    import io
+    import json
+    from tracer.report import render_json
+    buf = io.StringIO()
+    render_json(model("two-streams"), buf)
+    doc = json.loads(buf.getvalue())
+    ks = [x for x in doc["launches"] if x.get("kernel")]
+    assert ks and all("api_call" in x and "verified" in x for x in doc["launches"])
+    assert all(x["verified"] is True for x in ks if x["api_call"] and x["api_call"]["name"]
+               == "cuLaunchKernel")
+    assert doc["api_calls"] and doc["api_calls"][0]["name"] == "cuMemAlloc_v2"
+
+
+def test_param_bytes_match_the_call_bytes():
+    """The argument bytes the call passed (API_ENTER) equal constant bank 0 (QMD)."""
+    for launch, a in kernel_launches(model("launch-shapes")):
+        if not a or not a["args"]:
+            continue
+        for arg in a["args"]:
+            if arg["api_hex"] is not None:
+                assert arg["api_hex"] == arg["hex"]
+
+
+def test_double_and_struct_arguments_from_shapes():
+    """tl_args(int, double, pointer, struct by value, ...): each argument's bytes, placed at
+    its offset, rebuild exactly the block the launcher packed (manifest param_bytes)."""
+    gt = manifest("launch-shapes")["ground_truth"]
+    want, = [l for l in gt["launches"] if l.get("kernel") == "tl_args"]
+    got, = [a for _, a in kernel_launches(model("launch-shapes")) if a and a["kernel"]
+            and base(a["kernel"]["name"]) == "tl_args"]
+    packed = bytes.fromhex(want["param_bytes"])
+    rebuilt = bytearray(len(packed))
+    for x in got["args"]:
+        rebuilt[x["offset"]:x["offset"] + x["size"]] = bytes.fromhex(x["hex"])
+    covered = {i for x in got["args"] for i in range(x["offset"], x["offset"] + x["size"])}
+    assert all(rebuilt[i] == packed[i] for i in covered)
+    assert max(covered) + 1 == len(packed)
+    # extern "C" kernels carry no signature: no types, 8-byte values shown as integers
+    assert "(" not in got["kernel"]["name"] and all(x["type"] is None for x in got["args"])
+    assert all(x["value"] == int.from_bytes(bytes.fromhex(x["hex"]), "little")
+               for x in got["args"] if x["size"] in (1, 2, 4, 8))

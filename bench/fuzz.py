@@ -1,0 +1,639 @@
+"""Fuzz campaign: mutated captures, raw pushbuffer dumps and cubins/fatbins through the
+whole decode path, in-process, with every allocation traced.
+
+Inputs (all synthetic mutants of real bytes):
+  capture   windows of the recordings in captures/*/capture.tlc.gz (decompressed): the
+            file header, the first records, the records around the last submission,
+            the API_ENTER/API_EXIT records, END. Decoded with decoders.session.decode_capture,
+            then tracer.report.to_json + render_text into a StringIO; the API records are
+            also fed to decoders.cuda.calls.ApiCalls (not yet wired into the session) and
+            every IMAGE section they carry to decoders.cubin.find_cubins.
+  dump      raw pushbuffer segments cut from the recordings' SUBMISSION records, decoded
+            with decoders.pushbuf.decode_dump (the `trace-decode pushbuffer` path) and the
+            launch decoder.
+  cubin     tests/fixtures/cubins/* (cubins, fatbins, a host executable) and the module
+            images carried in API_ENTER IMAGE sections: find_cubins + kernels_json +
+            sass_listing (nvdisasm off).
+
+Mutations: random bytes (whole file, tail after a good header, a span overwritten, random
+bodies behind valid sync words), truncation at every record boundary (a systematic sweep)
+and at random points, bit flips (half aimed at record headers), and absurd lengths and
+counts: a length/count field overwritten with a huge value. The field offsets come from
+the construct declarations (decoders/capture/format.py for captures, decoders/cubin/
+fatbin.py for fatbins, the pushbuffer header field table decoders/pushbuf.py HEADER), not
+from hand-written offsets: `int_fields()` walks a declaration over real bytes.
+
+Each mutant is classified: ok, clean (a TraceLaunchError subclass; or the capture decoded
+with problems, each a TraceLaunchError naming an offset), or crash (anything else,
+including a problem that is not a TraceLaunchError or names no offset). The first few
+crashing inputs of each signature are saved under /tmp/fuzz-crashes/.
+
+Memory: tracemalloc runs for the whole campaign; for each mutant the traced peak above the
+baseline is compared with the input's size. Bound: peak <= 64 x size + 64 MiB. Why: the
+decoder keeps Python objects per record (a construct Container, dicts, bytes) whose
+overhead is a constant factor of the bytes they came from (measured on the unmutated
+inputs and printed as `base ratio`), plus fixed tables; an allocation sized by an
+untrusted length (2^32, 2^31) costs gigabytes on a <1 MiB input and breaks any linear
+bound. RLIMIT_AS is set to 6 GiB so that such an allocation fails as MemoryError (counted
+as a memory violation wherever it surfaces, also inside a reported problem) instead of
+swapping a shared machine. A mutant running past --timeout seconds counts as a hang.
+
+usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--out FILE]
+writes bench/results-fuzz-<date>.json (or --out) and prints a summary.
+"""
+import argparse
+import gzip
+import io
+import json
+import os
+import random
+import re
+import resource
+import signal
+import struct
+import sys
+import time
+import traceback
+import tracemalloc
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from construct import (Aligned, Array, Bytes, Const, Container, FormatField,  # noqa: E402
+                       Renamed, Struct, evaluate)
+
+from decoders.capture import format as F  # noqa: E402
+from decoders.errors import TraceLaunchError  # noqa: E402
+
+CAPTURES = ROOT / "captures"
+FIXTURES = ROOT / "tests" / "fixtures" / "cubins"
+CRASH_DIR = Path("/tmp/fuzz-crashes")
+MIB = 1 << 20
+MEM_FACTOR, MEM_SLACK = 64, 64 * MIB
+OFFSET = re.compile(r"offset (0x[0-9a-f]+|\d+)")
+SYNC = struct.pack("<I", F.TL_RECORD_SYNC)
+# A field is a length or count when its declared name says so (format.py names them so).
+LENGTH_NAME = re.compile(r"(_len|length|size|count|^n[a-z]+|cursor|^lost)$")
+
+
+# ---- declarations -> field offsets ---------------------------------------------------------
+
+def int_fields(con, data, path=""):
+    """[(dotted path, offset, width in bytes, value)] of every integer field of the construct
+    declaration `con` laid over `data` (real bytes that parse), walking Structs, Arrays and
+    padded byte strings the way construct's parser does."""
+    out = []
+    stream = io.BytesIO(bytes(data))
+    _walk(con, stream, Container(), path, out)
+    return out
+
+
+def _walk(con, stream, ctx, path, out):
+    if isinstance(con, Renamed):
+        return _walk(con.subcon, stream, ctx, f"{path}.{con.name}" if path else con.name, out)
+    if isinstance(con, Struct):
+        new = Container(_=ctx, _io=stream)
+        for sc in con.subcons:
+            value = _walk(sc, stream, new, path, out)
+            if sc.name:
+                new[sc.name] = value
+        return new
+    if isinstance(con, Array):
+        return [_walk(con.subcon, stream, ctx, f"{path}[{i}]", out)
+                for i in range(evaluate(con.count, ctx))]
+    if isinstance(con, FormatField):
+        pos = stream.tell()
+        value = con.parse_stream(stream)
+        out.append((path, pos, con.length, value))
+        return value
+    if isinstance(con, Aligned):
+        start = stream.tell()
+        value = _walk(con.subcon, stream, ctx, path, out)
+        stream.read(-(stream.tell() - start) % con.modulus)
+        return value
+    if isinstance(con, (Bytes, Const)):
+        return con._parsereport(stream, ctx, path)
+    return con._parsereport(stream, ctx, path)
+
+
+def length_fields(con, data, base=0):
+    """int_fields of `con` over `data` whose name marks a length or count, offsets + base."""
+    return [(p, base + off, width, v) for p, off, width, v in int_fields(con, data)
+            if LENGTH_NAME.search(p.rsplit(".", 1)[-1])]
+
+
+# ---- the inputs ----------------------------------------------------------------------------
+
+def spans(data):
+    """[(offset, length, type)] of each record, walked with the declared record header."""
+    hsize = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED]).header_size
+    out, off = [], hsize
+    while off + F.TL_RECORD_HEADER_SIZE <= len(data):
+        h = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE])
+        if h.sync != F.TL_RECORD_SYNC or h.length < F.TL_RECORD_HEADER_SIZE:
+            break
+        out.append((off, h.length, h.type))
+        off += h.length
+    return out
+
+
+def make_capture(header, records):
+    """A capture: a recording's header with its cursor set to the new end, + records."""
+    head = bytearray(header)
+    body = b"".join(records)
+    head[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", len(head) + len(body))
+    return bytes(head) + body
+
+
+class Base:
+    """One unmutated input: bytes, and for captures the record spans and length fields."""
+
+    def __init__(self, target, name, data):
+        self.target, self.name, self.data = target, name, data
+        self.spans = spans(data) if target == "capture" else []
+        self.fields = self._fields()
+
+    def _fields(self):
+        d = self.data
+        if self.target == "capture":
+            out = [(f"file.{p}", off, w, v) for p, off, w, v in
+                   length_fields(F.TL_FILE_HEADER_PREFIX, d[:F.TL_FILE_HEADER_FIXED])]
+            for k, (off, length, rtype) in enumerate(self.spans):
+                tname = F.TL_REC.get(rtype, "?")
+                out += [(f"record[{k}].{tname}.{p}", o, w, v) for p, o, w, v in
+                        length_fields(F.TL_RECORD_HEADER, d[off:off + 40], off)]
+                if tname in F.BODY:
+                    out += [(f"record[{k}].{tname}.{p}", o, w, v) for p, o, w, v in
+                            length_fields(F.BODY[tname], d[off + 40:off + length], off + 40)]
+            return out
+        if self.target == "cubin":
+            return cubin_fields(d)
+        return []
+
+
+def load_bases(window_head=24, window_subs=24):
+    """name -> Base for every capture window, dump and cubin."""
+    from decoders.capture.reader import CaptureReader
+    bases = []
+    images, segments = [], []
+    for d in sorted(CAPTURES.glob("*/capture.tlc.gz")):
+        name = d.parent.name
+        if name == "launch-loop-10k":        # 17 MiB of the same launch: windows of others suffice
+            continue
+        with gzip.open(d) as f:
+            data = f.read()
+        sp = spans(data)
+        recs = [data[o:o + n] for o, n, _ in sp]
+        subs = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2]) == "SUBMISSION"]
+        api = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2], "").startswith("API_")]
+        last = subs[-1] if subs else len(sp) - 1
+        keep = sorted(set(range(min(window_head, len(sp))))
+                      | set(range(max(0, last - window_subs + 3), min(len(sp), last + 3)))
+                      | set(api[:12] + api[-12:]) | {len(sp) - 1})
+        bases.append(Base("capture", f"{name}-window", make_capture(data[:sp[0][0]],
+                                                                   [recs[k] for k in keep])))
+        reader = CaptureReader(io.BytesIO(data))
+        for rec in reader.records():
+            if rec.type == "SUBMISSION" and len(segments) < 400:
+                for s in rec.body.segments:
+                    if s.size and len(segments) < 400 and len(s.data) >= 16:
+                        segments.append((f"{name}@{rec.offset:#x}", bytes(s.data)))
+            if rec.type == "API_ENTER":
+                for s in rec.body.sections:
+                    if s.tag == 6 and len(s.data) > 64:     # decoders/cuda/api.py SECTIONS: IMAGE
+                        images.append((f"{name}-image@{rec.offset:#x}", bytes(s.data)))
+    seen = set()
+    for name, seg in segments[::8]:
+        if seg not in seen:
+            seen.add(seg)
+            bases.append(Base("dump", name, seg))
+    for name, img in images:
+        if img not in seen:
+            seen.add(img)
+            bases.append(Base("cubin", name, img))
+    for p in sorted(FIXTURES.iterdir()):
+        if p.suffix in (".cubin", ".fatbin") or p.name == "shapes_exe":
+            bases.append(Base("cubin", p.name, p.read_bytes()))
+    return bases
+
+
+def cubin_fields(data):
+    """Length/count fields of a cubin, fatbin or host ELF: the ELF header's section-table
+    fields and every section header's sh_offset/sh_size (the Elf64_Shdr layout declared in
+    decoders/cubin/elf.py), and the fatbin headers (decoders/cubin/fatbin.py Structs)."""
+    from decoders.cubin import elf as E, fatbin as FB
+    out = []
+    if data[:4] == b"\x7fELF" and len(data) >= 64:
+        # Elf64_Ehdr: e_shoff at 0x28 (u64); e_shentsize, e_shnum, e_shstrndx at 0x3a (u16 each)
+        out += [("e_shoff", 0x28, 8, None), ("e_shentsize", 0x3a, 2, None),
+                ("e_shnum", 0x3c, 2, None), ("e_shstrndx", 0x3e, 2, None)]
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shnum, = struct.unpack_from("<H", data, 0x3c)
+        fmt = E._SHDR.format
+        off_at = struct.calcsize(fmt[:5])      # sh_name, sh_type, sh_flags, sh_addr
+        size_at = struct.calcsize(fmt[:6])
+        for i in range(min(shnum, 64)):
+            where = shoff + i * E.ELF64_SHDR_SIZE
+            if where + E.ELF64_SHDR_SIZE <= len(data):
+                out += [(f"shdr[{i}].sh_offset", where + off_at, 8, None),
+                        (f"shdr[{i}].sh_size", where + size_at, 8, None)]
+    start = data.find(struct.pack("<I", FB.FATBIN_MAGIC))
+    while 0 <= start and len(out) < 400:
+        try:
+            hdr = FB.FATBIN_HEADER.parse(data[start:start + FB.FATBIN_HEADER_SIZE])
+        except Exception:
+            break
+        out += length_fields(FB.FATBIN_HEADER, data[start:start + FB.FATBIN_HEADER_SIZE], start)
+        pos, end = start + hdr.header_size, start + hdr.header_size + hdr.fat_size
+        while pos + 64 <= min(end, len(data)):
+            hsize, = struct.unpack_from("<I", data, pos + 4)
+            if hsize < 64 or pos + hsize > len(data):
+                break
+            e = FB.FATBIN_ENTRY_HEADER.parse(data[pos:pos + hsize])
+            out += length_fields(FB.FATBIN_ENTRY_HEADER, data[pos:pos + hsize], pos)
+            pos += hsize + e.size
+        start = data.find(struct.pack("<I", FB.FATBIN_MAGIC), max(end, start + 4))
+    return out
+
+
+# ---- mutations -----------------------------------------------------------------------------
+
+def absurd_values(width, size, old):
+    top = (1 << (8 * width)) - 1
+    vals = [top, top - 7, 1 << (8 * width - 1), (1 << (8 * width - 1)) - 8, 0,
+            size * 2 + 8, size + 8, (old or 0) + 8, (old or 0) * 4096]
+    if width >= 4:
+        vals += [0x7FFFFFF8, 0x80000000, 0xFFFFFFF8, 1 << 30]
+    return [v & top for v in vals]
+
+
+def mutate(rng, base, kind, sweep=None):
+    """(mutated bytes, description). `sweep` is the record boundary for truncate-boundary."""
+    d = base.data
+    if kind == "random":
+        how = rng.randrange(4)
+        if how == 0:
+            return bytes(rng.getrandbits(8) for _ in range(rng.randrange(4096))), "random whole"
+        if how == 1 and base.target == "capture":
+            hsize = base.spans[0][0]
+            if rng.random() < 0.5:
+                tail = bytes(rng.getrandbits(8) for _ in range(rng.randrange(8192)))
+            else:   # random bodies behind valid sync words, valid lengths, any type
+                parts = []
+                for _ in range(rng.randrange(1, 12)):
+                    body = bytes(rng.getrandbits(8) for _ in range(8 * rng.randrange(40)))
+                    parts.append(SYNC + struct.pack("<IH", 40 + len(body), rng.randrange(17))
+                                 + bytes(rng.getrandbits(8) for _ in range(30)) + body)
+                tail = b"".join(parts)
+            return make_capture(d[:hsize], [tail]), "random records after the header"
+        lo = rng.randrange(len(d))
+        n = min(len(d) - lo, rng.choice([1, 4, 8, 40, 256, 4096]))
+        return d[:lo] + bytes(rng.getrandbits(8) for _ in range(n)) + d[lo + n:], \
+            f"random {n} B at {lo:#x}"
+    if kind == "truncate-boundary":
+        if base.target == "capture":
+            cut = base.spans[sweep % len(base.spans)][0]
+        else:
+            cut = (sweep * 4) % (len(d) + 1)
+        return d[:cut], f"cut at {cut:#x}"
+    if kind == "truncate-random":
+        cut = rng.randrange(len(d) + 1)
+        return d[:cut], f"cut at {cut:#x}"
+    if kind == "bitflip":
+        out = bytearray(d)
+        flips = []
+        for _ in range(rng.randrange(1, 9)):
+            if base.target == "capture" and rng.random() < 0.5:
+                off = rng.choice(base.spans)[0] + rng.randrange(12)
+            else:
+                off = rng.randrange(len(d))
+            out[off] ^= 1 << rng.randrange(8)
+            flips.append(off)
+        return bytes(out), f"flips at {', '.join(hex(f) for f in flips)}"
+    if kind == "absurd":
+        out = bytearray(d)
+        if base.target == "dump":
+            # NV_FIFO_DMA_METHOD_HEADER.METHOD_COUNT (decoders/pushbuf.py HEADER) at its maximum
+            from decoders.pushbuf import HEADER
+            f = HEADER.by_name["METHOD_COUNT"]
+            words = len(out) // 4
+            i = rng.randrange(max(words, 1))
+            if words:
+                w, = struct.unpack_from("<I", out, 4 * i)
+                mask = ((1 << f.width) - 1) << f.lo
+                w = (w & ~mask) | (rng.choice([(1 << f.width) - 1, 1 << (f.width - 1)]) << f.lo)
+                struct.pack_into("<I", out, 4 * i, w & 0xFFFFFFFF)
+            return bytes(out), f"METHOD_COUNT max in word {i}"
+        if not base.fields:
+            return mutate(rng, base, "bitflip")
+        descs = []
+        for _ in range(1 if rng.random() < 0.7 else rng.randrange(2, 5)):
+            path, off, width, old = rng.choice(base.fields)
+            value = rng.choice(absurd_values(width, len(d), old))
+            out[off:off + width] = value.to_bytes(width, "little")
+            descs.append(f"{path}={value:#x}")
+        return bytes(out), "; ".join(descs)
+    if kind == "reframe":
+        return reframe(rng, base)
+    raise ValueError(kind)
+
+
+def reframe(rng, base):
+    """An API_ENTER/API_EXIT record rebuilt with the format.py declaration after changing what
+    it carries (fewer or more argument words, a section cut or emptied, a slot swapped), its
+    `length` set to match: records that frame well but say too little, which no bit flip or
+    length overwrite makes (the reader drops a record whose fields and frame disagree)."""
+    if base.target != "capture":
+        return mutate(rng, base, "bitflip")
+    from decoders.cuda import api as A
+    api = [s for s in base.spans if F.TL_REC.get(s[2], "").startswith("API_")]
+    if not api:
+        return mutate(rng, base, "absurd")
+    off, length, _ = rng.choice(api)
+    d = base.data
+    body = F.TL_API.parse(d[off + F.TL_RECORD_HEADER_SIZE:off + length])
+    args, sections = list(body.args), [dict(s) for s in body.sections]
+    how = rng.randrange(4)
+    if how == 0:
+        args = args[:rng.randrange(len(args) + 1)]
+    elif how == 1:
+        args += [rng.getrandbits(64) for _ in range(rng.randrange(1, 8))]
+    elif how == 2 and sections:
+        s = rng.choice(sections)
+        s["data"] = bytes(s["data"])[:rng.randrange(len(s["data"]) + 1)]
+        s["tag"] = rng.choice([s["tag"], rng.choice(sorted(A.SECTIONS)), rng.randrange(16)])
+    else:
+        body.slot = rng.choice(sorted(A.BY_SLOT)[:16] + [rng.randrange(1 << 16)])
+    for s in sections:
+        s["size"] = len(s["data"])
+        s.pop("_io", None)
+    new = F.TL_API.build(dict(slot=body.slot, call=body.call, result=body.result,
+                              nargs=len(args), nsections=len(sections), args=args,
+                              sections=sections))
+    new += bytes(-len(new) % F.TL_ALIGN)
+    head = bytearray(d[off:off + F.TL_RECORD_HEADER_SIZE])
+    struct.pack_into("<I", head, 4, F.TL_RECORD_HEADER_SIZE + len(new))
+    out = d[:off] + bytes(head) + new + d[off + length:]
+    cursor = F.TL_CURSOR_OFFSET
+    out = out[:cursor] + struct.pack("<Q", len(out)) + out[cursor + 8:]
+    return out, f"API record at {off:#x} rebuilt ({('args cut', 'args added', 'section cut', 'slot')[how]})"
+
+
+KINDS = ("random", "truncate-boundary", "truncate-random", "bitflip", "absurd", "reframe")
+
+
+# ---- running one mutant ----------------------------------------------------------------------
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def _check_problems(problems):
+    for p in problems:
+        if not isinstance(p, TraceLaunchError):
+            raise AssertionError(f"problem is not a TraceLaunchError: {p!r}")
+        if not OFFSET.search(str(p)):
+            raise AssertionError(f"problem names no offset: {p}")
+        if "MemoryError" in str(p):
+            raise MemoryError(f"reported as a problem: {p}")
+
+
+def decode_capture_path(path):
+    """The whole `trace-decode CAPTURE` path in-process, plus the API calls and their images.
+    Returns the number of problems; raises what the decoders raise."""
+    from decoders.capture.reader import CaptureReader, open_capture
+    from decoders.cubin import find_cubins, kernels_json
+    from decoders.cuda.calls import ApiCalls
+    from decoders.session import decode_capture
+    from tracer.report import render_text, to_json
+    model = decode_capture(path)
+    render_text(model, io.StringIO(), show_ioctls=True, show_objects=True, show_stats=True)
+    json.dumps(to_json(model), default=str)
+    _check_problems(model.problems)
+    n = len(model.problems)
+    stream = open_capture(path)
+    try:
+        api = ApiCalls()
+        for rec in CaptureReader(stream).records():
+            if rec.type == "API_ENTER":
+                c = api.enter(rec)
+                c.summary()
+                c.to_json()
+                if c.image is not None:
+                    try:
+                        kernels_json(find_cubins(c.image))
+                    except TraceLaunchError:
+                        n += 1
+            elif rec.type == "API_EXIT":
+                c = api.exit(rec)
+                if c is not None:
+                    c.summary()
+                    c.to_json()
+        api.unfinished
+    finally:
+        stream.close()
+    return n
+
+
+def decode_dump_bytes(data):
+    from decoders.launch import LaunchDecoder
+    from decoders.pushbuf import decode_dump
+    res = decode_dump(data, "hopper", va=0x200000000)
+    json.loads(res.to_json())
+    for p in res.problems:
+        if not 0 <= p.offset <= len(data):
+            raise AssertionError(f"problem offset {p.offset} outside the {len(data)}-byte dump")
+    ld = LaunchDecoder()
+    ld.feed_methods(res.methods)
+    return len(res.problems)
+
+
+def decode_cubin_bytes(data):
+    from decoders.cubin import find_cubins, kernels_json, sass_listing
+    found = find_cubins(data)
+    kernels_json(found)
+    for _, c in found:
+        sass_listing(c, nvdisasm=False)
+    return 0
+
+
+def run_one(target, data, tmpdir, timeout):
+    """(outcome, exception or None, peak bytes above the baseline, seconds)."""
+    path = tmpdir / f"synthetic-fuzz-{os.getpid()}.tlc"
+    if target == "capture":
+        path.write_bytes(data)
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    t0 = time.perf_counter()
+    signal.alarm(timeout)
+    try:
+        if target == "capture":
+            nprob = decode_capture_path(path)
+        elif target == "dump":
+            nprob = decode_dump_bytes(data)
+        else:
+            nprob = decode_cubin_bytes(data)
+        outcome, exc = ("clean" if nprob else "ok"), None
+    except TraceLaunchError as e:
+        outcome, exc = "clean", None
+        if not OFFSET.search(str(e)) and getattr(e, "offset", None) is None:
+            outcome, exc = "crash", AssertionError(f"TraceLaunchError without an offset: {e}")
+    except Hang as e:
+        outcome, exc = "hang", e
+    except MemoryError as e:
+        outcome, exc = "memory", e
+    except Exception as e:     # noqa: BLE001 - what the campaign is looking for
+        outcome, exc = "crash", e
+    finally:
+        signal.alarm(0)
+    dt = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1] - before
+    return outcome, exc, peak, dt
+
+
+def signature(exc):
+    tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    ours = [f for f in tb if "/decoders/" in f.filename or "/tracer/" in f.filename]
+    where = ours[-1] if ours else (tb[-1] if tb else None)
+    loc = f"{os.path.relpath(where.filename, ROOT)}:{where.lineno} {where.name}" if where else "?"
+    return f"{type(exc).__name__} at {loc}"
+
+
+# ---- the campaign ---------------------------------------------------------------------------
+
+def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True):
+    rng = random.Random(seed)
+    resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    signal.signal(signal.SIGALRM, _alarm)
+    tmpdir = Path(os.environ.get("TMPDIR", "/tmp"))
+    CRASH_DIR.mkdir(exist_ok=True)
+    bases = load_bases()
+    tracemalloc.start()
+    # Unmutated inputs first: they must decode, and give the baseline memory ratio.
+    base_ratio = 0.0
+    for b in bases:
+        outcome, exc, peak, _ = run_one(b.target, b.data, tmpdir, timeout)
+        if outcome not in ("ok", "clean"):
+            print(f"base {b.name}: {outcome} {exc!r}")
+        if len(b.data) >= 64 << 10:
+            base_ratio = max(base_ratio, peak / len(b.data))
+    per = defaultdict(Counter)          # "target/kind" -> Counter(outcome)
+    sigs = {}                           # signature -> {count, first, samples}
+    worst = {"ratio": 0.0}              # peak / size, inputs of 64 KiB and more
+    worst_bound = {"of_bound": 0.0}     # peak / (64 x size + 64 MiB), any input
+    violations = []
+    slowest = {"seconds": 0.0}
+    sweep = Counter()
+    targets = {t: [b for b in bases if b.target == t] for t in ("capture", "dump", "cubin")}
+    weights = [("capture", 0.7), ("dump", 0.15), ("cubin", 0.15)]
+    t_start = time.time()
+    n = 0
+    while True:
+        if count is not None and n >= count:
+            break
+        if seconds is not None and time.time() - t_start >= seconds:
+            break
+        r = rng.random()
+        target = "capture" if r < weights[0][1] else ("dump" if r < 0.85 else "cubin")
+        base = rng.choice(targets[target])
+        kind = rng.choice(KINDS if target == "capture" else KINDS[:-1])   # reframe: API records
+        key = (base.name, kind)
+        data, desc = mutate(rng, base, kind, sweep=sweep[key])
+        sweep[key] += 1
+        outcome, exc, peak, dt = run_one(target, data, tmpdir, timeout)
+        n += 1
+        per[f"{target}/{kind}"][outcome] += 1
+        size = max(len(data), 1)
+        ratio = peak / size
+        of_bound = peak / (MEM_FACTOR * size + MEM_SLACK)
+        if of_bound > worst_bound["of_bound"]:
+            worst_bound = {"of_bound": round(of_bound, 4), "peak": peak, "size": len(data),
+                           "target": target, "kind": kind, "base": base.name, "mutation": desc}
+        if ratio > worst["ratio"] and len(data) >= 64 << 10:
+            worst = {"ratio": round(ratio, 2), "peak": peak, "size": len(data), "target": target,
+                     "kind": kind, "base": base.name, "mutation": desc}
+        if peak > MEM_FACTOR * len(data) + MEM_SLACK or outcome == "memory":
+            violations.append({"peak": peak, "size": len(data), "base": base.name,
+                               "kind": kind, "mutation": desc, "outcome": outcome})
+            _save(f"memory-{len(violations)}", target, data)
+        if dt > slowest["seconds"]:
+            slowest = {"seconds": round(dt, 3), "size": len(data), "target": target,
+                       "kind": kind, "base": base.name, "mutation": desc}
+        if outcome in ("crash", "hang"):
+            sig = signature(exc) if outcome == "crash" else f"hang over {timeout} s"
+            s = sigs.setdefault(sig, {"count": 0, "samples": []})
+            s["count"] += 1
+            if len(s["samples"]) < 3:
+                p = _save(f"crash-{len(sigs)}-{len(s['samples'])}", target, data)
+                s["samples"].append({"file": str(p), "target": target, "base": base.name,
+                                     "kind": kind, "mutation": desc, "error": repr(exc)[:300]})
+                if s["count"] == 1:
+                    print(f"CRASH {sig}: {base.name} {kind} {desc}: {exc!r}"[:400], flush=True)
+                    print("".join(traceback.format_exception(exc)[-4:])[:1500], flush=True)
+        if progress and n % 500 == 0:
+            crashes = sum(c["crash"] for c in per.values())
+            print(f"{n} mutants, {time.time() - t_start:.0f} s, {crashes} crashes, "
+                  f"worst ratio {worst['ratio']}", flush=True)
+    tracemalloc.stop()
+    elapsed = time.time() - t_start
+    totals = Counter()
+    for c in per.values():
+        totals.update(c)
+    return {
+        "tool": "bench/fuzz.py", "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "seed": seed,
+        "seconds": round(elapsed, 1), "mutants": n, "mutants_per_second": round(n / elapsed, 1),
+        "python": sys.version.split()[0], "bases": {t: [b.name for b in v] for t, v in targets.items()},
+        "outcomes": dict(totals),
+        "per_kind": {k: dict(v) for k, v in sorted(per.items())},
+        "crashes": {k: v for k, v in sorted(sigs.items(), key=lambda kv: -kv[1]["count"])},
+        "memory": {"bound": f"peak <= {MEM_FACTOR} x size + {MEM_SLACK // MIB} MiB",
+                   "base_ratio_unmutated": round(base_ratio, 2),
+                   "worst_ratio_64k_and_up": worst, "worst_fraction_of_bound": worst_bound,
+                   "violations": violations[:20], "violation_count": len(violations)},
+        "slowest": slowest,
+    }
+
+
+def _save(stem, target, data):
+    p = CRASH_DIR / f"{stem}.{ {'capture': 'tlc', 'dump': 'pb', 'cubin': 'bin'}[target] }"
+    p.write_bytes(data)
+    return p
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--count", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=60, help="seconds before a mutant is a hang")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    if args.seconds is None and args.count is None:
+        args.seconds = 600
+    res = campaign(args.seconds, args.count, args.seed, args.timeout)
+    out = Path(args.out) if args.out else ROOT / "bench" / f"results-fuzz-{time.strftime('%Y-%m-%d')}.json"
+    out.write_text(json.dumps(res, indent=1) + "\n")
+    print(f"\n{res['mutants']} mutants in {res['seconds']} s (seed {res['seed']}): {res['outcomes']}")
+    for k, v in res["per_kind"].items():
+        print(f"  {k:28s} {v}")
+    print(f"crash signatures: {len(res['crashes'])}")
+    for sig, v in res["crashes"].items():
+        print(f"  {v['count']:6d}  {sig}  e.g. {v['samples'][0]['file']}")
+    m = res["memory"]
+    print(f"memory: {m['bound']}; unmutated inputs of 64 KiB+ up to "
+          f"{m['base_ratio_unmutated']} x size; violations {m['violation_count']}")
+    print(f"  worst ratio (inputs >= 64 KiB): {m['worst_ratio_64k_and_up']}")
+    print(f"  worst fraction of the bound: {m['worst_fraction_of_bound']}")
+    print(f"slowest: {res['slowest']}")
+    print(f"written to {out}")
+    return 1 if res["crashes"] or m["violation_count"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,7 +14,16 @@ h100-measured.md 1), so QMDs = 2 x launches. Timed: decode_submissions' full pat
 stream, I2M reconstruction, QMD decode with every field, cbank0 driver constants and
 parameters, semaphores); node trees are built lazily and not counted.
 
+3. --full: the headline on this machine's terms: decode_capture (reading the file, ioctls,
+   object tree, methods, QMDs, constant bank 0, resolution, everything `trace-decode` does
+   before rendering) of captures/launch-loop-10k, CPU time (time.process_time: the machine
+   may be shared), best of N, one process per run. With --ref REV the same measurement runs
+   alternately in a snapshot of the working tree whose decode hot-path files come from REV
+   (bench/decode_identity.py's snapshot), so old and new are compared in the same run.
+   --full --profile prints the cProfile top entries of one decode_capture instead.
+
 usage: python3 bench/decode_bench.py [launches] [--profile]
+       python3 bench/decode_bench.py --full [--repeat N] [--ref REV] [--profile]
 """
 import cProfile
 import gc
@@ -122,7 +131,76 @@ def main(launches=20000, repeat=3, profile=False):
     return launches / best
 
 
+def _one_full(path=LOOP):
+    """CPU seconds and kernel launches of one decode_capture, in this process."""
+    from decoders.session import decode_capture
+    gc.collect()
+    t0 = time.process_time()
+    model = decode_capture(path)
+    dt = time.process_time() - t0
+    kernels = sum(1 for l in model.launches if l.kernel)
+    return dt, kernels
+
+
+def _full_in(tree, path=LOOP):
+    import json
+    import subprocess
+    code = ("import json, sys; sys.path.insert(0, '.'); "
+            "sys.argv = ['decode_bench']; import bench.decode_bench as b; "
+            f"print(json.dumps(b._one_full({path!r})))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main_full(repeat=5, ref=None, profile=False):
+    """launches/s of decode_capture on launch-loop-10k: CPU time, best of `repeat`."""
+    if profile:
+        from decoders.session import decode_capture
+        prof = cProfile.Profile()
+        prof.enable()
+        decode_capture(LOOP)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+        return None
+    trees = {"new": ROOT}
+    work = None
+    if ref is not None:
+        import shutil
+        import tempfile
+        from bench import decode_identity as di
+        work = tempfile.mkdtemp(prefix="decode-bench-")
+        trees = {"ref": os.path.join(work, "ref"), "new": os.path.join(work, "new")}
+        di.snapshot(trees["new"])
+        shutil.copytree(trees["new"], trees["ref"], symlinks=True)
+        di.overlay(trees["ref"], ref, di.DEFAULT_PATHS)
+    try:
+        best = {}
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                dt, kernels = _full_in(tree)
+                if name not in best or dt < best[name][0]:
+                    best[name] = (dt, kernels)
+        for name, (dt, kernels) in best.items():
+            label = f"{ref} (hot-path files)" if name == "ref" else "working tree"
+            print(f"{label}: {kernels} kernel launches, {dt:.3f} s CPU (best of {repeat}): "
+                  f"{kernels / dt:,.0f} launches/s")
+        if "ref" in best:
+            print(f"speed-up: {best['ref'][0] / best['new'][0]:.2f}x")
+        return {k: v[1] / v[0] for k, v in best.items()}
+    finally:
+        if work is not None:
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
+    if "--full" in sys.argv:
+        argv = sys.argv[1:]
+        rep = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 5
+        rev = argv[argv.index("--ref") + 1] if "--ref" in argv else None
+        main_full(rep, rev, profile="--profile" in argv)
+        sys.exit(0)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if "--profile" not in sys.argv:
         main_loop()

@@ -8,6 +8,8 @@ A QMD is found from SEND_PCAS_A (VA >> 8), from an inline QMD load
 Facts used: h100-measured.md section 1 (launch order, cbank0 layout, +1 KiB shared
 memory, cluster QMDs); hw-facts.md sections 3, 4, 5.
 """
+import struct
+
 from decoders.errors import DecodeError
 from decoders.gpfifo import segment_lengths
 from decoders.methods import class_info
@@ -201,14 +203,24 @@ class _ClassPlan:
         self.default = None
         self.inline = engine in ("compute", "i2m")
         if self.inline:
-            for m in (0x180, 0x184, 0x188, 0x18C, 0x190, 0x1B0, 0x1B4, 0x1DC, 0x1E0, 0x1E4):
-                h[m] = dec._compute
+            for m in (0x180, 0x184, 0x188, 0x18C, 0x190):
+                h[m] = dec._i2m_register
+            h[0x1B0] = dec._i2m_launch_dma
+            h[0x1B4] = dec._inline_word
+            for m in (0x1DC, 0x1E0, 0x1E4):
+                h[m] = dec._i2m_semaphore
         if engine == "compute":
-            for m in (0x2B4, 0x318, 0x31C, 0x158, 0x15C, 0x160, 0x164, 0x168,
-                      0x1B00, 0x1B04, 0x1B08, 0x1B0C):
-                h[m] = dec._compute
+            h[0x2B4] = dec._send_pcas
+            h[0x318] = dec._inline_qmd_upper
+            h[0x31C] = dec._inline_qmd_lower
+            for m in (0x158, 0x15C, 0x160, 0x164):
+                h[m] = dec._report2_register
+            h[0x168] = dec._report2_execute
+            for m in (0x1B00, 0x1B04, 0x1B08):
+                h[m] = dec._report_register
+            h[0x1B0C] = dec._report_execute
             for m in range(0x320, 0x500, 4):
-                h[m] = dec._compute
+                h[m] = dec._inline_qmd_word
             for m in range(0x3800, 0x3C00, 8):      # CALL_MME_MACRO(j)
                 h[m] = dec._mme_call
         elif engine == "copy":
@@ -247,20 +259,33 @@ class LaunchDecoder:
 
     # -- stream -------------------------------------------------------------------
     def feed_methods(self, methods, channel=None):
+        """Feed Packet objects (decoders.pushbuf); returns .launches."""
+        return self.feed_raw([(p.offset, p.va, p.form, p.subchannel, p.method, p.data,
+                               p.class_id, p.host_class) for p in methods], channel)
+
+    def feed_raw(self, methods, channel=None):
+        """Feed StreamDecoder.feed_raw() tuples (a packet's offset, va, form, subchannel,
+        method, data, class id, host class: the first 8 RAW_* items); returns .launches.
+        Handlers get the tuple where they name the packet (`pkt` below)."""
         ch = self._channels.get(channel)
         if ch is None:
             ch = self._channels[channel] = _Channel()
         plans = self._plans
+        data_forms = _DATA_FORMS
         for pkt in methods:
-            data = pkt.data
-            if not data or pkt.form not in _DATA_FORMS:
+            data = pkt[5]
+            if not data:
                 continue
-            plan = plans.get(pkt.class_id)
+            form = pkt[2]
+            if form not in data_forms:
+                continue
+            cls = pkt[6]
+            plan = plans.get(cls)
             if plan is None:
-                plan = plans[pkt.class_id] = _ClassPlan(self, pkt.class_id)
-            form, m = pkt.form, pkt.method
+                plan = plans[cls] = _ClassPlan(self, cls)
+            m = pkt[4]
             if form == NON_INC and m == 0x1B4 and plan.inline:
-                self._inline_data(ch, pkt.subchannel, pkt.payload, pkt)
+                self._inline_data(ch, pkt[3], _payload(data), pkt)
                 continue
             handlers, default = plan.handlers, plan.default
             if form == INC:
@@ -272,9 +297,17 @@ class LaunchDecoder:
                         default(ch, pkt, m, value, plan)
                     m += 4
                 continue
-            for k, value in enumerate(data):
-                if k == 1 and form == ONE_INC:
-                    m += 4
+            if form == ONE_INC:
+                calls = [(m, data[0])] + [(m + 4, v) for v in data[1:]]
+            else:
+                h = handlers.get(m)
+                if h is None and default is not None and m >= HOST_METHOD_LIMIT:
+                    h = default
+                if h is not None:
+                    for value in data:
+                        h(ch, pkt, m, value, plan)
+                continue
+            for m, value in calls:
                 h = handlers.get(m)
                 if h is not None:
                     h(ch, pkt, m, value, plan)
@@ -289,76 +322,94 @@ class LaunchDecoder:
             lo, hi, plo, phi = ch.host_sem
             self._semaphore(ch, {
                 "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
-                "fields": _method_fields(pkt.host_class, 0x6C, value), "offset": pkt.offset})
+                "fields": _method_fields(pkt[7], 0x6C, value), "offset": pkt[0]})
 
-    def _compute(self, ch, pkt, method, value, plan):
-        if method == 0x1B4:
-            self._inline_data(ch, pkt.subchannel, value.to_bytes(4, "little"), pkt)
-            return
-        st = ch.i2m.get(pkt.subchannel)
+    # -- compute / I2M methods, one handler each (_ClassPlan) ------------------------
+    @staticmethod
+    def _i2m_state(ch, subch):
+        st = ch.i2m.get(subch)
         if st is None:
-            st = ch.i2m[pkt.subchannel] = _I2M()
-        if 0x180 <= method <= 0x190:
-            setattr(st, _I2M_REGS[method], value)
-        elif method == 0x1B0:
-            self._i2m_launch(ch, st, value, pkt)
-        elif method == 0x1DC:
+            st = ch.i2m[subch] = _I2M()
+        return st
+
+    def _i2m_register(self, ch, pkt, method, value, plan):
+        # LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT
+        setattr(self._i2m_state(ch, pkt[3]), _I2M_REGS[method], value)
+
+    def _i2m_launch_dma(self, ch, pkt, method, value, plan):
+        self._i2m_launch(ch, self._i2m_state(ch, pkt[3]), value, pkt)
+
+    def _inline_word(self, ch, pkt, method, value, plan):
+        # LOAD_INLINE_DATA sent as INC/ONE_INC/IMMD: one word at a time
+        self._inline_data(ch, pkt[3], value.to_bytes(4, "little"), pkt)
+
+    def _i2m_semaphore(self, ch, pkt, method, value, plan):
+        st = self._i2m_state(ch, pkt[3])
+        if method == 0x1DC:
             st.sem_upper = value
         elif method == 0x1E0:
             st.sem_lower = value
-        elif method == 0x1E4:
+        else:
             st.sem_payload = value
-        elif method == 0x2B4:
-            self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan=plan)
-        elif method == 0x318:
-            table = _class_table(pkt.class_id)
-            mdef = table.get(0x318)
-            names = {f.name for f in mdef.fields}
-            ch.inline_upper = mdef.table.get((value,), "QMD_ADDRESS_SHIFTED8_UPPER")
-            if "INLINE_SIZE" in names:
-                ch.inline_size = 384 if mdef.table.get((value,), "INLINE_SIZE") else 256
-            else:
-                ch.inline_size = 256
+
+    def _send_pcas(self, ch, pkt, method, value, plan):
+        self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan=plan)
+
+    def _inline_qmd_upper(self, ch, pkt, method, value, plan):
+        table = _class_table(pkt[6])
+        mdef = table.get(0x318)
+        names = {f.name for f in mdef.fields}
+        ch.inline_upper = mdef.table.get((value,), "QMD_ADDRESS_SHIFTED8_UPPER")
+        if "INLINE_SIZE" in names:
+            ch.inline_size = 384 if mdef.table.get((value,), "INLINE_SIZE") else 256
+        else:
+            ch.inline_size = 256
+        ch.inline_words = {}
+
+    def _inline_qmd_lower(self, ch, pkt, method, value, plan):
+        ch.inline_lower = value
+        ch.inline_words = {}
+
+    def _inline_qmd_word(self, ch, pkt, method, value, plan):
+        index = (method - 0x320) >> 2
+        ch.inline_words[index] = value
+        nwords = ch.inline_size // 4
+        if len(ch.inline_words) == nwords and all(k < nwords for k in ch.inline_words):
+            data = b"".join(ch.inline_words[k].to_bytes(4, "little") for k in range(nwords))
+            va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
+            self.memory.write(va, data)
             ch.inline_words = {}
-        elif method == 0x31C:
-            ch.inline_lower = value
-            ch.inline_words = {}
-        elif 0x320 <= method < 0x500:
-            index = (method - 0x320) >> 2
-            ch.inline_words[index] = value
-            nwords = ch.inline_size // 4
-            if len(ch.inline_words) == nwords and all(k < nwords for k in ch.inline_words):
-                data = b"".join(ch.inline_words[k].to_bytes(4, "little") for k in range(nwords))
-                va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
-                self.memory.write(va, data)
-                ch.inline_words = {}
-                self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data, plan=plan)
-        elif 0x158 <= method <= 0x164:
-            ch.report2[(method - 0x158) >> 2] = value
-        elif method == 0x168:
-            plo, phi, alo, ahi = ch.report2
-            self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": (ahi << 32) | alo,
-                                 "payload": (phi << 32) | plo,
-                                 "fields": _method_fields(pkt.class_id, 0x168, value),
-                                 "offset": pkt.offset})
-        elif 0x1B00 <= method <= 0x1B08:
-            ch.report[(method - 0x1B00) >> 2] = value
-        elif method == 0x1B0C:
-            hi, lo, payload = ch.report
-            self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
-                                 "payload": payload,
-                                 "fields": _method_fields(pkt.class_id, 0x1B0C, value),
-                                 "offset": pkt.offset})
+            self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data, plan=plan)
+
+    def _report2_register(self, ch, pkt, method, value, plan):
+        ch.report2[(method - 0x158) >> 2] = value
+
+    def _report2_execute(self, ch, pkt, method, value, plan):
+        plo, phi, alo, ahi = ch.report2
+        self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": (ahi << 32) | alo,
+                             "payload": (phi << 32) | plo,
+                             "fields": _method_fields(pkt[6], 0x168, value),
+                             "offset": pkt[0]})
+
+    def _report_register(self, ch, pkt, method, value, plan):
+        ch.report[(method - 0x1B00) >> 2] = value
+
+    def _report_execute(self, ch, pkt, method, value, plan):
+        hi, lo, payload = ch.report
+        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
+                             "payload": payload,
+                             "fields": _method_fields(pkt[6], 0x1B0C, value),
+                             "offset": pkt[0]})
 
     def _mme_call(self, ch, pkt, method, value, plan):
         """CALL_MME_MACRO(j) while an inline transfer waits for data: the macro (uploaded
         earlier through LOAD_MME_INSTRUCTION_RAM, not emulated here) supplies it
         (captures/torch-small record 816: LINE_LENGTH_IN 1, LAUNCH_DMA, CALL_MME_MACRO(0)
         = 1, no LOAD_INLINE_DATA). The bytes at dst stay unknown."""
-        st = ch.i2m.get(pkt.subchannel)
+        st = ch.i2m.get(pkt[3])
         if st is not None and st.need:
             self.unreconstructed.append({
-                "offset": pkt.offset, "dst": st.dst, "size": st.need,
+                "offset": pkt[0], "dst": st.dst, "size": st.need,
                 "why": f"data supplied by CALL_MME_MACRO({(method - 0x3800) >> 3})"})
             st.need = 0
             st.buf = bytearray()
@@ -366,7 +417,7 @@ class LaunchDecoder:
 
     def _i2m_launch(self, ch, st, value, pkt):
         # LAUNCH_DMA fields through the class table (DST_MEMORY_LAYOUT 0:0, COMPLETION_TYPE 5:4).
-        layout, completion = _i2m_launch_fields(pkt.class_id)(value)
+        layout, completion = _i2m_launch_fields(pkt[6])(value)
         if st.need:
             self.problems.append(_problem(pkt, f"LAUNCH_DMA while {st.need} byte(s) of the "
                                                f"previous inline transfer were still expected"))
@@ -376,7 +427,7 @@ class LaunchDecoder:
         st.buf = bytearray()
         if completion == 2:
             self._semaphore(ch, {"source": "I2M LAUNCH_DMA", "address": (st.sem_upper << 32) | st.sem_lower,
-                                 "payload": st.sem_payload, "offset": pkt.offset})
+                                 "payload": st.sem_payload, "offset": pkt[0]})
         if st.need == 0:
             st.dst = None
 
@@ -419,13 +470,13 @@ class LaunchDecoder:
             self.memory.write(st.dst + k * st.pitch, line)
 
     def _copy(self, ch, pkt, method, value, plan=None):
-        st = ch.copy.get(pkt.subchannel)
+        st = ch.copy.get(pkt[3])
         if st is None:
-            st = ch.copy[pkt.subchannel] = {}
+            st = ch.copy[pkt[3]] = {}
         if method != 0x300:
             st[method] = value
             return
-        mdef = _class_table(pkt.class_id).get(0x300)
+        mdef = _class_table(pkt[6]).get(0x300)
         f = {n: v for n, v, d in mdef.decode(value)}
         if f["SEMAPHORE_TYPE"]:
             self._semaphore(ch, {
@@ -434,7 +485,7 @@ class LaunchDecoder:
                 "payload": (st.get(0x24C, 0) << 32) | st.get(0x248, 0) if f["SEMAPHORE_PAYLOAD_SIZE"]
                 else st.get(0x248, 0),
                 "fields": {"SEMAPHORE_TYPE": mdef.table.render("SEMAPHORE_TYPE", f["SEMAPHORE_TYPE"])},
-                "offset": pkt.offset})
+                "offset": pkt[0]})
         if not f["DATA_TRANSFER_TYPE"]:
             return
         src = (st.get(0x400, 0) << 32) | st.get(0x404, 0)
@@ -442,7 +493,7 @@ class LaunchDecoder:
         length = st.get(0x418, 0)
         lines = st.get(0x41C, 1) if f["MULTI_LINE_ENABLE"] else 1
         rec = {"src": src, "dst": dst, "line_length": length, "line_count": lines,
-               "offset": pkt.offset, "reconstructed": False}
+               "offset": pkt[0], "reconstructed": False}
         self.copies.append(rec)
         if f["SRC_TYPE"] or f["DST_TYPE"] or not (f["SRC_MEMORY_LAYOUT"] and f["DST_MEMORY_LAYOUT"]):
             rec["why"] = "physical or block-linear transfer"
@@ -464,9 +515,9 @@ class LaunchDecoder:
     # -- QMDs ---------------------------------------------------------------------
     def _launch_at(self, ch, va, source, pkt, data=None, depth=0, parent=None, plan=None):
         if plan is None:
-            plan = self._plans.get(pkt.class_id)
+            plan = self._plans.get(pkt[6])
             if plan is None:
-                plan = self._plans[pkt.class_id] = _ClassPlan(self, pkt.class_id)
+                plan = self._plans[pkt[6]] = _ClassPlan(self, pkt[6])
         family = plan.family
         if data is None:
             data = self.read(va, 384) or self.read(va, 256)
@@ -482,7 +533,7 @@ class LaunchDecoder:
         sp = _summary_plan(version)
         data = data[:sp.size]
         words = qmdmod.padded_words(data, version)
-        f = dict(zip(sp.names, sp.pick(words)))
+        f = sp.pick(words)
         launch = Launch(self._summary(va, version, f, sp, family, source, pkt, parent), data,
                         None, version, words)
         self.launches.append(launch)
@@ -555,8 +606,8 @@ class LaunchDecoder:
             "qmd_version": version,
             "source": source,
             "parent_qmd": parent,
-            "pushbuf_offset": pkt.offset,
-            "class": f"{pkt.class_id:#06x}" if pkt.class_id is not None else None,
+            "pushbuf_offset": pkt[0],
+            "class": f"{pkt[6]:#06x}" if pkt[6] is not None else None,
             "qmd_type": QMD_TYPE_NAMES.get(qmd_type, qmd_type) if qmd_type is not None else None,
             "kernel": kernel,
             "grid": grid,
@@ -641,7 +692,7 @@ class _SummaryPlan:
             names += [n for n in dep if n is not None]
         seen = set()
         self.names = tuple(n for n in names if n in table.by_name and not (n in seen or seen.add(n)))
-        self.pick = table.picker(self.names)
+        self.pick = table.delta_extractor(self.names)
 
 
 _SUMMARY_PLANS = {}
@@ -690,7 +741,19 @@ def _class_table(class_id):
 
 
 def _problem(pkt, message):
-    return {"offset": pkt.offset, "va": pkt.va, "message": message}
+    return {"offset": pkt[0], "va": pkt[1], "message": message}
+
+
+_PAYLOAD = {}
+
+
+def _payload(words):
+    """Data words as little-endian bytes (Packet.payload, without the Packet)."""
+    n = len(words)
+    st = _PAYLOAD.get(n)
+    if st is None:
+        st = _PAYLOAD[n] = struct.Struct(f"<{n}I")
+    return st.pack(*words)
 
 
 def _word(data, i):
@@ -803,7 +866,7 @@ class SubmissionDecoder:
             if size:
                 data = seg.data if len(seg.data) == size else seg.data[:size]
                 info["bytes"] += size
-                ld.feed_methods(dec.feed(data, seg.va), channel=key)
+                ld.feed_raw(dec.feed_raw(data, seg.va), channel=key)
             if want > size:
                 why = ("segment not mapped in the traced process" if seg.flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")

@@ -58,6 +58,10 @@ _GRP0 = {1: SET_SUBDEVICE_MASK, 2: STORE_SUBDEVICE_MASK, 3: USE_SUBDEVICE_MASK}
 
 HOST_METHOD_LIMIT = 0x100
 
+# Positions in a StreamDecoder.feed_raw() tuple (Packet's constructor arguments, in order).
+(RAW_OFFSET, RAW_VA, RAW_FORM, RAW_SUBCHANNEL, RAW_METHOD, RAW_DATA, RAW_CLASS, RAW_HOST_CLASS,
+ RAW_ASSUMED, RAW_HEADER, RAW_EXPECTED, RAW_CONTINUED) = range(12)
+
 
 class Problem:
     """Something in the stream that could not be decoded as it stands."""
@@ -202,6 +206,12 @@ class StreamDecoder:
 
     def feed(self, data, va=None):
         """Decode one segment; returns its packets. Problems accumulate in .problems."""
+        return [Packet(*raw) for raw in self.feed_raw(data, va)]
+
+    def feed_raw(self, data, va=None):
+        """feed() without the Packet objects: one tuple per packet, holding Packet's
+        constructor arguments in order (RAW_* indices; `expected` None means len(data)).
+        For hot consumers (the launch decoder) that read a few of them per packet."""
         base = self.position
         if self._tail:
             # A word split across feeds: only possible when a caller feeds unaligned chunks.
@@ -214,47 +224,49 @@ class StreamDecoder:
             self._tail = bytes(data[4 * n:])
         words = struct.unpack_from(f"<{n}I", data) if n else ()
         out = []
+        append = out.append
         i = 0
         if self._pending is not None and n:
             i = self._continue(words, n, base, va, out)
         unpack = _unpack_header
         binding = self.binding
         host = self.host_class
+        data_forms = _DATA_FORMS
         while i < n:
             w = words[i]
             off = base + 4 * i
             wva = va + 4 * i if va is not None else None
             if w == 0:
-                out.append(Packet(off, wva, NOP, 0, 0, (), None, host, False, 0))
+                append((off, wva, NOP, 0, 0, (), None, host, False, 0, None, False))
                 i += 1
                 continue
             sec, count, subch, addr, tert, mask, grp0 = unpack(w)
             method = addr << 2
-            form = _DATA_FORMS.get(sec)
+            form = data_forms.get(sec)
             if form is not None:
-                cls, assumed = binding.get(subch, (None, True))
                 avail = n - i - 1
                 take = count if count <= avail else avail
                 data_words = words[i + 1:i + 1 + take]
-                pkt = Packet(off, wva, form, subch, method, data_words, cls, host, assumed, w,
-                             expected=count)
-                out.append(pkt)
                 if method == 0 and take:
                     self._set_object(subch, data_words[0])
-                    pkt.class_id, pkt.assumed = binding[subch]
+                cls, assumed = binding.get(subch, (None, True))
+                append((off, wva, form, subch, method, data_words, cls, host, assumed, w, count,
+                        False))
                 i += 1 + take
                 if take < count:
                     self._pending = _carry(form, method, take, count - take, subch, w, off)
                 continue
             if sec == 4:
                 cls, assumed = binding.get(subch, (None, True))
-                out.append(Packet(off, wva, IMMD, subch, method, (count,), cls, host, assumed, w))
+                append((off, wva, IMMD, subch, method, (count,), cls, host, assumed, w, None,
+                        False))
                 if method == 0:
                     self._set_object(subch, count)
                 i += 1
                 continue
             if sec == 7:
-                out.append(Packet(off, wva, END_PB_SEGMENT, subch, method, (), None, host, False, w))
+                append((off, wva, END_PB_SEGMENT, subch, method, (), None, host, False, w, None,
+                        False))
                 rest = n - i - 1
                 if rest:
                     self.problems.append(Problem(
@@ -265,7 +277,7 @@ class StreamDecoder:
             if sec == 0 and tert and grp0 in _GRP0:
                 form = _GRP0[grp0]
                 value = () if form == USE_SUBDEVICE_MASK else (mask,)
-                out.append(Packet(off, wva, form, subch, 0, value, None, host, False, w))
+                append((off, wva, form, subch, 0, value, None, host, False, w, None, False))
                 i += 1
                 continue
             # GRP0 INC (TERT 0), legacy GRP2, RESERVED6, or a GRP0 word with junk in 31:18:
@@ -273,20 +285,19 @@ class StreamDecoder:
             self.problems.append(Problem(
                 off, f"invalid method header {w:#010x} (SEC_OP {SEC_OP[sec]}); skipped 4 bytes",
                 wva))
-            out.append(Packet(off, wva, "INVALID", subch, method, (), None, host, False, w))
+            append((off, wva, "INVALID", subch, method, (), None, host, False, w, None, False))
             i += 1
         return out
 
     def _continue(self, words, n, base, va, out):
         form, subch, method, remaining, header, hoff = self._pending
         take = remaining if remaining <= n else n
-        cls, assumed = self.binding.get(subch, (None, True))
         data_words = words[:take]
-        out.append(Packet(base, va, form, subch, method, data_words, cls, self.host_class,
-                          assumed, header, expected=remaining, continued=True))
         if method == 0 and take:
             self._set_object(subch, data_words[0])
-            out[-1].class_id, out[-1].assumed = self.binding[subch]
+        cls, assumed = self.binding.get(subch, (None, True))
+        out.append((base, va, form, subch, method, data_words, cls, self.host_class, assumed,
+                    header, remaining, True))
         self._pending = (_carry(form, method, take, remaining - take, subch, header, hoff)
                          if take < remaining else None)
         return take

@@ -18,7 +18,26 @@ from construct import (Aligned, Array, Bytes, Construct, ConstructError, Renamed
 from decoders.capture import format as F
 from decoders.errors import CaptureError
 
+def _struct_parser(con):
+    """A construct Struct of fixed-width integers as (struct.Struct, namedtuple class):
+    the same declaration (format.py), parsed by one C call per record instead of construct's
+    per-field reads. None when a field is not a plain FormatField."""
+    from collections import namedtuple
+    from construct import FormatField
+    names, fmt = [], "<"
+    for sc in con.subcons:
+        sub = sc.subcon if isinstance(sc, Renamed) else None
+        if sub is None or not isinstance(sub, FormatField) or sub.fmtstr[0] != "<":
+            return None
+        names.append(sc.name)
+        fmt += sub.fmtstr[1:]
+    return struct.Struct(fmt), namedtuple(f"{type(con).__name__}_{len(names)}", names)
+
+
 _HEADER = F.TL_RECORD_HEADER.compile()
+_HEADER_FAST = _struct_parser(F.TL_RECORD_HEADER)
+if _HEADER_FAST is None or _HEADER_FAST[0].size != F.TL_RECORD_HEADER_SIZE:
+    _HEADER_FAST = None
 
 
 class _PaddedBytes(Construct):
@@ -242,7 +261,8 @@ class CaptureReader:
                                   f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
             head = self._peek(hsize)
-            h = _HEADER.parse(head)
+            h = _HEADER_FAST[1]._make(_HEADER_FAST[0].unpack(head)) if _HEADER_FAST \
+                else _HEADER.parse(head)
             if h.sync != F.TL_RECORD_SYNC:
                 # A hole (a writer died between reserving and framing) or garbage: resync on
                 # the next 8-aligned sync word.

@@ -13,7 +13,8 @@ from decoders.qmd import v03_00, v04_00, v05_00
 MODULES = {m.VERSION: m for m in (v03_00, v04_00, v05_00)}
 TABLES = {v: FieldTable(f"QMD{v}", m.FIELDS, m.PROVENANCE, nwords=m.NWORDS)
           for v, m in MODULES.items()}
-_EXTRACT = {v: t.extractor() for v, t in TABLES.items()}
+# Every field of a QMD, as a stream of QMDs differs from the last ones in a few words.
+_EXTRACT = {v: t.delta_extractor() for v, t in TABLES.items()}
 _VERSION_0304 = TABLES["V04_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 _VERSION_05 = TABLES["V05_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 

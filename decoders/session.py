@@ -342,7 +342,10 @@ def _decode_capture(path, branch, launches, keep):
                         if call is not None and launch.record_index == rec.index:
                             launch_call[id(launch)] = call
             elif t == "API_ENTER":
-                api.enter(rec)
+                try:
+                    api.enter(rec)
+                except TraceLaunchError as exc:
+                    model.problems.append(_at_record(exc, rec.index, rec.offset))
             elif t == "API_EXIT":
                 call = api.exit(rec)
                 if call is not None:

@@ -109,10 +109,6 @@ def test_cli_process_on_mutants_exits_0_or_2_with_offsets(tmp_path):
     assert seen == {0, 2}     # the sample has mutants that decode and mutants that do not
 
 
-@pytest.mark.xfail(strict=True, reason="tracer/cli.py cubin_cmd passes the file name to "
-                   "decoders.cubin.kernels_json, which wants Cubins (find_cubins(file)): every "
-                   "`trace-decode cubin FILE`, valid or not, ends in AttributeError: 'str' "
-                   "object has no attribute 'kernels' and a traceback")
 def test_cli_cubin_command_decodes_a_cubin_and_mutants(tmp_path):
     procs = [(FIXTURES / "shapes.sm_90.cubin", subprocess.run(
         _argv("cubin", FIXTURES / "shapes.sm_90.cubin"), cwd=ROOT, capture_output=True))]
@@ -221,10 +217,13 @@ def _api(data):
     """(ApiCalls fed every API record of `data`, [each ApiCall in order])."""
     api, calls = ApiCalls(), []
     for rec in CaptureReader(io.BytesIO(data)).records():
-        if rec.type == "API_ENTER":
-            calls.append(api.enter(rec))
-        elif rec.type == "API_EXIT":
-            api.exit(rec)
+        try:
+            if rec.type == "API_ENTER":
+                calls.append(api.enter(rec))
+            elif rec.type == "API_EXIT":
+                api.exit(rec)
+        except TraceLaunchError:   # a damaged API record is a clean problem
+            continue
     return api, calls
 
 
@@ -333,9 +332,6 @@ def _synthetic_api_capture(slot, args, sections=()):
                              [_record("API_ENTER", body)])
 
 
-@pytest.mark.xfail(strict=True, reason="decoders/cuda/calls.py ApiCall._launch_config indexes "
-                   "self.args['gridDimX'...] by name: a LAUNCH record with fewer argument words "
-                   "than cuLaunchKernel has (nargs=2, well framed) raises KeyError 'gridDimY'")
 @pytest.mark.parametrize("nargs", [0, 2, 5])
 def test_api_launch_record_with_few_args_is_a_clean_problem(nargs):
     data = _synthetic_api_capture(0, list(range(1, nargs + 1)))     # slot 0: cuLaunchKernel
@@ -348,9 +344,6 @@ def test_api_launch_record_with_few_args_is_a_clean_problem(nargs):
         pass
 
 
-@pytest.mark.xfail(strict=True, reason="decoders/cuda/calls.py ApiCall._launch_config parses "
-                   "the LAUNCH_CONFIG section with the compiled CUlaunchConfig parser without "
-                   "checking its size: a 4-byte section raises struct.error")
 def test_api_launch_ex_short_config_is_a_clean_problem():
     from decoders.cuda import api as A
     data = _synthetic_api_capture(2, [0x1000, 2, 0, 0],                # slot 2: cuLaunchKernelEx

@@ -379,8 +379,8 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
 def cubin_cmd(file, as_json, traceback):
     """List the kernels of a cubin, fatbin, executable or shared object."""
     def run():
-        from decoders.cubin import kernels_json
-        doc = kernels_json(file)
+        from decoders.cubin import find_cubins, kernels_json
+        doc = kernels_json(find_cubins(file))
         if as_json:
             json.dump(doc, sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")

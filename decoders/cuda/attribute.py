@@ -91,14 +91,14 @@ class Attribution:
             parent = c.args.get("hmod", c.args.get("library"))
             self.functions[c.out] = (c.string, parent)
         elif c.base == "cuKernelGetFunction" and c.out is not None:
-            k = self.functions.get(c.args["kernel"])
+            k = self.functions.get(c.args.get("kernel"))
             if k:
                 self.functions[c.out] = k
-        elif c.base in _ALLOC and c.out is not None:
+        elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
             self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None])
         elif c.base in _FREE:
             for a in self.allocations:
-                if a[0] == c.args["dptr"] and a[4] is None:
+                if a[0] == c.args.get("dptr") and a[4] is None:
                     a[4] = c.index
 
     # -- lookups ---------------------------------------------------------------------------

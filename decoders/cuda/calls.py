@@ -8,8 +8,10 @@ needs: module images by handle, function and kernel names, allocations.
 from decoders.capture.reader import cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
+from decoders.errors import CaptureError
 
 _CONFIG = T.CUlaunchConfig.compile()
+_CONFIG_SIZE = T.CUlaunchConfig.sizeof()
 _ATTR = T.CUlaunchAttribute.compile()
 _ATTR_SIZE = T.CUlaunchAttribute.sizeof()
 _SLOT = T.PARAM_SLOT.compile()
@@ -41,6 +43,11 @@ class ApiCall:
     def __init__(self, rec):
         b = rec.body
         fn = A.BY_SLOT.get(b.slot)
+        if fn is not None and len(b.args) != len(fn.params):
+            # the shim writes exactly the declared words: anything else is damage
+            raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(b.args)} "
+                               f"argument words, the declaration has {len(fn.params)}",
+                               offset=rec.offset)
         self.index, self.exit_index = rec.index, None
         self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b.call, b.slot
         self.name = fn.name if fn else f"api_slot_{b.slot}"
@@ -103,7 +110,7 @@ class ApiCall:
         if self.kind != "LAUNCH_EX":
             return None
         cfg = self.sections.get("LAUNCH_CONFIG")
-        if not cfg or "UNREADABLE" in cfg["flags"]:
+        if not cfg or "UNREADABLE" in cfg["flags"] or len(cfg["data"]) < _CONFIG_SIZE:
             return {"function": self.args["f"], "grid": None, "block": None,
                     "shared_memory_bytes": None, "stream": None, "cluster": None,
                     "cooperative": False, "attributes": []}

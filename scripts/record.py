@@ -187,6 +187,13 @@ def job_loop100k(out, args):
                  "empty kernel, then one synchronize")
 
 
+def job_multigpu(out, args):
+    """One launch on every GPU of the machine, one process (scripts/corpus/multi_gpu.py)."""
+    t = out / "multigpu.truth.json"
+    record(out, "multi-gpu", [sys.executable, str(ROOT / "scripts/corpus/multi_gpu.py"), str(t)],
+           t, notes="scripts/corpus/multi_gpu.py: vadd on each device, each in its primary context")
+
+
 def job_probe(out, args):
     """What libcuda exports and how it is linked (for the API brackets)."""
     import ctypes.util
@@ -212,7 +219,7 @@ def job_bench(out, args):
 
 JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
         "loop": job_loop, "bench": job_bench, "torch": job_torch, "corpus": job_corpus,
-        "loop100k": job_loop100k, "probe": job_probe}
+        "loop100k": job_loop100k, "probe": job_probe, "multigpu": job_multigpu}
 
 
 def main():

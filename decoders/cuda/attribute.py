@@ -159,7 +159,8 @@ class Attribution:
     # -- one launch ------------------------------------------------------------------------
     def for_launch(self, launch, call):
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
-        s = launch.summary
+        # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
+        s = getattr(launch, "_summary", None) or launch.summary
         out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                "verified": None, "differences": [], "why": None}
         if call is None:

@@ -50,6 +50,12 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     for pid, p in sorted(model.processes.items()):
         w(f"  pid {pid}: {p.get('how', '?')} {' '.join(p.get('cmdline') or [p.get('exe', '?')])[:100]}"
           f"  exit={p.get('exit')}\n")
+        if p.get("exit") is None:
+            status = (model.end or {}).get("exit_status")
+            how = (f"the tracer saw signal {-status}" if isinstance(status, int) and status < 0
+                   else "the process died or was killed")
+            w(st.bad(f"  pid {pid} wrote no exit record: its records stop where it was cut ({how})")
+              + "\n")
 
     stats = model.stats()
     w("\n" + st.head("ioctls by device file") + "\n")

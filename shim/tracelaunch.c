@@ -17,7 +17,9 @@
  *     that header, so one file holds every process and a crash loses no published record.
  *  I5 User pointers handed to ioctl are read with process_vm_readv: a bad pointer yields
  *     EFAULT, never a fault. Device memory (BAR1 rings, USERD) is read with aligned 32-bit
- *     loads only. PROT_NONE mappings and /dev/nvidia-uvm ranges are never read.
+ *     loads, except a GPFIFO entry: one aligned 64-bit load (it is plain memory, and each
+ *     uncached BAR1 read costs about a microsecond). PROT_NONE mappings and
+ *     /dev/nvidia-uvm ranges are never read.
  *  I6 Object tables are append-only fixed arrays. An entry is filled, then published by a
  *     release store of `valid`; readers (the fault handler too) acquire `valid` first.
  *  I7 The doorbell trap: the first 4 KiB page of each usermode-object mapping is made
@@ -180,6 +182,9 @@ static int safe_read(void *dst, uintptr_t src, size_t n) {
 
 /* Device memory: aligned 32-bit loads only (I5). */
 static uint32_t dev_load32(uintptr_t a) { return *(volatile const uint32_t *)a; }
+static uint64_t dev_load64(uintptr_t a) { return *(volatile const uint64_t *)a; }
+/* Fenced TSC: an uncached load must finish inside the phase it is counted in. */
+static uint64_t tsc(void) { _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t; }
 static void dev_copy(uint8_t *dst, uintptr_t src, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) { uint32_t v = dev_load32(src + i); memcpy(dst + i, &v, 4); }
@@ -543,7 +548,7 @@ struct seg { uint64_t va; uintptr_t cpu; uint32_t size, flags; int kind; };
  * the pushbuffer segments they point to. Runs in the fault handler: no locks, no malloc. */
 static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbell, uint64_t rip,
                             uint32_t insn_len, uint32_t extra_flags) {
-    uint64_t avail = 0, t0 = __rdtsc(), t1, tcopy = 0;
+    uint64_t avail = 0, t0 = tsc(), t1, tcopy = 0;
     uint32_t flags = TL_SUB_CHANNEL_KNOWN | extra_flags, put = 0, prev = 0, lost = 0;
     struct cpumap *um = c->userd_map;
     if (!in_cpu(um, c->userd_off)) um = c->userd_map = find_cpu(c->hClient, c->hUserd, c->userd_off);
@@ -552,14 +557,14 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
     uint32_t n = 0, entries = c->entries ? c->entries : 1;
     uint64_t ravail = 0;
     if (userd) ring = va_to_cpu_cached(c->gpfifo_va, &ravail, NULL, &c->ring_gmap, &c->ring_cmap);
-    t1 = __rdtsc();
+    t1 = tsc();
     ADD(&g_stats[TL_STAT_CYCLES_LOOKUP], t1 - t0);
     if (!userd || avail < USERD_GP_PUT + 4) {
         flags |= TL_SUB_NO_USERD;
     } else {
-        uint64_t tp = __rdtsc();
+        uint64_t tp = tsc();
         put = dev_load32(userd + USERD_GP_PUT);
-        ADD(&g_stats[TL_STAT_CYCLES_GP_PUT], __rdtsc() - tp);
+        ADD(&g_stats[TL_STAT_CYCLES_GP_PUT], tsc() - tp);
         prev = __atomic_exchange_n(&c->last_put, put, __ATOMIC_ACQ_REL);
         if (put < entries && prev < entries) n = (put + entries - prev) % entries;
         if (n && (!ring || ravail < (uint64_t)entries * 8)) { lost = n; n = 0; flags |= TL_SUB_LOST; }
@@ -573,11 +578,11 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         uint32_t nseg = 0;
         uint64_t ext = 0;   /* SET_PB_SEGMENT_EXTENDED_BASE operand: VA bits 63:40 */
         size_t total = TL_RECORD_HEADER__SIZE + TL_SUBMISSION__FIXED + 8ull * m;
-        uint64_t tr = __rdtsc();
+        uint64_t tr = tsc();
         for (uint32_t k = 0; k < m; k++) {
             uintptr_t a = ring + 8ull * ((idx + k) % entries);
-            uint32_t lo = dev_load32(a), hi = dev_load32(a + 4);
-            e[k] = ((uint64_t)hi << 32) | lo;
+            e[k] = dev_load64(a);
+            uint32_t lo = (uint32_t)e[k], hi = (uint32_t)(e[k] >> 32);
             uint32_t length = (hi >> 10) & 0x1FFFFF;   /* NVC86F_GP_ENTRY1_LENGTH 30:10, dwords */
             if (length == 0) {
                 if ((hi & 0xFF) == 4) ext = (lo >> 8) & 0x1FFFF;   /* OPCODE SET_PB_SEGMENT_EXTENDED_BASE */
@@ -598,15 +603,15 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             }
             total += TL_SEGMENT__FIXED + pad8(sg->size);
         }
-        ADD(&g_stats[TL_STAT_CYCLES_DEVICE_READS], __rdtsc() - tr);
-        uint64_t tb = __rdtsc();
+        ADD(&g_stats[TL_STAT_CYCLES_DEVICE_READS], tsc() - tr);
+        uint64_t tb = tsc();
         uint8_t *r = rec_begin(total);
-        ADD(&g_stats[TL_STAT_CYCLES_RESERVE], __rdtsc() - tb);
+        ADD(&g_stats[TL_STAT_CYCLES_RESERVE], tsc() - tb);
         if (r) {
             uint8_t *b = body(r);
-            uint64_t tk = __rdtsc();
+            uint64_t tk = tsc();
             uint64_t t = now_ns();
-            ADD(&g_stats[TL_STAT_CYCLES_CLOCK], __rdtsc() - tk);
+            ADD(&g_stats[TL_STAT_CYCLES_CLOCK], tsc() - tk);
             w64(r, TL_RECORD_HEADER__t_start, t);
             w32(b, TL_SUBMISSION__token, token); w32(b, TL_SUBMISSION__hClient, c->hClient);
             w32(b, TL_SUBMISSION__hChannel, c->hChannel); w32(b, TL_SUBMISSION__hClass, c->hClass);
@@ -623,11 +628,11 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
                 w64(q, TL_SEGMENT__va, s[k].va); w32(q, TL_SEGMENT__size, s[k].size);
                 w32(q, TL_SEGMENT__flags, s[k].flags);
                 if (s[k].size) {
-                    uint64_t tc = __rdtsc();
+                    uint64_t tc = tsc();
                     if (s[k].kind != K_CTL && s[k].kind != K_OTHER) dev_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
                     else if (g_nt_copy) nt_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
                     else memcpy(q + TL_SEGMENT__data, (void *)s[k].cpu, s[k].size);
-                    tcopy += __rdtsc() - tc;
+                    tcopy += tsc() - tc;
                 }
                 q += TL_SEGMENT__FIXED + pad8(s[k].size);
             }
@@ -638,7 +643,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         idx += m; n -= m; lost = 0;
     } while (n);
     ADD(&g_stats[TL_STAT_CYCLES_COPY], tcopy);
-    ADD(&g_stats[TL_STAT_CYCLES_CAPTURE], __rdtsc() - t0);
+    ADD(&g_stats[TL_STAT_CYCLES_CAPTURE], tsc() - t0);
 }
 
 static void doorbell(struct trap *t, uint32_t token, uint64_t rip, uint32_t insn_len, uint32_t flags) {

@@ -139,6 +139,28 @@ static int base_is_ours(const char *sym) {
     return 0;
 }
 
+/* A NOTE record: "cuGetProcAddress SYMBOL (cudaVersion V, flags F): not bracketed". */
+static void note_unwrapped(const char *sym, int ver, uint64_t flags) {
+    char text[200];
+    size_t n = 0;
+    const char *parts[3] = { "cuGetProcAddress ", sym, " answered a function the shim does not bracket (cudaVersion " };
+    for (int i = 0; i < 3; i++) for (const char *q = parts[i]; *q && n < 150; q++) text[n++] = *q;
+    char num[24]; int k = 0; unsigned v = (unsigned)ver;
+    do { num[k++] = (char)('0' + v % 10); v /= 10; } while (v && k < 20);
+    while (k) text[n++] = num[--k];
+    const char *mid = ", flags ";
+    for (const char *q = mid; *q; q++) text[n++] = *q;
+    text[n++] = (char)('0' + (flags & 7));
+    text[n++] = ')';
+    uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_NOTE__FIXED + pad8(n));
+    if (!r) return;
+    uint64_t t = now_ns();
+    w64(r, TL_RECORD_HEADER__t_start, t); w64(r, TL_RECORD_HEADER__t_end, t);
+    w32(body(r), TL_NOTE__level, 1); w32(body(r), TL_NOTE__text_len, (uint32_t)n);
+    put_bytes(body(r) + TL_NOTE__text, text, n);
+    rec_publish(r, TL_REC_NOTE, TL_RF_COMPLETE);
+}
+
 static uint32_t getproc(int v, const char *sym, void **pfn, int ver, uint64_t flags, void *status) {
     getproc_fn real = getproc_real(v);
     if (!real) return TL_CUDA_ERROR_NOT_INITIALIZED;
@@ -150,7 +172,10 @@ static uint32_t getproc(int v, const char *sym, void **pfn, int ver, uint64_t fl
         for (int i = 0; i < 2; i++) if (p == (void *)getproc_real(i)) w = getproc_wrap(i);
     } else if (p) {
         w = wrap_for(p);
-        if (!w && base_is_ours(sym)) STAT(TL_STAT_API_UNWRAPPED);   /* a variant we do not know */
+        if (!w && base_is_ours(sym)) {       /* a variant we do not know: say which */
+            STAT(TL_STAT_API_UNWRAPPED);
+            note_unwrapped(sym, ver, flags);
+        }
     }
     if (w) *pfn = w;
     errno = e;

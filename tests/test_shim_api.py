@@ -90,6 +90,19 @@ def test_symbols_the_program_sees(runs):
     assert native["next_ok"] == full["next_ok"] == ioctl["next_ok"] == 1
 
 
+def test_unknown_variant_passes_through_and_is_noted(runs, shim, apibin):  # noqa: F811
+    """cuGetProcAddress answering a function no slot names (here the fake's cuMemsetD8_v9)
+    hands the program that very function: called once, not bracketed; a NOTE names it."""
+    for mode in ("native", "full", "ioctl"):
+        assert runs[mode][0]["variant_calls"] == 1
+        assert runs[mode][0]["variant_from"] == "libcuda.so.1"
+    assert [c.name for c in runs["full"][1].calls].count("cuMemsetD8_v2") == 1
+    _, recs = read_capture(apibin / "full.tlc")
+    notes = [bytes(r.body.text).decode() for r in recs if r.type == "NOTE"]
+    assert notes == ["cuGetProcAddress cuMemsetD8 answered a function the shim does not bracket "
+                     "(cudaVersion 12000, flags 2)"]
+
+
 def test_ioctl_mode_records_no_api_calls(runs):
     assert runs["ioctl"][1].calls == []
 

@@ -86,6 +86,8 @@ int main(int argc, char **argv) {
     static uint8_t host[512];
     int r9 = h2d(d, host, sizeof host);
     int r10 = memset8(d, 0xAB, 4096);
+    int (*memset8v)(u64, unsigned char, size_t); gp("cuMemsetD8", &p, 12000, 2, 0); memset8v = p;
+    memset8v(d, 0xCD, 16);     /* an unknown variant: forwarded, not bracketed, noted */
 
     fprintf(out, "{\"results\": [%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d],\n",
             r_load, r_getfn, r_alloc, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10);
@@ -106,6 +108,8 @@ int main(int argc, char **argv) {
             (unsigned long long)seen[7 * 12 + 1], (unsigned long long)seen[7 * 12 + 2]);
     fprintf(out, " \"launch_from\": \"%s\", \"direct_from\": \"%s\", \"default_from\": \"%s\",\n",
             where((void *)launch), where((void *)direct), where(deflt));
+    fprintf(out, " \"variant_calls\": %llu, \"variant_from\": \"%s\",\n",
+            (unsigned long long)seen[10 * 12], where((void *)memset8v));
     fprintf(out, " \"next_ok\": %d}\n", next_resolves_past_me());
     fclose(out);
     return 0;

@@ -66,6 +66,8 @@ int cuLibraryLoadData(u64 *lib, const void *code, void *a, void *b, unsigned c, 
 int cuMemAlloc_v2(u64 *dptr, size_t n) { seen(5, (u64)dptr, n, 0, 0, 0, 0); *dptr = 0x7f0000000000ull + n; return 0; }
 int cuMemcpyHtoD_v2(u64 dst, const void *src, size_t n) { seen(6, dst, (u64)src, n, 0, 0, 0); return 0; }
 int cuMemsetD8_v2(u64 dst, unsigned char v, size_t n) { seen(7, dst, v, n, 0, 0, 0); return 0; }
+/* A variant the shim has no slot for (a newer driver's export): it must pass unbracketed. */
+int cuMemsetD8_v9(u64 dst, unsigned char v, size_t n) { fake_seen[10][0]++; return cuMemsetD8_v2(dst, v, n); }
 
 static const char *const names[] = { "cuLaunchKernel", "cuLaunchKernelEx", "cuModuleLoadData",
     "cuModuleGetFunction", "cuLibraryLoadData", "cuMemAlloc", "cuMemcpyHtoD", "cuMemsetD8",
@@ -81,7 +83,8 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *s
     for (int i = 0; names[i]; i++)
         if (!strcmp(sym, names[i])) {
             /* per-thread default stream: the _ptsz variant, as libcuda answers */
-            *pfn = (i == 0 && (flags & 2)) ? (void *)cuLaunchKernel_ptsz : fns[i];
+            *pfn = (i == 0 && (flags & 2)) ? (void *)cuLaunchKernel_ptsz
+                 : (i == 7 && (flags & 2)) ? (void *)cuMemsetD8_v9 : fns[i];
             return 0;
         }
     *pfn = 0;

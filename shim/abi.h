@@ -480,7 +480,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 60
+#define TL_API_COUNT 61
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -542,6 +542,7 @@
     X(57, cuStreamWaitEvent, TL_API_KIND_PLAIN, 3) \
     X(58, cuStreamWaitEvent_ptsz, TL_API_KIND_PLAIN, 3) \
     X(59, cuEventSynchronize, TL_API_KIND_PLAIN, 1) \
+    X(60, cuCtxSynchronize_v2, TL_API_KIND_PLAIN, 1) \
 
 
 /* UVM commands are plain numbers: param sizes come from this table (580). */

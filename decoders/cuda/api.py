@@ -94,6 +94,8 @@ FUNCTIONS = [Api(*a) for a in (
     (57, "cuStreamWaitEvent", "PLAIN", ("hStream", "hEvent", "Flags")),
     (58, "cuStreamWaitEvent_ptsz", "PLAIN", ("hStream", "hEvent", "Flags")),
     (59, "cuEventSynchronize", "PLAIN", ("hEvent",)),
+    # CUDA 13: cuGetProcAddress("cuCtxSynchronize", 13000) answers this one (H100, 580.159.04)
+    (60, "cuCtxSynchronize_v2", "PLAIN", ("ctx",)),
 )]
 BY_SLOT = {f.slot: f for f in FUNCTIONS}
 BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -600,7 +600,7 @@ def detect_branch(records, default=None):
 def coverage(records, branch="580"):
     """Fractions (0..1) of records named and decoded: see docs in the module docstring."""
     n = {"escapes": [0, 0], "controls_public": [0, 0], "controls": [0, 0], "classes": [0, 0],
-         "uvm": [0, 0]}
+         "uvm": [0, 0], "controls_not_public": [0, 0]}
     decoded = [0, 0]
     for rec in records:
         _, b = _decode(rec, branch)
@@ -614,9 +614,15 @@ def coverage(records, branch="580"):
             n["uvm"][1] += 1
             n["uvm"][0] += bool(info.escape and "???" not in info.escape)
         if info.control is not None:
-            for key, ok in (("controls_public", info.control_public), ("controls", info.control_named)):
-                n[key][1] += 1
-                n[key][0] += bool(ok)
+            n["controls"][1] += 1
+            n["controls"][0] += bool(info.control_named)
+            # of the commands the public 580 headers define, the share named by that name;
+            # the others (GSP legacy pass-through, bit 15) count in `controls_not_public`
+            n["controls_not_public"][1] += 1
+            n["controls_not_public"][0] += not info.control_public
+            if info.control_public:
+                n["controls_public"][1] += 1
+                n["controls_public"][0] += bool(info.control_named)
         if info.hclass is not None:
             n["classes"][1] += 1
             n["classes"][0] += bool(info.class_named)

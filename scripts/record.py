@@ -116,16 +116,19 @@ def job_shapes(out, args):
                         "clusters via cuLaunchKernelEx, int/double/pointer/struct arguments")
 
 
-def job_loop(out, args):
-    """10,000 launches of an empty kernel: submissions == doorbells == GP_PUT advance."""
-    n = 10000
-    t = out / "loop.truth.json"
+def _loop(out, name, n):
+    """`n` launches of an empty kernel: submissions == doorbells == GP_PUT advance."""
+    t = out / f"{name}.truth.json"
     t.write_text(json.dumps({"kernel": "empty", "launches": n, "warmup_launches": 100,
                              "grid": [1, 1, 1], "block": [1, 1, 1]}))
-    record(out, "launch-loop-10k", [sys.executable, str(ROOT / "bench/launch_overhead.py"),
-                                    "--child", "--launches", str(n)], t,
-           notes="bench/launch_overhead.py child: 100 warm-up + 10,000 cuLaunchKernel of an "
+    record(out, name, [sys.executable, str(ROOT / "bench/launch_overhead.py"),
+                       "--child", "--launches", str(n)], t,
+           notes=f"bench/launch_overhead.py child: 100 warm-up + {n:,} cuLaunchKernel of an "
                  "empty kernel, then one synchronize")
+
+
+def job_loop(out, args):
+    _loop(out, "launch-loop-10k", 10000)
 
 
 def job_torch(out, args):
@@ -177,14 +180,7 @@ def job_corpus(out, args):
 
 def job_loop100k(out, args):
     """100,000 launches: the decoder's streaming-memory figure (bench/decode_rss.py)."""
-    n = 100000
-    t = out / "loop100k.truth.json"
-    t.write_text(json.dumps({"kernel": "empty", "launches": n, "warmup_launches": 100,
-                             "grid": [1, 1, 1], "block": [1, 1, 1]}))
-    record(out, "launch-loop-100k", [sys.executable, str(ROOT / "bench/launch_overhead.py"),
-                                     "--child", "--launches", str(n)], t,
-           notes="bench/launch_overhead.py child: 100 warm-up + 100,000 cuLaunchKernel of an "
-                 "empty kernel, then one synchronize")
+    _loop(out, "launch-loop-100k", 100000)
 
 
 def job_multigpu(out, args):

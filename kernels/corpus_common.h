@@ -2,6 +2,7 @@
 // each one writes at capture time: launch configurations as passed, and each kernel's
 // parameter layout as the driver reports it (cuFuncGetParamInfo).
 #pragma once
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only: the host side is for nvcc
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -36,3 +37,4 @@ static void truth_launch(FILE *f, const char *kernel, dim3 g, dim3 b, size_t sme
             "\"shared_mem_dynamic\": %zu}", *first ? "" : ", ", kernel, g.x, g.y, g.z, b.x, b.y, b.z, smem);
     *first = 0;
 }
+#endif  // __CUDACC_RTC__

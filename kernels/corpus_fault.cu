@@ -1,10 +1,13 @@
 // A kernel that stores to an illegal address: the launch itself succeeds, the
 // synchronize reports cudaErrorIllegalAddress (700). Usage: corpus_fault [TRUTH.json].
 // Exit 0 when the fault was reported as expected.
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only
 #include "corpus_common.h"
+#endif
 
 __global__ void store_to(int *p, int v) { p[threadIdx.x] = v; }
 
+#ifndef __CUDACC_RTC__   // host side: nvcc only
 int main(int argc, char **argv) {
     int *bad = (int *)0x10;   // never mapped on the GPU
     // The ground truth first: after the fault the context is unusable.
@@ -24,3 +27,4 @@ int main(int argc, char **argv) {
     printf("fault: launch %s, synchronize %s\n", cudaGetErrorName(launch), cudaGetErrorName(sync));
     return launch == cudaSuccess && sync == cudaErrorIllegalAddress ? 0 : 1;
 }
+#endif

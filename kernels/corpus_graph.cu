@@ -1,13 +1,16 @@
 // A CUDA graph of two kernel launches, captured from a stream and replayed 3 times
 // (cudaGraphLaunch -> cuGraphLaunch): what does a graph replay submit?
 // Usage: corpus_graph [TRUTH.json]. Exit 0 when the result is right.
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only
 #include "corpus_common.h"
+#endif
 
 __global__ void scale_add(float *x, int n, float a, float b) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] = x[i] * a + b;
 }
 
+#ifndef __CUDACC_RTC__   // host side: nvcc only
 int main(int argc, char **argv) {
     const int n = 1 << 16, replays = 3;
     float *x;
@@ -42,3 +45,4 @@ int main(int argc, char **argv) {
     printf("graph: %d replays, x = %g (%s)\n", replays, h[0], ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }
+#endif

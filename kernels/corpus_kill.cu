@@ -1,12 +1,15 @@
 // A program killed with SIGKILL mid-run: the main thread launches without end; another
 // thread sends SIGKILL to the process after the first LAUNCHES_BEFORE_KILL launches, so
 // the capture stops at a point nobody chose. Usage: corpus_kill [TRUTH.json].
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only
 #include "corpus_common.h"
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+#endif
 
 __global__ void tick(int *c) { atomicAdd(c, 1); }
+#ifndef __CUDACC_RTC__   // host side: nvcc only
 static volatile long launched;
 #define LAUNCHES_BEFORE_KILL 2000
 
@@ -29,3 +32,4 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, killer, NULL);
     for (;;) { tick<<<1, 1>>>(c); launched++; }
 }
+#endif

@@ -1,8 +1,11 @@
 // Copy-engine work: memcpy H2D, D2D, D2H (pageable and pinned) and memset, checked.
 // Usage: corpus_memcpy [TRUTH.json]. Exit 0 when every byte is right.
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only
 #include "corpus_common.h"
 #include <string.h>
+#endif
 
+#ifndef __CUDACC_RTC__   // host side: nvcc only
 int main(int argc, char **argv) {
     const size_t n = 1 << 20;   // bytes
     unsigned char *src = (unsigned char *)malloc(n), *dst = (unsigned char *)malloc(n), *pinned;
@@ -26,3 +29,4 @@ int main(int argc, char **argv) {
     printf("memcpy: %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }
+#endif

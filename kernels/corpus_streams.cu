@@ -1,6 +1,8 @@
 // Two streams with an event dependency: produce on s1, record e, s2 waits for e, consume
 // on s2. Usage: corpus_streams [TRUTH.json]. Exit 0 when the result is right.
+#ifndef __CUDACC_RTC__   // NVRTC compiles the kernels only
 #include "corpus_common.h"
+#endif
 
 __global__ void produce(int *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -11,6 +13,7 @@ __global__ void consume(const int *a, int *b, int n) {
     if (i < n) b[i] = 3 * a[i];
 }
 
+#ifndef __CUDACC_RTC__   // host side: nvcc only
 int main(int argc, char **argv) {
     const int n = 1 << 20;
     int *a, *b;
@@ -44,3 +47,4 @@ int main(int argc, char **argv) {
     printf("streams: b[n-1] = %d (%s)\n", h[1], ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }
+#endif

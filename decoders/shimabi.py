@@ -147,6 +147,8 @@ def render():
     for num, name in sorted(API.SECTION_FLAGS.items()):
         lines.append(f"#define TL_API_SF_{name} 0x{num:x}")
     lines.append(f"#define TL_API_MAX_ARGS {API.MAX_ARGS}")
+    lines.append(f"#define TL_PARAM_WINDOWS_MAX {API.PARAM_WINDOWS_MAX}")
+    lines.append(f"#define TL_PARAM_WINDOW_BYTES {API.PARAM_WINDOW_BYTES}")
     lines.append(f"#define TL_FATBIN_MAGIC 0x{fatbin.FATBIN_MAGIC:08x}u")
     lines.append(f"#define TL_FATBIN_WRAPPER_MAGIC 0x{fatbin.FATBIN_WRAPPER_MAGIC:08x}u")
     lines.append(f"#define TL_CU_LAUNCH_PARAM_END 0x{CT.CU_LAUNCH_PARAM_END:x}")

@@ -211,6 +211,7 @@ struct sec {
     uintptr_t remote;                   /* program memory to read (I5), or */
     const uint32_t *kp_off, *kp_size;   /* kernel parameters: kp_ptr[i] -> data + kp_off[i] */
     const uint64_t *kp_ptr; uint32_t kp_n;
+    const uint64_t *win_ptr; uint32_t win_n;   /* or: TL_PARAM_WINDOW_BYTES behind each pointer */
 };
 
 static size_t sec_len(const struct sec *s) { return TL_API_SECTION__FIXED + pad8(s->size); }
@@ -230,6 +231,16 @@ static void sec_fill(uint8_t *p, struct sec *s) {
         /* One syscall for all arguments: a bad pointer gives a short count, never a fault. */
         if (syscall(SYS_process_vm_readv, getpid_(), l, s->kp_n, r, s->kp_n, 0) != (long)want)
             s->flags |= TL_API_SF_UNREADABLE;
+    } else if (s->win_n) {
+        /* sizes unknown: each window is read alone, cut at its page end if the next page
+         * is not readable; what cannot be read stays zero */
+        for (uint32_t i = 0; i < s->win_n; i++) {
+            uintptr_t p = s->win_ptr[i];
+            uint8_t *dst = d + (size_t)i * TL_PARAM_WINDOW_BYTES;
+            size_t to_page = PAGE - (p & (PAGE - 1));
+            if (p && !safe_read(dst, p, TL_PARAM_WINDOW_BYTES) && to_page < TL_PARAM_WINDOW_BYTES)
+                safe_read(dst, p, to_page);
+        }
     }
     w32(p, TL_API_SECTION__tag, s->tag); w32(p, TL_API_SECTION__size, s->size);
     w32(p, TL_API_SECTION__flags, s->flags); w32(p, TL_API_SECTION__full_size, s->full);
@@ -364,6 +375,16 @@ static uint32_t launch_sections(uint64_t f, uint64_t params, uint64_t extra, str
         if (safe_read(ptr, params, 8u * n)) { d->kp_off = off; d->kp_size = size; d->kp_ptr = ptr; d->kp_n = n; }
         else d->flags = TL_API_SF_UNREADABLE;
         if (!d->kp_n) d->local = NULL, d->remote = 0;
+    } else if (params && (flags & TL_API_SF_LAYOUT_UNKNOWN)) {
+        /* No layout from the driver: keep the first pointers (as many as can be read) and
+         * a window behind each; the decoder applies the cubin's layout. */
+        uint32_t k = TL_PARAM_WINDOWS_MAX;
+        while (k && !safe_read(ptr, params, 8u * k)) k /= 2;
+        if (k) {
+            secs[nsec++] = (struct sec){ .tag = TL_API_SEC_PARAM_POINTERS, .size = 8 * k, .full = k, .local = ptr };
+            secs[nsec++] = (struct sec){ .tag = TL_API_SEC_PARAM_WINDOWS, .size = k * TL_PARAM_WINDOW_BYTES,
+                                         .full = k, .win_ptr = ptr, .win_n = k };
+        }
     } else if (extra) {
         /* extra = { BUFFER_POINTER, p, BUFFER_SIZE, &size, END } in any order. */
         uint64_t kv[16], bp = 0, bs = 0;
@@ -389,7 +410,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     uint64_t t0 = now_ns();
     uint32_t call = ADD(&g_api_call, 1);
     STAT(TL_STAT_API_CALLS);
-    struct sec secs[4];
+    struct sec secs[6];   /* LAUNCH_EX: config, attributes, layout, and data or pointers + windows */
     uint32_t nsec = 0;
     uint32_t off[MAX_KPARAMS], size[MAX_KPARAMS], lay[2 * MAX_KPARAMS];
     uint64_t ptr[MAX_KPARAMS];

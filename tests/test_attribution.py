@@ -153,3 +153,22 @@ def test_double_and_struct_arguments_from_shapes():
     assert "(" not in got["kernel"]["name"] and all(x["type"] is None for x in got["args"])
     assert all(x["value"] == int.from_bytes(bytes.fromhex(x["hex"]), "little")
                for x in got["args"] if x["size"] in (1, 2, 4, 8))
+
+
+def test_cubin_layout_applied_to_pointer_windows():
+    """Synthetic: a driver without cuFuncGetParamInfo (LAYOUT_UNKNOWN) leaves the shim only
+    the windows behind kernelParams; the layout then comes from the kernel's cubin
+    (tests/fixtures/cubins/shapes.sm_90.cubin, tl_1d: 8 bytes @0, 4 bytes @8)."""
+    from types import SimpleNamespace
+
+    from decoders.cubin import find_cubins
+    from decoders.cuda.attribute import Attribution
+    from tests.conftest import ROOT
+    (_, cubin), = find_cubins(ROOT / "tests/fixtures/cubins/shapes.sm_90.cubin")
+    info = cubin.kernel("tl_1d")
+    call = SimpleNamespace(param_windows=[struct.pack("<Q", 0x7F0000001000).ljust(64, b"\xee"),
+                                          struct.pack("<i", 1 << 20).ljust(64, b"\xee")])
+    got = Attribution._from_windows(call, info)
+    assert [(p["offset"], p["size"]) for p in got] == [(0, 8), (8, 4)]
+    assert [p["bytes"] for p in got] == [struct.pack("<Q", 0x7F0000001000), struct.pack("<i", 1 << 20)]
+    assert Attribution._from_windows(SimpleNamespace(param_windows=None), info) is None

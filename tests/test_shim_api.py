@@ -112,11 +112,11 @@ def test_every_call_recorded_once_and_paired(runs):
     names = [c.name for c in api.calls]
     assert names == ["cuModuleLoadData", "cuModuleGetFunction", "cuModuleGetFunction",
                      "cuMemAlloc_v2", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernel",
-                     "cuLaunchKernelEx", "cuLaunchKernel", "cuLaunchKernel", "cuLibraryLoadData",
-                     "cuModuleLoadData", "cuMemcpyHtoD_v2", "cuMemsetD8_v2"]
+                     "cuLaunchKernelEx", "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel",
+                     "cuLibraryLoadData", "cuModuleLoadData", "cuMemcpyHtoD_v2", "cuMemsetD8_v2"]
     assert all(c.complete for c in api.calls) and api.unfinished == []
-    assert [c.result for c in api.calls] == [0] * 9 + [400] + [0] * 4
-    assert api.calls[9].result_name == "CUDA_ERROR_INVALID_HANDLE"
+    assert [c.result for c in api.calls] == [0] * 10 + [400] + [0] * 4
+    assert api.calls[10].result_name == "CUDA_ERROR_INVALID_HANDLE"
     assert len({c.call for c in api.calls}) == len(api.calls)
     assert all(c.t_start <= c.t_end for c in api.calls)
 
@@ -125,7 +125,7 @@ def test_outputs_read_at_exit(runs):
     truth, api = runs["full"]
     c = api.calls
     assert c[0].out == truth["mod"] and c[1].out == truth["f"] and c[2].out == truth["f0"]
-    assert c[3].out == truth["d"] and c[10].out == truth["lib"] and c[11].out == truth["mod2"]
+    assert c[3].out == truth["d"] and c[11].out == truth["lib"] and c[12].out == truth["mod2"]
     assert (c[1].string, c[2].string) == ("vadd", "empty")
     assert c[3].args == {"dptr": c[3].args["dptr"], "bytesize": 4096}
 
@@ -151,6 +151,17 @@ def test_launch_arguments_and_bytes(runs):
     assert e.param_bytes == bytes(range(0x40, 0x40 + 24))
 
 
+def test_unknown_layout_keeps_pointer_windows(runs):
+    """Neither param-info call knows 0x8888: the shim keeps the kernelParams pointers it can
+    read and 64 bytes behind each, for the decoder to cut with the cubin's layout."""
+    truth, api = runs["full"]
+    w = api.calls[9]
+    assert "LAYOUT_UNKNOWN" in w.sections["PARAM_LAYOUT"]["flags"] and w.params == []
+    windows = w.param_windows
+    assert windows[0][:8] == struct.pack("<q", -5) and windows[1][:2] == struct.pack("<H", 0xBEEF)
+    assert all(len(x) == 64 for x in windows)
+
+
 def test_launch_ex_config_and_cluster(runs):
     truth, api = runs["full"]
     x = api.calls[7]
@@ -169,15 +180,15 @@ def test_images_copied_to_their_size(runs):
     fat = api.calls[0].image
     assert len(fat) == 64 and fat[16:] == bytes(range(16, 64))
     assert struct.unpack_from("<IHHQ", fat) == (0xBA55ED50, 1, 16, 48)
-    elf = api.calls[10].image
+    elf = api.calls[11].image
     assert len(elf) == 256 and elf[:4] == b"\x7fELF"
     assert elf[64:] == bytes((i * 7) & 0xFF for i in range(64, 256))
-    assert api.calls[11].image.decode() == truth["ptx"]
+    assert api.calls[12].image.decode() == truth["ptx"]
 
 
 def test_plain_arguments(runs):
     truth, api = runs["full"]
-    cp, ms = api.calls[12], api.calls[13]
+    cp, ms = api.calls[13], api.calls[14]
     assert cp.args == {"dstDevice": truth["d"], "srcHost": truth["host_ptr"], "ByteCount": 512}
     assert ms.args["dstDevice"] == truth["d"] and ms.args["N"] == 4096
     assert ms.args["value"] & 0xFF == 0xAB

@@ -125,7 +125,14 @@ SECTIONS = {
     6: "IMAGE",          # module image (cubin, fatbin or PTX)
     7: "NAME",           # a C string argument: function name or file path
     8: "OUT",            # u64 values read through the out pointer at exit
+    # Without cuFuncGetParamInfo (drivers before CUDA 12.4) the layout comes from the cubin
+    # at decode time; the shim keeps the first kernelParams pointers and a window of bytes
+    # behind each (PARAM_WINDOW_BYTES), which the decoder cuts to the cubin's sizes.
+    9: "PARAM_POINTERS",
+    10: "PARAM_WINDOWS",
 }
+PARAM_WINDOWS_MAX = 32      # pointers kept
+PARAM_WINDOW_BYTES = 64     # bytes kept behind each
 SECTION_BY_NAME = {v: k for k, v in SECTIONS.items()}
 # TL_API_SECTION.flags
 SECTION_FLAGS = {

@@ -186,8 +186,9 @@ class Attribution:
             out["kernel"] = {"name": k["name"], "mangled": k["mangled"], "module": k["module"],
                              "image_call": k["image_call"], "cubin_arch": k["cubin"]}
             self._by_program[s.get("program_address")] = out["kernel"]
-        out["args"] = self._args(call, s, info, k, launch.record_index)
-        out["differences"] = self._verify(call, cfg, s, info)
+        params = call.params or self._from_windows(call, info)
+        out["args"] = self._args(params, s, info, k, launch.record_index)
+        out["differences"] = self._verify(call, params, cfg, s, info)
         out["verified"] = not out["differences"]
         return out
 
@@ -211,10 +212,25 @@ class Attribution:
             out["kernel"] = dict(k, how="same program address as an attributed launch")
         return out
 
-    def _args(self, call, s, info, k, at_index):
+    @staticmethod
+    def _from_windows(call, info):
+        """No driver layout (PARAM_LAYOUT_UNKNOWN): the cubin's, applied to the bytes the
+        shim kept behind each kernelParams pointer."""
+        windows = call.param_windows
+        if not windows or info is None:
+            return None
+        out = []
+        for p in info.params:
+            w = windows[p["index"]] if p["index"] < len(windows) else None
+            out.append({"index": p["index"], "offset": p["offset"], "size": p["size"],
+                        "bytes": w[:p["size"]] if w is not None and p["size"] <= len(w) else None,
+                        "layout": "cubin"})
+        return out
+
+    def _args(self, params, s, info, k, at_index):
         hw = s.get("params") or {}
         hw_bytes = bytes.fromhex(hw["hex"]) if hw.get("hex") else None
-        layout = call.params or []
+        layout = params or []
         if not layout and info is not None:
             layout = [{"index": p["index"], "offset": p["offset"], "size": p["size"],
                        "bytes": None} for p in info.params]
@@ -235,7 +251,7 @@ class Attribution:
             args.append(a)
         return args
 
-    def _verify(self, call, cfg, s, info):
+    def _verify(self, call, params, cfg, s, info):
         diffs = []
 
         def check(name, api, qmd):
@@ -259,7 +275,7 @@ class Attribution:
                   s.get("shared_memory_bytes"))
         hw = (s.get("params") or {}).get("hex")
         hw_bytes = bytes.fromhex(hw) if hw else b""
-        for p in call.params or []:
+        for p in params or []:
             if p["bytes"] is None:
                 continue
             got = hw_bytes[p["offset"]:p["offset"] + p["size"]]
@@ -267,7 +283,7 @@ class Attribution:
                 diffs.append({"field": f"param[{p['index']}] @{p['offset']:#x}",
                               "api": p["bytes"].hex(), "qmd": got.hex() or None})
         extra = call.sections.get("EXTRA_BUFFER")
-        if not call.params and extra and extra["data"]:
+        if not params and extra and extra["data"]:
             got = hw_bytes[:len(extra["data"])]
             if got != extra["data"]:
                 diffs.append({"field": "param buffer", "api": extra["data"].hex(), "qmd": got.hex()})

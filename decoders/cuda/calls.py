@@ -149,6 +149,15 @@ class ApiCall:
         return out
 
     @property
+    def param_windows(self):
+        """Without a driver layout: [bytes behind kernelParams[i]] (PARAM_WINDOW_BYTES each)."""
+        w = self.sections.get("PARAM_WINDOWS")
+        if not w:
+            return None
+        n = A.PARAM_WINDOW_BYTES
+        return [w["data"][i:i + n] for i in range(0, len(w["data"]) - n + 1, n)]
+
+    @property
     def param_bytes(self):
         """The argument block as one buffer (offsets from the parameter base), or None."""
         d = self.sections.get("PARAM_DATA")

@@ -71,6 +71,9 @@ int main(int argc, char **argv) {
     size_t bsz = sizeof buf;
     void *extra[5] = { (void *)1, buf, (void *)2, &bsz, (void *)0 };
     int r5 = launch(0x9999, 1, 1, 1, 1, 1, 1, 0, 0, 0, extra);
+    /* unknown layout with kernelParams: the shim keeps pointers and a window behind each */
+    long long w0 = -5; unsigned short w1 = 0xBEEF; void *wparams[2] = { &w0, &w1 };
+    launch(0x8888, 1, 1, 1, 1, 1, 1, 0, 0, wparams, 0);
     int r6 = launch(0xdead, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0);
     /* An ELF image: header (e_shoff 128, e_shentsize 64, e_shnum 2) -> 256 bytes. */
     static uint8_t elf[256 + 32];

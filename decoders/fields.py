@@ -191,13 +191,16 @@ class _DeltaExtractor:
         self._keep = keep
         self._limit = len(update) // 4     # beyond this many differing words: extract it all
 
-    def __call__(self, words):
+    def __call__(self, words, raw=None):
+        """raw: the words' little-endian bytes when the caller has them (no re-pack)."""
         n = len(words)
         update = self._update
         if n < len(update):
             return self._full(words)        # raises as extractor() does on short words
         # The words as one integer: XOR with a kept base's finds the differing words in C.
-        key = int.from_bytes(struct.pack(f"<{n}I", *words), "little")
+        if raw is None or len(raw) != 4 * n:
+            raw = struct.pack(f"<{n}I", *words)
+        key = int.from_bytes(raw, "little")
         best, best_bits = None, None
         for base in self._bases:
             if base[1] != n:

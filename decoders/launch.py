@@ -334,7 +334,10 @@ class LaunchDecoder:
 
     def _i2m_register(self, ch, pkt, method, value, plan):
         # LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT
-        setattr(self._i2m_state(ch, pkt[3]), _I2M_REGS[method], value)
+        st = ch.i2m.get(pkt[3])
+        if st is None:
+            st = self._i2m_state(ch, pkt[3])
+        setattr(st, _I2M_REGS[method], value)
 
     def _i2m_launch_dma(self, ch, pkt, method, value, plan):
         self._i2m_launch(ch, self._i2m_state(ch, pkt[3]), value, pkt)
@@ -533,7 +536,7 @@ class LaunchDecoder:
         sp = _summary_plan(version)
         data = data[:sp.size]
         words = qmdmod.padded_words(data, version)
-        f = sp.pick(words)
+        f = sp.pick(words, data)
         launch = Launch(self._summary(va, version, f, sp, family, source, pkt, parent), data,
                         None, version, words)
         self.launches.append(launch)
@@ -786,6 +789,20 @@ def build_node(launch):
 from decoders.capture.format import TL_SF_COPIED, TL_SF_UNMAPPED, TL_SUB_LOST  # noqa: E402
 
 
+class _Where:
+    """"record N (channel token T)", formatted only when a problem needs it."""
+    __slots__ = ("record_index", "token")
+
+    def __init__(self, record_index, token):
+        self.record_index = record_index
+        self.token = token
+
+    def __format__(self, spec):
+        return format(f"record {self.record_index} (channel token {self.token:#x})", spec)
+
+    __str__ = lambda self: format(self, "")
+
+
 class SubmissionResult:
     """What decode_submissions() found: .launches (Launch, in decode order), .problems
     (DecodeError, each naming the record, channel and stream offset), .channels
@@ -841,59 +858,73 @@ class SubmissionDecoder:
 
     def feed(self, record_index, body, pid=None):
         """Decode one SUBMISSION record body; returns the launches it produced."""
-        key = (pid, body.hClient, body.hChannel, body.token)
+        token, hChannel = body.token, body.hChannel
+        key = (pid, body.hClient, hChannel, token)
         dec = self._streams.get(key)
         if dec is None:
             host = body.hClass if class_info(body.hClass) is not None else None
             dec = self._streams[key] = self._stream_cls(gpu=self.gpu, host_class=host)
-            self.channels[key] = {"pid": pid, "token": body.token, "hChannel": body.hChannel,
+            self.channels[key] = {"pid": pid, "token": token, "hChannel": hChannel,
                                   "hClient": body.hClient, "host_class": dec.host_class,
                                   "submissions": 0, "bytes": 0, "binding": dec.binding}
             self._seen_problems[key] = 0
         info = self.channels[key]
         info["submissions"] += 1
-        ld = self.decoder(pid)
+        ld = self._decoders.get(pid)
+        if ld is None:
+            ld = self.decoder(pid)
         nl, nlp = len(ld.launches), len(ld.problems)
-        where = f"record {record_index} (channel token {body.token:#x})"
-        if body.flags & TL_SUB_LOST or body.lost:
+        where = _Where(record_index, token)
+        lost = body.lost
+        if body.flags & TL_SUB_LOST or lost:
             self.problems.append(DecodeError(
-                f"{where}: {body.lost} GP entries were overwritten before the capture read "
+                f"{where}: {lost} GP entries were overwritten before the capture read "
                 f"them; the method stream has a hole", path="pushbuf"))
         lengths = segment_lengths(body.entries)
+        nlen = len(lengths)
         for k, seg in enumerate(body.segments):
-            want = lengths[k] if k < len(lengths) else seg.size
-            size = seg.size if seg.flags & TL_SF_COPIED else 0
+            seg_size, seg_flags = seg.size, seg.flags
+            want = lengths[k] if k < nlen else seg_size
+            size = seg_size if seg_flags & TL_SF_COPIED else 0
             if size:
-                data = seg.data if len(seg.data) == size else seg.data[:size]
+                data = seg.data
+                if len(data) != size:
+                    data = data[:size]
                 info["bytes"] += size
                 ld.feed_raw(dec.feed_raw(data, seg.va), channel=key)
             if want > size:
-                why = ("segment not mapped in the traced process" if seg.flags & TL_SF_UNMAPPED
+                why = ("segment not mapped in the traced process" if seg_flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
-        self._convert(key, dec, ld, nlp, where)
-        new = ld.launches[nl:]
-        if self.sink is not None:
-            del ld.launches[:]
+        if len(dec.problems) != self._seen_problems[key] or len(ld.problems) != nlp:
+            self._convert(key, dec, ld, nlp, where)
+        launches = ld.launches
+        if len(launches) == nl:
+            new = []
+        else:
+            new = launches[nl:]
+            if self.sink is not None:
+                del launches[:]
         n = self._count
         for launch in new:
             launch.record_index = record_index
             launch.submission_index = n
-            launch.channel = body.token
+            launch.channel = token
             launch.pid = pid
-            launch.hChannel = body.hChannel
+            launch.hChannel = hChannel
             s = launch._summary
             s["record_index"] = record_index
             s["submission_index"] = n
-            s["channel"] = body.token
+            s["channel"] = token
         self._count = n + 1
         if self.sink is None:
             self.launches.extend(new)
         else:
-            ch = ld._channels.get(key)
             pending = self._pending
-            pending.extend((launch, ch) for launch in new)
+            if new:
+                ch = ld._channels.get(key)
+                pending.extend((launch, ch) for launch in new)
             while pending and pending[0][1].last_launch is not pending[0][0]:
                 self.sink(pending.popleft()[0])
         return new

@@ -202,26 +202,39 @@ def _ioctl_entry(rec, branch):
     return entry
 
 
-def _submission_entry(rec):
-    from decoders.gpfifo import decode_entry
-    b = rec.body
-    entries = []
-    for raw in b.entries:
+_GP_KEYS = ("kind", "address", "length_bytes", "level", "sync", "opcode", "operand")
+_GP_ENTRY = {}      # raw GP entry -> its JSON keys (decode_entry is a pure function of it)
+
+
+def _gp_entry(raw):
+    e = _GP_ENTRY.get(raw)
+    if e is None:
+        from decoders.gpfifo import decode_entry
         try:
-            e = decode_entry(raw)
+            d = decode_entry(raw)
         except TraceLaunchError:
-            e = {}
-        entries.append({"raw": raw, **{k: v for k, v in e.items() if k in (
-            "kind", "address", "length_bytes", "level", "sync", "opcode", "operand")}})
+            d = {}
+        e = tuple((k, v) for k, v in d.items() if k in _GP_KEYS)
+        if len(_GP_ENTRY) >= 4096:
+            _GP_ENTRY.clear()
+        _GP_ENTRY[raw] = e
+    out = {"raw": raw}
+    out.update(e)
+    return out
+
+
+def _submission_entry(rec):
+    b = rec.body
     # "hex" holds the bytes; the JSON view renders bytes as hex (tracer/report.py _clean).
-    segs = [{"va": s.va, "size": s.size, "flags": s.flags, "hex": bytes(s.data)}
-            for s in b.segments]
     return {
         "index": rec.index, "pid": rec.pid, "tid": rec.tid, "t": rec.t_start,
-        "token": b.token, "hClient": b.hClient, "channel": b.hChannel, "class": b.hClass,
-        "gp_put_prev": b.gp_put_prev, "gp_put": b.gp_put, "gp_entries": b.gp_entries,
-        "flags": b.flags, "gpfifo_va": b.gpfifo_va, "doorbell_addr": b.doorbell_addr,
-        "rip": b.rip, "lost": b.lost, "entries": entries, "segments": segs,
+        "token": b["token"], "hClient": b["hClient"], "channel": b["hChannel"],
+        "class": b["hClass"], "gp_put_prev": b["gp_put_prev"], "gp_put": b["gp_put"],
+        "gp_entries": b["gp_entries"], "flags": b["flags"], "gpfifo_va": b["gpfifo_va"],
+        "doorbell_addr": b["doorbell_addr"], "rip": b["rip"], "lost": b["lost"],
+        "entries": [_gp_entry(raw) for raw in b["entries"]],
+        "segments": [{"va": s["va"], "size": s["size"], "flags": s["flags"],
+                      "hex": bytes(s["data"])} for s in b["segments"]],
     }
 
 
@@ -297,7 +310,35 @@ def _decode_capture(path, branch, launches, keep):
                 gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body
-            if t == "IOCTL":
+            if t == "SUBMISSION":
+                model.submissions.append(_submission_entry(rec))
+                call = api.current(rec.pid, rec.tid)
+                if call is not None:
+                    call.submissions.append(rec.index)
+                if subdec is not None:
+                    nproblems = len(subdec.problems)
+                    subdec.feed(rec.index, b)
+                    if len(subdec.problems) != nproblems:
+                        record_offsets[rec.index] = rec.offset
+                    for launch, _ in subdec._pending:
+                        _resolve_launch(model.objects, launch._summary)
+                        if call is not None and launch.record_index == rec.index:
+                            launch_call[id(launch)] = call
+            elif t == "API_ENTER":
+                try:
+                    api.enter(rec)
+                except TraceLaunchError as exc:
+                    model.problems.append(_at_record(exc, rec.index, rec.offset))
+            elif t == "API_EXIT":
+                call = api.exit(rec)
+                if call is not None:
+                    attr.observe(call)
+                    d = call.to_json()
+                    if call.launch_config is not None:
+                        k = attr.kernel(call.launch_config["function"])
+                        d["kernel"] = k["name"] if k else None
+                    model.api_calls.append(d)
+            elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 model.ioctls.append(e)
                 try:
@@ -327,34 +368,6 @@ def _decode_capture(path, branch, launches, keep):
                 model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
                                     "label": cstr(b.label), "t": rec.t_start})
-            elif t == "SUBMISSION":
-                model.submissions.append(_submission_entry(rec))
-                call = api.current(rec.pid, rec.tid)
-                if call is not None:
-                    call.submissions.append(rec.index)
-                if subdec is not None:
-                    nproblems = len(subdec.problems)
-                    subdec.feed(rec.index, b)
-                    if len(subdec.problems) != nproblems:
-                        record_offsets[rec.index] = rec.offset
-                    for launch, _ in subdec._pending:
-                        _resolve_launch(model.objects, launch._summary)
-                        if call is not None and launch.record_index == rec.index:
-                            launch_call[id(launch)] = call
-            elif t == "API_ENTER":
-                try:
-                    api.enter(rec)
-                except TraceLaunchError as exc:
-                    model.problems.append(_at_record(exc, rec.index, rec.offset))
-            elif t == "API_EXIT":
-                call = api.exit(rec)
-                if call is not None:
-                    attr.observe(call)
-                    d = call.to_json()
-                    if call.launch_config is not None:
-                        k = attr.kernel(call.launch_config["function"])
-                        d["kernel"] = k["name"] if k else None
-                    model.api_calls.append(d)
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,

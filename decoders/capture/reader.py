@@ -12,8 +12,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from construct import (Aligned, Array, Bytes, Construct, ConstructError, Renamed, StreamError,
-                       Struct, evaluate)
+from construct import (Aligned, Array, Bytes, Construct, ConstructError, Container, Renamed,
+                       StreamError, Struct, evaluate)
 
 from decoders.capture import format as F
 from decoders.errors import CaptureError
@@ -89,6 +89,108 @@ for _name, _struct in F.BODY.items():
         _BODIES[_name] = _compilable(_struct).compile()
     except Exception:  # construct cannot compile every form; the core parser is then used
         _BODIES[_name] = _struct
+
+def _field_ref(expr, known):
+    """The field name of a `this.name` length/count expression over an earlier field of the
+    same Struct, else None."""
+    r = repr(expr)
+    if r.startswith("this['") and r.endswith("']") and r[6:-2] in known:
+        return r[6:-2]
+    return None
+
+
+def _fast_body(con):
+    """body bytes -> (Container, bytes used), driven by the same format.py declaration, for
+    Structs of fixed-width integers, padded byte strings and counted arrays of either (every
+    body on the hot path): struct.unpack_from on the record's bytes, no BytesIO, no parse
+    context. Same Containers, same values, and for short bytes the same exception types as
+    the compiled parser (struct.error for a short integer, StreamError for short bytes).
+    None when the declaration holds anything else (the compiled parser is then used)."""
+    from construct import FormatField, ListContainer
+    steps = []           # ("fixed", struct, names) / ("bytes", name, ref, modulus) / arrays
+    known = set()
+    run_names, run_fmt = [], "<"
+
+    def close_run():
+        nonlocal run_names, run_fmt
+        if run_names:
+            steps.append(("fixed", struct.Struct(run_fmt), tuple(run_names)))
+            run_names, run_fmt = [], "<"
+
+    for sc in con.subcons:
+        if not isinstance(sc, Renamed):
+            return None
+        sub, name = sc.subcon, sc.name
+        if isinstance(sub, FormatField) and sub.fmtstr[0] == "<":
+            run_names.append(name)
+            run_fmt += sub.fmtstr[1:]
+        elif isinstance(sub, Aligned) and isinstance(sub.subcon, Bytes) and \
+                _field_ref(sub.subcon.length, known):
+            close_run()
+            steps.append(("bytes", name, _field_ref(sub.subcon.length, known), sub.modulus))
+        elif isinstance(sub, Array) and _field_ref(sub.count, known):
+            close_run()
+            item = sub.subcon
+            if isinstance(item, FormatField) and item.fmtstr[0] == "<":
+                steps.append(("ints", name, _field_ref(sub.count, known), item.fmtstr[1:],
+                              item.sizeof()))
+            elif isinstance(item, Struct):
+                inner = _fast_body(item)
+                if inner is None:
+                    return None
+                steps.append(("structs", name, _field_ref(sub.count, known), inner))
+            else:
+                return None
+        else:
+            return None
+        known.add(name)
+    close_run()
+    steps = tuple(steps)
+    short = struct.error
+    update = dict.update     # Container is a dict; its own update() is a Python loop
+
+    def parse(data, pos=0):
+        result = Container()
+        n = len(data)
+        for step in steps:
+            kind = step[0]
+            if kind == "fixed":
+                st = step[1]
+                if pos + st.size > n:
+                    raise short(f"unpack requires a buffer of {st.size} bytes")
+                update(result, zip(step[2], st.unpack_from(data, pos)))
+                pos += st.size
+            elif kind == "bytes":
+                size = result[step[2]]
+                end = pos + size
+                pad = -size % step[3]
+                if end + pad > n:
+                    raise StreamError(f"stream read less than specified amount, expected {size}")
+                result[step[1]] = bytes(data[pos:end])
+                pos = end + pad
+            elif kind == "ints":
+                count, size = result[step[2]], step[4]
+                if pos + count * size > n:
+                    raise short(f"unpack requires a buffer of {size} bytes")
+                result[step[1]] = ListContainer(struct.unpack_from(f"<{count}{step[3]}", data, pos))
+                pos += count * size
+            else:
+                items = ListContainer()
+                inner = step[3]
+                for _ in range(result[step[2]]):
+                    item, pos = inner(data, pos)
+                    items.append(item)
+                result[step[1]] = items
+        return result, pos
+
+    return parse
+
+
+_FAST = {}
+for _name, _struct in F.BODY.items():
+    _fast = _fast_body(_struct)
+    if _fast is not None:
+        _FAST[_name] = _fast
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -372,7 +474,18 @@ class CaptureReader:
             return None, None
         parsed = None
         used = None
-        if tname in _BODIES:
+        fast = _FAST.get(tname)
+        if fast is not None:
+            try:
+                parsed, used = fast(body)
+            except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
+                    struct.error) as exc:
+                self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
+                              f"parse ({type(exc).__name__})", off, index)
+                return None, None
+            if used != len(body):
+                return None, used
+        elif tname in _BODIES:
             stream = io.BytesIO(body)
             try:
                 parsed = _BODIES[tname].parse_stream(stream)

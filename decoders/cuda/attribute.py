@@ -14,7 +14,7 @@ with the reason.
 """
 import re
 
-from decoders.cubin import find_cubins
+from decoders.cubin import demangle, find_cubins
 from decoders.cuda.api import LAUNCH_KINDS
 from decoders.errors import TraceLaunchError
 
@@ -24,9 +24,22 @@ _FREE = ("cuMemFree", "cuMemFreeAsync")
 
 def param_types(demangled):
     """['float const*', 'int', ...] from 'vadd(float const*, float const*, float*, int)'."""
-    if not demangled or "(" not in demangled:
+    if not demangled or not demangled.endswith(")"):
         return None
-    inner = demangled[demangled.index("(") + 1: demangled.rindex(")")]
+    # the parameter list is the last top-level (...): names may hold "(anonymous namespace)"
+    depth, start = 0, None
+    for i in range(len(demangled) - 1, -1, -1):
+        ch = demangled[i]
+        if ch in ")>":
+            depth += 1
+        elif ch in "(<":
+            depth -= 1
+            if depth == 0 and ch == "(":
+                start = i
+                break
+    if start is None:
+        return None
+    inner = demangled[start + 1:-1]
     out, depth, cur = [], 0, ""
     for ch in inner:
         if ch in "<(":
@@ -117,8 +130,8 @@ class Attribution:
         if entry is None:
             return None
         mangled, parent = entry
-        out = {"mangled": mangled, "name": mangled, "module": parent, "image_call": None,
-               "cubin": None, "info": None}
+        out = {"mangled": mangled, "name": demangle(mangled) if mangled else mangled,
+               "module": parent, "image_call": None, "cubin": None, "info": None}
         load = self.images.get(parent)
         if load is None:
             return out
@@ -162,7 +175,7 @@ class Attribution:
         # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
         out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
-               "verified": None, "differences": [], "why": None}
+               "verified": None, "checked": [], "differences": [], "why": None}
         if call is None:
             out["why"] = "the doorbell rang outside any bracketed API call"
             return self._by_address(out, s)
@@ -189,6 +202,7 @@ class Attribution:
         params = call.params or self._from_windows(call, info)
         out["args"] = self._args(params, s, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info)
+        out["checked"] = self.checked
         out["verified"] = not out["differences"]
         return out
 
@@ -252,10 +266,16 @@ class Attribution:
         return args
 
     def _verify(self, call, params, cfg, s, info):
+        """The differences between the call and the QMD; `self.checked` names what was
+        compared (shared memory needs the cubin's static size, arguments their bytes)."""
         diffs = []
+        self.checked = []
 
         def check(name, api, qmd):
-            if api is not None and api != qmd:
+            if api is None:
+                return
+            self.checked.append(name)
+            if api != qmd:
                 diffs.append({"field": name, "api": api, "qmd": qmd})
 
         check("grid", cfg["grid"], s.get("grid"))
@@ -275,6 +295,8 @@ class Attribution:
                   s.get("shared_memory_bytes"))
         hw = (s.get("params") or {}).get("hex")
         hw_bytes = bytes.fromhex(hw) if hw else b""
+        if any(p["bytes"] is not None for p in params or []):
+            self.checked.append("argument bytes")
         for p in params or []:
             if p["bytes"] is None:
                 continue
@@ -284,6 +306,7 @@ class Attribution:
                               "api": p["bytes"].hex(), "qmd": got.hex() or None})
         extra = call.sections.get("EXTRA_BUFFER")
         if not params and extra and extra["data"]:
+            self.checked.append("argument bytes")
             got = hw_bytes[:len(extra["data"])]
             if got != extra["data"]:
                 diffs.append({"field": "param buffer", "api": extra["data"].hex(), "qmd": got.hex()})
@@ -300,7 +323,8 @@ def describe(attr):
     if k:
         head += f" -> {k['name']}"
     if attr["verified"] is True:
-        return head + ": verified (grid, block, cluster, shared memory, argument bytes)"
+        what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
+        return head + f": verified ({what})"
     if attr["verified"] is False:
         parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
         return head + ": MISMATCH " + "; ".join(parts)

@@ -9,6 +9,7 @@ from decoders.capture.reader import cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
 from decoders.errors import CaptureError
+from decoders.fields import bits
 
 _CONFIG = T.CUlaunchConfig.compile()
 _CONFIG_SIZE = T.CUlaunchConfig.sizeof()
@@ -31,7 +32,8 @@ def _sections(body):
 
 
 def _u32(v):
-    return v & 0xFFFFFFFF
+    """An `unsigned int` argument: the low 32 bits of its register word (the rest is junk)."""
+    return bits(v, 0, 32)
 
 
 class ApiCall:

@@ -7,7 +7,7 @@ committed header equals what this module generates.
 import sys
 from pathlib import Path
 
-from construct import Array, Renamed, SizeofError
+from construct import SizeofError
 
 from decoders.capture import format as F
 from decoders.cubin import fatbin
@@ -154,8 +154,9 @@ def render():
     lines.append(f"#define TL_CU_LAUNCH_PARAM_END 0x{CT.CU_LAUNCH_PARAM_END:x}")
     lines.append(f"#define TL_CU_LAUNCH_PARAM_BUFFER_POINTER 0x{CT.CU_LAUNCH_PARAM_BUFFER_POINTER:x}")
     lines.append(f"#define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x{CT.CU_LAUNCH_PARAM_BUFFER_SIZE:x}")
-    lines.append(f"#define TL_CUDA_ERROR_INVALID_VALUE {CT.CUDA_ERROR_INVALID_VALUE}")
-    lines.append(f"#define TL_CUDA_ERROR_NOT_INITIALIZED {CT.CUDA_ERROR_NOT_INITIALIZED}")
+    status = {name: num for num, name in API.CURESULT.items()}
+    for name in ("CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_INITIALIZED"):
+        lines.append(f"#define TL_{name} {status[name]}")
     lines.append(f"#define TL_API_COUNT {len(API.FUNCTIONS)}")
     lines.append("#define TL_API_SLOTS(X) \\")
     for f in API.FUNCTIONS:

@@ -7,7 +7,6 @@ answers the fake library is written to give.
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
 
@@ -52,10 +51,12 @@ def _run(shim, d, mode, name):  # noqa: F811
     reader, recs = read_capture(cap)
     assert reader.problems == []
     api = ApiCalls()
-    api.calls = [api.enter(r) if r.type == "API_ENTER" else api.exit(r) for r in recs
-                 if r.type in ("API_ENTER", "API_EXIT")]
-    api.calls = [c for c, r in zip(api.calls, [r for r in recs if r.type in (
-        "API_ENTER", "API_EXIT")]) if r.type == "API_ENTER"]
+    api.calls = []      # every call in entry order (ApiCalls itself keeps none)
+    for r in recs:
+        if r.type == "API_ENTER":
+            api.calls.append(api.enter(r))
+        elif r.type == "API_EXIT":
+            api.exit(r)
     return truth, api
 
 

@@ -88,6 +88,7 @@ class Attribution:
         self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
         self._cubins = {}
         self._by_program = {}   # program address -> kernel dict (from attributed launches)
+        self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self.any_calls = False
 
     def observe(self, c):
@@ -95,6 +96,8 @@ class Attribution:
         self.any_calls = True
         if c.result != 0:
             return
+        if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
+            self._kernels.clear()
         if c.kind in LAUNCH_KINDS:
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
@@ -126,6 +129,11 @@ class Attribution:
 
     def kernel(self, handle):
         """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None."""
+        if handle not in self._kernels:
+            self._kernels[handle] = self._kernel(handle)
+        return self._kernels[handle]
+
+    def _kernel(self, handle):
         entry = self.functions.get(handle)
         if entry is None:
             return None
@@ -174,6 +182,8 @@ class Attribution:
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
         # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
+        hw = (s.get("params") or {}).get("hex")
+        hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
         out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                "verified": None, "checked": [], "differences": [], "why": None}
         if call is None:
@@ -182,7 +192,7 @@ class Attribution:
         out["api_call"] = {"name": call.name, "index": call.index,
                            "launch": call.launch_config, "t_start": call.t_start}
         if call.kind not in LAUNCH_KINDS:
-            node = self._graph_node(call, s) if call.base == "cuGraphLaunch" else None
+            node = self._graph_node(call, s, hw_bytes) if call.base == "cuGraphLaunch" else None
             if node is None:
                 out["why"] = (f"{call.base} is not a kernel launch call: nothing to check the "
                               "QMD against")
@@ -200,16 +210,15 @@ class Attribution:
                              "image_call": k["image_call"], "cubin_arch": k["cubin"]}
             self._by_program[s.get("program_address")] = out["kernel"]
         params = call.params or self._from_windows(call, info)
-        out["args"] = self._args(params, s, info, k, launch.record_index)
-        out["differences"] = self._verify(call, params, cfg, s, info)
+        out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
+        out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         out["checked"] = self.checked
         out["verified"] = not out["differences"]
         return out
 
-    def _graph_node(self, replay, s):
+    def _graph_node(self, replay, s, hw_bytes):
         """The captured launch call (no submission, before the replay) this QMD replays."""
-        hw = (s.get("params") or {}).get("hex")
-        hw_bytes = bytes.fromhex(hw) if hw else b""
+        hw_bytes = hw_bytes or b""
         for c in self._captured:
             if c.index > replay.index or c.launch_config["grid"] != s.get("grid") or \
                     c.launch_config["block"] != s.get("block"):
@@ -241,9 +250,7 @@ class Attribution:
                         "layout": "cubin"})
         return out
 
-    def _args(self, params, s, info, k, at_index):
-        hw = s.get("params") or {}
-        hw_bytes = bytes.fromhex(hw["hex"]) if hw.get("hex") else None
+    def _args(self, params, hw_bytes, info, k, at_index):
         layout = params or []
         if not layout and info is not None:
             layout = [{"index": p["index"], "offset": p["offset"], "size": p["size"],
@@ -265,7 +272,7 @@ class Attribution:
             args.append(a)
         return args
 
-    def _verify(self, call, params, cfg, s, info):
+    def _verify(self, call, params, cfg, s, info, hw_bytes):
         """The differences between the call and the QMD; `self.checked` names what was
         compared (shared memory needs the cubin's static size, arguments their bytes)."""
         diffs = []
@@ -293,8 +300,6 @@ class Attribution:
                 static += reserve
             check("shared_memory_bytes", static + cfg["shared_memory_bytes"],
                   s.get("shared_memory_bytes"))
-        hw = (s.get("params") or {}).get("hex")
-        hw_bytes = bytes.fromhex(hw) if hw else b""
         if any(p["bytes"] is not None for p in params or []):
             self.checked.append("argument bytes")
         for p in params or []:

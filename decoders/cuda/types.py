@@ -4,7 +4,7 @@ Provenance: cuda.h of the CUDA 13.0 toolkit (CUlaunchConfig_st, CUlaunchAttribut
 CUlaunchAttributeValue_union, CUlaunchAttributeID, cuLaunchKernel's `extra` keys). The
 union is 64 bytes (its `pad` member), the attribute id is padded to 8 bytes.
 """
-from construct import Array, Bytes, Int32ul, Int64ul, Padding, Struct
+from construct import Bytes, Int32ul, Int64ul, Padding, Struct
 
 CUlaunchAttribute = Struct(
     "id" / Int32ul,              # CUlaunchAttributeID
@@ -46,10 +46,4 @@ CU_LAUNCH_PARAM_BUFFER_POINTER = 0x01
 CU_LAUNCH_PARAM_BUFFER_SIZE = 0x02
 CU_LAUNCH_PARAM_EXTRA_ENTRY = Struct("key" / Int64ul, "value" / Int64ul)
 
-# cuFuncGetParamInfo walks parameters until this status (cuda.h CUresult).
-CUDA_SUCCESS = 0
-CUDA_ERROR_INVALID_VALUE = 1
-CUDA_ERROR_NOT_INITIALIZED = 3
-
 PARAM_SLOT = Struct("offset" / Int32ul, "size" / Int32ul)   # the shim's PARAM_LAYOUT entry
-PARAM_LAYOUT = lambda n: Array(n, PARAM_SLOT)  # noqa: E731

@@ -143,6 +143,22 @@ class FieldTable:
             parts.append(f"({src} >> {shift}) & {mask:#x}")
         return eval(f"lambda w: ({', '.join(parts)},)")  # noqa: S307 - built from our own ints
 
+    def word_key(self, names):
+        """A function words -> tuple of the whole words the named fields read: equal keys
+        mean equal values of those fields, so a caller can memoize what it derives from
+        them (a launch loop's QMDs repeat most of their words)."""
+        from operator import itemgetter
+        plan = {p[0]: p for p in self._plan}
+        dwords = set()
+        for name in names:
+            _, index, _, _, wide = plan[name]
+            dwords.update((index, index + 1) if wide else (index,))
+        dwords = sorted(dwords)
+        if not dwords:
+            return lambda w: ()
+        get = itemgetter(*dwords)
+        return get if len(dwords) > 1 else (lambda w: (get(w),))
+
     def delta_extractor(self, names=None, bases=4):
         """A stateful equivalent of extractor() (or of dict(zip(names, picker(names))))
         for a stream of similar descriptors: words -> a fresh {field name: value} dict.

@@ -536,19 +536,23 @@ class LaunchDecoder:
         sp = _summary_plan(version)
         data = data[:sp.size]
         words = qmdmod.padded_words(data, version)
-        f = sp.pick(words, data)
-        launch = Launch(self._summary(va, version, f, sp, family, source, pkt, parent), data,
+        launch = Launch(self._summary(va, version, words, sp, family, source, pkt, parent), data,
                         None, version, words)
         self.launches.append(launch)
         self._launched[va] = data
         ch.last_launch = launch
         if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, f, sp, pkt, depth)
+            self._follow_dependents(ch, launch, words, sp, pkt, depth)
         return launch
 
-    def _follow_dependents(self, ch, launch, f, sp, pkt, depth):
+    def _follow_dependents(self, ch, launch, words, sp, pkt, depth):
+        f = None
         for n, (enable, action, pointer) in enumerate(sp.dependent):
-            if pointer is None or not f.get(enable):
+            if pointer is None:
+                continue
+            if f is None:
+                f = sp.dependent_fields(words)
+            if not f.get(enable):
                 continue
             target = f[pointer] << 8
             if not target:
@@ -566,44 +570,16 @@ class LaunchDecoder:
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, data=data,
                             depth=depth + 1, parent=launch._summary["qmd_address"])
 
-    def _summary(self, va, version, f, sp, family, source, pkt, parent):
-        grid_raw = [f[n] for n in sp.grid]
-        block = [f[n] for n in sp.block]
-        cluster = None
-        qmd_type = f[sp.qmd_type] if sp.qmd_type else None
-        grid = grid_raw
-        if qmd_type in (3, 5):        # GRID_GPC_CGA (measured on H100), GRID_GPU_GPC_CGA
-            cluster = [f[n] for n in sp.gpc_cga]
-        elif qmd_type == 4:           # GRID_GPU_CGA: shape in GPU_CGA_* (not measured)
-            cluster = [f[n] for n in sp.gpu_cga]
-        if cluster is not None:
-            grid = [g * max(k, 1) for g, k in zip(grid_raw, cluster)]
-        else:
-            grid = list(grid_raw)
-        smem = f[sp.smem_name] << sp.smem_shift
-        reserved = DRIVER_SMEM_RESERVED.get(family)
-        lo, hi, pshift = sp.program
-        program = ((f[hi] << 32) | f[lo]) << pshift
-        ashift = sp.cbank_shift
-        cbanks = []
-        for i, (alo, ahi, asize, avalid) in enumerate(sp.cbank):
-            addr = ((f[ahi] << 32) | f[alo]) << ashift
-            size = f[asize] << 4
-            valid = bool(f[avalid])
-            if valid or addr or size:
-                cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
+    def _summary(self, va, version, words, sp, family, source, pkt, parent):
+        (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
+         program) = sp.shape(words, family)
+        cbanks = [dict(cb) for cb in sp.cbanks(words)]
         sems = []
-        for i, (ren, ralo, rahi, rplo, rphi, rextra) in enumerate(sp.release):
-            if not f.get(ren):
-                continue
-            table = sp.table
-            sems.append({"source": f"qmd.RELEASE{i}", "address": (f[rahi] << 32) | f[ralo],
-                         "payload": (f[rphi] << 32) | f[rplo],
-                         "fields": {n: table.render(n, f[n]) for n in rextra if n in f}})
+        for source_name, fields, pick in sp.releases(words):
+            alo, ahi, plo, phi = pick(words)
+            sems.append({"source": source_name, "address": (ahi << 32) | alo,
+                         "payload": (phi << 32) | plo, "fields": dict(fields)})
         arch = FAMILY_ARCH.get(family, "sm_90")
-        # A QMD that runs nothing: the GRID_NULL QMD the H100 driver schedules ahead of each
-        # kernel's own (captures/builtin-vadd record 790; h100-measured.md 1 step 3).
-        kernel = bool(program) and qmd_type != 1 and all(grid_raw)
         summary = {
             "qmd_address": va,
             "qmd_version": version,
@@ -611,17 +587,16 @@ class LaunchDecoder:
             "parent_qmd": parent,
             "pushbuf_offset": pkt[0],
             "class": f"{pkt[6]:#06x}" if pkt[6] is not None else None,
-            "qmd_type": QMD_TYPE_NAMES.get(qmd_type, qmd_type) if qmd_type is not None else None,
+            "qmd_type": qmd_type,
             "kernel": kernel,
-            "grid": grid,
-            "grid_units": "clusters" if cluster is not None else "blocks",
-            "grid_raw": grid_raw,
-            "cluster": cluster,
-            "block": block,
-            "registers": f[sp.registers],
+            "grid": list(grid),
+            "grid_units": grid_units,
+            "grid_raw": list(grid_raw),
+            "cluster": list(cluster) if cluster is not None else None,
+            "block": list(block),
+            "registers": registers,
             "shared_memory_bytes": smem,
-            "shared_memory_driver_reserved_bytes": reserved if reserved is not None and smem >= reserved
-            else None,
+            "shared_memory_driver_reserved_bytes": reserved,
             "program_address": program,
             "constant_buffers": cbanks,
             "params": None,
@@ -662,7 +637,12 @@ class LaunchDecoder:
 
 
 class _SummaryPlan:
-    """Per QMD version: the fields the summary reads, picked in one compiled call."""
+    """Per QMD version: the fields the summary reads, in parts (shape, constant banks,
+    releases, dependents). Each part is derived from its fields once per distinct set of
+    the whole words holding them (FieldTable.word_key) and remembered: a launch loop's
+    QMDs differ in a few words (ring addresses, payloads), so most parts repeat."""
+
+    CACHE = 4096          # entries per part before it starts over
 
     def __init__(self, version):
         c = qmdmod.COMMON[version]
@@ -683,19 +663,110 @@ class _SummaryPlan:
                                                n.format(i) in table.by_name))
                         for i in range(3)]
         self.dependent = c["dependent"]
-        names = list(self.grid) + list(self.block) + list(self.gpc_cga) + list(self.gpu_cga)
-        names += [self.smem_name, self.program[0], self.program[1], self.registers]
+        known = table.by_name
+        shape = list(self.grid) + list(self.block) + list(self.gpc_cga) + list(self.gpu_cga)
+        shape += [self.smem_name, self.program[0], self.program[1], self.registers]
         if self.qmd_type:
-            names.append(self.qmd_type)
-        for group in self.cbank:
-            names += group
+            shape.append(self.qmd_type)
+        self._shape_part = self._part([n for n in shape if n in known])
+        self._cbank_part = self._part([n for g in self.cbank for n in g if n in known])
+        flags = []
         for ren, ralo, rahi, rplo, rphi, rextra in self.release:
-            names += [ren, ralo, rahi, rplo, rphi, *rextra]
-        for dep in self.dependent:
-            names += [n for n in dep if n is not None]
-        seen = set()
-        self.names = tuple(n for n in names if n in table.by_name and not (n in seen or seen.add(n)))
-        self.pick = table.delta_extractor(self.names)
+            flags += [ren, *rextra]
+        self._release_part = self._part([n for n in flags if n in known])
+        self._release_pick = {}
+        dep = [n for d in self.dependent for n in d if n is not None and n in known]
+        dep = list(dict.fromkeys(dep))
+        pick = table.picker(dep) if dep else (lambda w: ())
+        self.dependent_fields = lambda w: dict(zip(dep, pick(w)))
+        self._shapes = {}
+        self._cbanks = {}
+        self._releases = {}
+
+    def _part(self, names):
+        """(word key, words -> {name: value}) of a group of fields."""
+        names = list(dict.fromkeys(names))
+        pick = self.table.picker(names) if names else (lambda w: ())
+        return self.table.word_key(names), lambda w: dict(zip(names, pick(w)))
+
+    def _remember(self, cache, key, value):
+        if len(cache) >= self.CACHE:
+            cache.clear()
+        cache[key] = value
+        return value
+
+    def shape(self, words, family):
+        """(qmd_type name, kernel, grid, grid_units, grid_raw, cluster, block, registers,
+        shared memory bytes, driver-reserved bytes, program address)."""
+        key_of, fields_of = self._shape_part
+        key = (family, key_of(words))
+        part = self._shapes.get(key)
+        if part is not None:
+            return part
+        f = fields_of(words)
+        grid_raw = [f[n] for n in self.grid]
+        block = [f[n] for n in self.block]
+        cluster = None
+        qmd_type = f[self.qmd_type] if self.qmd_type else None
+        if qmd_type in (3, 5):        # GRID_GPC_CGA (measured on H100), GRID_GPU_GPC_CGA
+            cluster = [f[n] for n in self.gpc_cga]
+        elif qmd_type == 4:           # GRID_GPU_CGA: shape in GPU_CGA_* (not measured)
+            cluster = [f[n] for n in self.gpu_cga]
+        if cluster is not None:
+            grid = [g * max(k, 1) for g, k in zip(grid_raw, cluster)]
+        else:
+            grid = list(grid_raw)
+        smem = f[self.smem_name] << self.smem_shift
+        reserved = DRIVER_SMEM_RESERVED.get(family)
+        lo, hi, pshift = self.program
+        program = ((f[hi] << 32) | f[lo]) << pshift
+        # A QMD that runs nothing: the GRID_NULL QMD the H100 driver schedules ahead of each
+        # kernel's own (captures/builtin-vadd record 790; h100-measured.md 1 step 3).
+        kernel = bool(program) and qmd_type != 1 and all(grid_raw)
+        return self._remember(self._shapes, key, (
+            QMD_TYPE_NAMES.get(qmd_type, qmd_type) if qmd_type is not None else None,
+            kernel, grid, "clusters" if cluster is not None else "blocks", grid_raw, cluster,
+            block, f[self.registers], smem,
+            reserved if reserved is not None and smem >= reserved else None, program))
+
+    def cbanks(self, words):
+        """The constant banks that are valid or set: [{index, address, size, valid}]."""
+        key_of, fields_of = self._cbank_part
+        key = key_of(words)
+        part = self._cbanks.get(key)
+        if part is not None:
+            return part
+        f = fields_of(words)
+        ashift = self.cbank_shift
+        cbanks = []
+        for i, (alo, ahi, asize, avalid) in enumerate(self.cbank):
+            addr = ((f[ahi] << 32) | f[alo]) << ashift
+            size = f[asize] << 4
+            valid = bool(f[avalid])
+            if valid or addr or size:
+                cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
+        return self._remember(self._cbanks, key, cbanks)
+
+    def releases(self, words):
+        """Per enabled release: (source, rendered fields, words -> (address lower, upper,
+        payload lower, upper)); address and payload change from launch to launch."""
+        key_of, fields_of = self._release_part
+        key = key_of(words)
+        part = self._releases.get(key)
+        if part is not None:
+            return part
+        f = fields_of(words)
+        table = self.table
+        out = []
+        for i, (ren, ralo, rahi, rplo, rphi, rextra) in enumerate(self.release):
+            if not f.get(ren):
+                continue
+            pick = self._release_pick.get(i)
+            if pick is None:
+                pick = self._release_pick[i] = table.picker((ralo, rahi, rplo, rphi))
+            out.append((f"qmd.RELEASE{i}", {n: table.render(n, f[n]) for n in rextra if n in f},
+                        pick))
+        return self._remember(self._releases, key, out)
 
 
 _SUMMARY_PLANS = {}

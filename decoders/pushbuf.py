@@ -223,11 +223,25 @@ class StreamDecoder:
         if len(data) % 4:
             self._tail = bytes(data[4 * n:])
         words = struct.unpack_from(f"<{n}I", data) if n else ()
+        if self._pending is None and n:
+            # A segment with the header words of one decoded before parses the same way.
+            for tpl in _TEMPLATES.get(n, ()):
+                if tpl.heads(words) == tpl.values:
+                    return tpl.replay(words, base, va, self.binding, self.host_class)
+            nproblems = len(self.problems)
+            out = self._parse(words, n, 0, base, va, [])
+            if self._pending is None and len(self.problems) == nproblems:
+                _remember(n, out, base)
+            return out
         out = []
-        append = out.append
         i = 0
         if self._pending is not None and n:
             i = self._continue(words, n, base, va, out)
+        return self._parse(words, n, i, base, va, out)
+
+    def _parse(self, words, n, i, base, va, out):
+        """Packets of words[i:] (base: stream offset of words[0]) appended to out."""
+        append = out.append
         unpack = _unpack_header
         binding = self.binding
         host = self.host_class
@@ -336,6 +350,72 @@ class StreamDecoder:
                 f"at byte offset {self.position - len(self._tail):#x}"))
             self._tail = b""
         return self.problems
+
+
+# Segment templates: a launch loop sends the same method sequence again and again with
+# different data words. Parsing is decided by the header words alone (each header gives
+# the next one's position), so a segment whose words at a decoded segment's header
+# positions equal that segment's headers yields the same packets, data sliced from its
+# own words. Only segments that changed no decoder state are kept (no SET_OBJECT, no
+# sequence left open, no problem); the subchannel binding is looked up on each replay.
+_TEMPLATES = {}             # segment length in words -> [_Template], newest first
+_TEMPLATES_PER_LENGTH = 4
+_TEMPLATE_LENGTHS = 1024
+_BOUND_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
+
+
+class _Template:
+    __slots__ = ("heads", "values", "packets")
+
+    def __init__(self, positions, values, packets):
+        from operator import itemgetter
+        getter = itemgetter(*positions)
+        self.heads = getter if len(positions) > 1 else (lambda w: (getter(w),))
+        self.values = values
+        # (byte offset, form, subchannel, method, data slice or fixed data, bound?, header,
+        # expected)
+        self.packets = packets
+
+    def replay(self, words, base, va, binding, host):
+        out = []
+        append = out.append
+        for rel, form, subch, method, data, bound, w, expected in self.packets:
+            if data.__class__ is slice:
+                data = words[data]
+            if bound:
+                cls, assumed = binding.get(subch, (None, True))
+            else:
+                cls, assumed = None, False
+            append((base + rel, va + rel if va is not None else None, form, subch, method, data,
+                    cls, host, assumed, w, expected, False))
+        return out
+
+
+def _remember(n, out, base):
+    """Keep the template of a freshly parsed segment (its packets: feed_raw tuples)."""
+    positions, values, packets = [], [], []
+    for pkt in out:
+        rel = pkt[RAW_OFFSET] - base
+        k = rel // 4
+        form, method, data = pkt[RAW_FORM], pkt[RAW_METHOD], pkt[RAW_DATA]
+        bound = form in _BOUND_FORMS
+        if bound and method == 0:
+            return                                  # SET_OBJECT: changes the binding
+        if form == IMMD or not bound:
+            fixed = data                            # taken from the header word itself
+        else:
+            fixed = slice(k + 1, k + 1 + len(data))
+        positions.append(k)
+        values.append(pkt[RAW_HEADER])
+        packets.append((rel, form, pkt[RAW_SUBCHANNEL], method, fixed, bound, pkt[RAW_HEADER],
+                        pkt[RAW_EXPECTED]))
+    if not positions:
+        return
+    if len(_TEMPLATES) >= _TEMPLATE_LENGTHS and n not in _TEMPLATES:
+        _TEMPLATES.clear()
+    kept = _TEMPLATES.setdefault(n, [])
+    kept.insert(0, _Template(tuple(positions), tuple(values), tuple(packets)))
+    del kept[_TEMPLATES_PER_LENGTH:]
 
 
 def _carry(form, method, done, remaining, subch, header, offset):

@@ -205,3 +205,34 @@ def test_sparse_memory():
     assert m.read(4090, 10) == b"0123456789"
     assert m.read(4089, 2) is None
     assert m.read_known(4095, 100) == b"56789"
+
+
+def _summaries(data):
+    return [l.summary for l in decode(data)[1].launches]
+
+
+def test_summary_parts_remembered_equal_fresh():
+    """synthetic-h100: summary parts (shape, constant banks, releases) are remembered per
+    distinct words; a launch decoded from remembered parts equals one decoded with none,
+    including after its varying words (payload, cbank address, grid) change."""
+    from decoders import launch as L
+    first = synthetic_h100_launch(seq=1)
+    other = synthetic_h100_launch(seq=9, RELEASE_SEMAPHORE0_PAYLOAD_LOWER=77, GRID_WIDTH=3,
+                                  **{"CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(5)": 0x1234,
+                                     "CONSTANT_BUFFER_VALID(5)": 1})
+    L._SUMMARY_PLANS.clear()
+    cold = _summaries(first)
+    warm = _summaries(first)
+    assert warm == cold
+    warm_other = _summaries(other)
+    L._SUMMARY_PLANS.clear()
+    assert _summaries(other) == warm_other
+    assert warm_other != cold
+    s = warm_other[1]
+    assert s["semaphores"][0]["payload"] == 77 and s["grid"] == [3, 1, 1]
+    assert [cb["index"] for cb in s["constant_buffers"]] == [0, 5]
+    # each summary has its own lists and dicts: changing one changes no other
+    warm[1]["grid"].append(0)
+    warm[1]["constant_buffers"][0]["size"] = 1
+    warm[1]["semaphores"][0]["fields"].clear()
+    assert _summaries(first) == cold

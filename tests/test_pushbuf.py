@@ -176,3 +176,55 @@ def test_gp_entry_segment_and_control():
     assert c["kind"] == "control" and c["opcode"] == "SET_PB_SEGMENT_EXTENDED_BASE"
     assert c["extended_base"] == 0x7F << 40
     assert decode_entry(0)["opcode"] == "NOP"
+
+
+def _fresh_templates():
+    from decoders import pushbuf
+    pushbuf._TEMPLATES.clear()
+
+
+def test_segment_template_replay_equals_fresh_parse():
+    """synthetic-template: a segment with the header words of an earlier one is replayed
+    from that one's template; the packets equal those of a parse with no template."""
+    from decoders import pushbuf
+
+    def seg(a, b, c):
+        return dump(encode(INC, 1, 0x188, [a, b]), [0], encode(NON_INC, 1, 0x1B4, [c, c ^ 0xFFFFFFFF, 7]),
+                    encode(IMMD, 1, 0x110, [0x12]), HEADER.build(TERT_OP=3))
+    first, second = seg(1, 2, 3), seg(0x7F, 0xDEAD0000, 0xFFFFFFFF)
+    _fresh_templates()
+    dec = StreamDecoder()
+    a = dec.feed_raw(first, 0x1000)
+    assert pushbuf._TEMPLATES                                   # remembered
+    hit = dec.feed_raw(second, 0x2000)                          # replayed
+    _fresh_templates()
+    miss = StreamDecoder()
+    miss.feed_raw(first, 0x1000)
+    _fresh_templates()
+    fresh = miss.feed_raw(second, 0x2000)                       # parsed
+    assert hit == fresh and hit != a
+    assert [p[pushbuf.RAW_DATA] for p in hit][:3] == [(0x7F, 0xDEAD0000), (), (0xFFFFFFFF, 0, 7)]
+    assert dec.position == miss.position and dec.problems == miss.problems == []
+
+
+def test_segment_template_follows_binding_and_skips_state_changes():
+    """synthetic-template: SET_OBJECT segments are never replayed (they change the
+    binding), and a replay takes the binding as it stands."""
+    from decoders import pushbuf
+    _fresh_templates()
+    dec = StreamDecoder(gpu="hopper")
+    plain = dump(encode(INC, 1, 0x2B4, [1]))
+    dec.feed_raw(plain)
+    set_obj = dump(encode(INC, 1, 0, [0xC9C0]))
+    dec.feed_raw(set_obj)
+    assert len(pushbuf._TEMPLATES[2]) == 1                      # only `plain` is kept
+    again = dec.feed_raw(plain)                                 # replayed after SET_OBJECT
+    assert (again[0][pushbuf.RAW_CLASS], again[0][pushbuf.RAW_ASSUMED]) == (0xC9C0, False)
+    # a cut sequence leaves the decoder waiting for data: not a template either
+    _fresh_templates()
+    cut = pack_words(encode(INC, 1, 0x2B4, [1, 2])[:2])
+    dec2 = StreamDecoder()
+    dec2.feed_raw(cut)
+    assert not pushbuf._TEMPLATES
+    dec2.feed_raw(pack_words([3]))
+    assert dec2.problems == []

@@ -4,6 +4,7 @@ capture file -> decoders.capture.reader (framing) -> per-record decoders (ioctl,
 tree, pushbuffer and launch) -> `CaptureModel`. Nothing here prints or formats text for
 people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/json.md.
 """
+import bisect
 import gc
 import marshal
 import os
@@ -29,9 +30,15 @@ class SpillList(Sequence):
     Reading an item back gives an equal, fresh object: `dump` turns an item into data
     marshal takes (dicts, lists, ints, str, bytes), `load` turns it back. Sequence API:
     len(), [i], [a:b], iteration (any number at once: reads use os.pread), plus append().
-    Items read back are copies: changing one does not change the list."""
+    Items read back are copies: changing one does not change the list.
+
+    Spilled items are marshalled BATCH at a time, one marshal.dumps per batch: the keys
+    (and any object items share) are written once per batch instead of once per item,
+    which halves the cost of spilling a launch summary. Reading item i loads its batch;
+    items of one batch read together may share what they shared when appended."""
 
     CHUNK = 1 << 20
+    BATCH = 64
 
     def __init__(self, keep=256, dump=None, load=None):
         self.keep = keep
@@ -39,20 +46,34 @@ class SpillList(Sequence):
         self._dump = dump
         self._load = load
         self._file = None
-        self._offsets = array("Q")     # end offset of each spilled item
-        self._buf = bytearray()        # spilled items not yet written
+        self._batch = []               # dumped items not yet marshalled
+        self._ends = array("Q")        # end offset of each marshalled batch
+        self._starts = array("Q")      # spilled-item number of each batch's first item
+        self._nspilled = 0             # items in marshalled batches
+        self._buf = bytearray()        # marshalled batches not yet written
         self._written = 0
 
     def append(self, item):
         if len(self._items) < self.keep:
             self._items.append(item)
             return
-        self._buf += marshal.dumps(self._dump(item) if self._dump else item)
-        self._offsets.append(self._written + len(self._buf))
-        if len(self._buf) >= self.CHUNK:
-            self._flush()
+        self._batch.append(self._dump(item) if self._dump else item)
+        if len(self._batch) >= self.BATCH:
+            self._seal()
+
+    def _seal(self):
+        """Marshal the open batch."""
+        if self._batch:
+            self._buf += marshal.dumps(self._batch)
+            self._starts.append(self._nspilled)
+            self._ends.append(self._written + len(self._buf))
+            self._nspilled += len(self._batch)
+            self._batch = []
+            if len(self._buf) >= self.CHUNK:
+                self._flush()
 
     def _flush(self):
+        self._seal()
         if self._buf:
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="trace-decode-")
@@ -61,14 +82,13 @@ class SpillList(Sequence):
             self._buf = bytearray()
 
     def __len__(self):
-        return len(self._items) + len(self._offsets)
+        return len(self._items) + self._nspilled + len(self._batch)
 
-    def _loaded(self, data):
-        obj = marshal.loads(data)
+    def _loaded(self, obj):
         return self._load(obj) if self._load else obj
 
     def _range(self, k):
-        return (self._offsets[k - 1] if k else 0), self._offsets[k]
+        return (self._ends[k - 1] if k else 0), self._ends[k]
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -81,23 +101,27 @@ class SpillList(Sequence):
         if i < len(self._items):
             return self._items[i]
         self._flush()
-        lo, hi = self._range(i - len(self._items))
-        return self._loaded(os.pread(self._file.fileno(), hi - lo, lo))
+        j = i - len(self._items)
+        k = bisect.bisect_right(self._starts, j) - 1
+        lo, hi = self._range(k)
+        batch = marshal.loads(os.pread(self._file.fileno(), hi - lo, lo))
+        return self._loaded(batch[j - self._starts[k]])
 
     def __iter__(self):
         yield from self._items
         self._flush()
-        offsets, nspill = self._offsets, len(self._offsets)
+        ends, nbatch = self._ends, len(self._ends)
         k = 0
-        while k < nspill:
-            lo = offsets[k - 1] if k else 0
+        while k < nbatch:
+            lo = ends[k - 1] if k else 0
             end = k
-            while end + 1 < nspill and offsets[end + 1] - lo <= self.CHUNK:
+            while end + 1 < nbatch and ends[end + 1] - lo <= self.CHUNK:
                 end += 1
-            block = os.pread(self._file.fileno(), offsets[end] - lo, lo)
+            block = os.pread(self._file.fileno(), ends[end] - lo, lo)
             for j in range(k, end + 1):
-                a = (offsets[j - 1] if j else 0) - lo
-                yield self._loaded(block[a:offsets[j] - lo])
+                a = (ends[j - 1] if j else 0) - lo
+                for obj in marshal.loads(block[a:ends[j] - lo]):
+                    yield self._loaded(obj)
             k = end + 1
 
     def __bool__(self):

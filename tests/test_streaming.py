@@ -73,3 +73,21 @@ def test_spill_list_sequence():
     assert next(it1)["k"] == 0 and next(it2)["k"] == 0 and next(it1)["k"] == 1
     with pytest.raises(IndexError):
         s[1000]
+
+
+def test_spill_list_batches_sealed_by_reads():
+    """Reads in the middle of appending seal a partial batch: batches of any size, items
+    in order, each read a fresh copy (synthetic items)."""
+    s = SpillList(keep=1, dump=lambda x: {"v": x}, load=lambda d: d["v"])
+    want = []
+    for k in range(3 * SpillList.BATCH + 5):
+        s.append([k])
+        want.append([k])
+        if k % 37 == 0:
+            assert s[k] == [k] and s[k // 2] == [k // 2]
+            assert list(s) == want
+    assert len(s) == len(want) and s[-1] == want[-1] and s[1:4] == want[1:4]
+    a = s[SpillList.BATCH]
+    a.append("changed")
+    assert s[SpillList.BATCH] == [SpillList.BATCH]
+    s.close()

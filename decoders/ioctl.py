@@ -433,7 +433,21 @@ FAMILY = {
     "NV_ESC_RM_ALLOC_OBJECT": _Builder.rm_alloc_memory,
     "NV_ESC_CHECK_VERSION_STR": _Builder.check_version,
 }
+_LAST = [None, None, None]     # (record body, branch, result) of the last _decode
+
+
 def _decode(rec, branch="580"):
+    # The session decodes each ioctl twice in a row, for its summary and for the object
+    # tree: the second asks for the same body (the same object) and gets the same result.
+    last = _LAST
+    if last[0] is rec and last[1] == branch:
+        return last[2]
+    out = last[2] = _decode_new(rec, branch)
+    last[0], last[1] = rec, branch
+    return out
+
+
+def _decode_new(rec, branch):
     b = _Builder(rec, branch)
     b.head()
     try:

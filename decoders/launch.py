@@ -929,8 +929,10 @@ class SubmissionDecoder:
 
     def feed(self, record_index, body, pid=None):
         """Decode one SUBMISSION record body; returns the launches it produced."""
-        token, hChannel = body.token, body.hChannel
-        key = (pid, body.hClient, hChannel, token)
+        # Subscripts, not attributes: a construct Container's attribute access is a Python
+        # call per field.
+        token, hChannel = body["token"], body["hChannel"]
+        key = (pid, body["hClient"], hChannel, token)
         dec = self._streams.get(key)
         if dec is None:
             host = body.hClass if class_info(body.hClass) is not None else None
@@ -946,23 +948,23 @@ class SubmissionDecoder:
             ld = self.decoder(pid)
         nl, nlp = len(ld.launches), len(ld.problems)
         where = _Where(record_index, token)
-        lost = body.lost
-        if body.flags & TL_SUB_LOST or lost:
+        lost = body["lost"]
+        if body["flags"] & TL_SUB_LOST or lost:
             self.problems.append(DecodeError(
                 f"{where}: {lost} GP entries were overwritten before the capture read "
                 f"them; the method stream has a hole", path="pushbuf"))
-        lengths = segment_lengths(body.entries)
+        lengths = segment_lengths(body["entries"])
         nlen = len(lengths)
-        for k, seg in enumerate(body.segments):
-            seg_size, seg_flags = seg.size, seg.flags
+        for k, seg in enumerate(body["segments"]):
+            seg_size, seg_flags = seg["size"], seg["flags"]
             want = lengths[k] if k < nlen else seg_size
             size = seg_size if seg_flags & TL_SF_COPIED else 0
             if size:
-                data = seg.data
+                data = seg["data"]
                 if len(data) != size:
                     data = data[:size]
                 info["bytes"] += size
-                ld.feed_raw(dec.feed_raw(data, seg.va), channel=key)
+                ld.feed_raw(dec.feed_raw(data, seg["va"]), channel=key)
             if want > size:
                 why = ("segment not mapped in the traced process" if seg_flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")

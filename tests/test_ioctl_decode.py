@@ -210,3 +210,20 @@ def test_record_as_plain_dict_is_accepted():
     r = dict(rec(nv_request(0xC9, 4), (3).to_bytes(4, "little"), path=DEV_PATH))
     r["buffers"] = []
     assert summarize(Container(r)).startswith("REGISTER_FD: ctl_fd=3")
+
+
+def test_repeated_decode_of_one_body_is_remembered():
+    """synthetic: the session decodes each ioctl body twice in a row (summary, object tree);
+    the second decode of the same body object is the first's result, and it equals a
+    fresh decode. Another body (or branch) is decoded afresh."""
+    from decoders import ioctl as I
+    a = alloc_rec(0xC86F, 0x5C00001C, 0x5C000012, channel_params())
+    b = alloc_rec(0xC86F, 0x5C00001D, 0x5C000012, channel_params(userd=0x5C000018))
+    first = I._decode(a)
+    assert I._decode(a) is first
+    fresh = I._decode_new(a, "580")
+    assert to_text(fresh[0]) == to_text(first[0]) and fresh[0].display == first[0].display
+    other = I._decode(b)
+    assert other is not first and summarize(b) == other[0].display != first[0].display
+    assert summarize(a) == first[0].display
+    assert I._decode(a, "570") is not I._decode(a, "580")

@@ -91,3 +91,18 @@ def test_resolved_in_report_and_json(name):
     text = io.StringIO()
     render_text(model, text)
     assert "    QMD: offset 0x" in text.getvalue()
+
+
+def test_resolution_remembered_until_the_tree_changes(vadd):
+    """A VA asked again gets the remembered dict, equal to a fresh resolution; any change to
+    the tree forgets it."""
+    tree = vadd.objects
+    va = _marked_kernel(vadd)["qmd_address"]
+    first = tree.resolution(va)
+    assert first is not None and tree.resolution(va) is first
+    tree._forget()
+    again = tree.resolution(va)
+    assert again == first and again is not first
+    assert tree.resolution(1) is None and tree.resolution(1) is None
+    tree.feed_munmap(0x10, 0x1000, pid=0)           # nothing mapped there: still a change
+    assert tree.resolution(va) is not again and tree.resolution(va) == first

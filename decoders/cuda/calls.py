@@ -19,15 +19,26 @@ _SLOT = T.PARAM_SLOT.compile()
 _SLOT_SIZE = T.PARAM_SLOT.sizeof()
 
 
+_FLAGS = {}     # section flag word -> its names (a fresh list is handed out)
+
+
 def _flags(value):
-    return [name for bit, name in sorted(A.SECTION_FLAGS.items()) if value & bit]
+    names = _FLAGS.get(value)
+    if names is None:
+        names = [name for bit, name in sorted(A.SECTION_FLAGS.items()) if value & bit]
+        if len(_FLAGS) < 256:
+            _FLAGS[value] = names
+    return list(names)
 
 
 def _sections(body):
+    # Subscripts, not attributes: a construct Container's attribute access is a Python call.
     out = {}
-    for s in body.sections:
-        name = A.SECTIONS.get(s.tag, f"SECTION_{s.tag}")
-        out[name] = {"data": bytes(s.data), "flags": _flags(s.flags), "full_size": s.full_size}
+    for s in body["sections"]:
+        tag = s["tag"]
+        name = A.SECTIONS.get(tag, f"SECTION_{tag}")
+        out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
+                     "full_size": s["full_size"]}
     return out
 
 
@@ -44,18 +55,23 @@ class ApiCall:
 
     def __init__(self, rec):
         b = rec.body
-        fn = A.BY_SLOT.get(b.slot)
-        if fn is not None and len(b.args) != len(fn.params):
+        slot, args = b["slot"], b["args"]
+        fn = A.BY_SLOT.get(slot)
+        if fn is not None and len(args) != len(fn.params):
             # the shim writes exactly the declared words: anything else is damage
-            raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(b.args)} "
+            raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(args)} "
                                f"argument words, the declaration has {len(fn.params)}",
                                offset=rec.offset)
         self.index, self.exit_index = rec.index, None
-        self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b.call, b.slot
-        self.name = fn.name if fn else f"api_slot_{b.slot}"
+        self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
+        self.name = fn.name if fn else f"api_slot_{slot}"
         self.kind = fn.kind if fn else "PLAIN"
         names = fn.params if fn else ()
-        self.args = {(names[i] if i < len(names) else f"arg{i}"): v for i, v in enumerate(b.args)}
+        if len(args) == len(names):
+            self.args = dict(zip(names, args))
+        else:
+            self.args = {(names[i] if i < len(names) else f"arg{i}"): v
+                         for i, v in enumerate(args)}
         self.sections = _sections(b)
         self.out_sections = {}
         self.result = None
@@ -77,7 +93,7 @@ class ApiCall:
 
     def finish(self, rec):
         b = rec.body
-        self.exit_index, self.result, self.t_end = rec.index, b.result, rec.t_end
+        self.exit_index, self.result, self.t_end = rec.index, b["result"], rec.t_end
         self.out_sections = _sections(b)
         self.complete = True
 
@@ -215,7 +231,7 @@ class ApiCalls:
         return c
 
     def exit(self, rec):
-        c = self._open.pop((rec.pid, rec.body.call), None)
+        c = self._open.pop((rec.pid, rec.body["call"]), None)
         if c is None:
             self.unmatched_exits += 1
             return None

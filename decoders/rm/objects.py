@@ -99,6 +99,7 @@ class ObjectTree:
         self.unmatched_mmaps = []
         self.notes = []
         self._resolved = {}             # va -> Resolved/None, valid until the tree changes
+        self._resolutions = {}          # va -> resolution() data, valid as long
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -113,21 +114,37 @@ class ObjectTree:
         r = cache[va] = self.resolve(va)
         return r
 
+    def _forget(self):
+        """The tree changed: what was resolved may not hold any more."""
+        self._resolved.clear()
+        self._resolutions.clear()
+
     def resolution(self, va):
         """Where GPU VA `va` lands, as JSON data (docs/json.md launches[].resolved): handle,
         class, class_name, offset, size, memory (sysmem/vidmem/...), cpu, via; None when no
-        mapping covers it."""
+        mapping covers it. Remembered like resolve_cached(): the same VA asked again before
+        the tree changes gets the same dict (callers keep it as it is)."""
+        cache = self._resolutions
+        try:
+            return cache[va]
+        except KeyError:
+            pass
         r = self.resolve_cached(va)
         if r is None:
-            return None
-        o = r.obj
-        return {"handle": o.handle, "class": o.hclass, "class_name": o.class_name,
-                "offset": r.offset, "size": o.size, "memory": o.location, "cpu": r.cpu_addr,
-                "via": r.how}
+            out = None
+        else:
+            o = r.obj
+            out = {"handle": o.handle, "class": o.hclass, "class_name": o.class_name,
+                   "offset": r.offset, "size": o.size, "memory": o.location, "cpu": r.cpu_addr,
+                   "via": r.how}
+        if len(cache) >= 65536:
+            cache.clear()
+        cache[va] = out
+        return out
 
     # -- feeding ------------------------------------------------------------------------
     def feed_ioctl(self, rec, pid=None):
-        self._resolved.clear()
+        self._forget()
         _, b = _decode(rec, self.branch)
         info = b.info
         if info.failed or not info.escape:
@@ -260,7 +277,7 @@ class ObjectTree:
                                 if not (m["via"] == "UVM_MAP_EXTERNAL_ALLOCATION" and m["va"] == base)]
 
     def feed_mmap(self, addr, length, fd, path, offset, pid=None):
-        self._resolved.clear()
+        self._forget()
         queue = self._pending_mmap.get((pid, fd))
         if not queue:
             self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
@@ -275,7 +292,7 @@ class ObjectTree:
         return obj
 
     def feed_munmap(self, addr, length, pid=None):
-        self._resolved.clear()
+        self._forget()
         end = addr + length
         for obj in self.objects.values():
             if obj.pid is not None and pid is not None and obj.pid != pid:

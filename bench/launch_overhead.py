@@ -44,6 +44,8 @@ def run_mode(mode, launches, workdir):
         return json.loads(out.stdout.strip().splitlines()[-1]), 0
     from tracer.run import run_traced
     cap = Path(workdir) / f"bench-{mode}.tlc"
+    if mode.endswith("+shm"):   # the capture file on tmpfs: what page-cache writes cost
+        cap = Path("/dev/shm") / f"bench-{mode}-{os.getpid()}.tlc"
     log = Path(workdir) / "child.json"
     wrapped = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh"] + argv
     shim_mode, _, variant = mode.partition("+")
@@ -52,6 +54,12 @@ def run_mode(mode, launches, workdir):
         env["TRACE_LAUNCH_COPY"] = "stream"
     if variant == "noapi":    # full capture without the driver-API brackets: their cost
         env["TRACE_LAUNCH_API"] = "0"
+    if variant == "nopatch":  # every doorbell faults: the store sites are not patched
+        env["TRACE_LAUNCH_PATCH"] = "0"
+    if variant == "noprefault":   # the tracer does not fault capture pages in ahead
+        env["TRACE_LAUNCH_PREFAULT"] = "0"
+    if variant == "profile":  # fenced TSC phase counters (they cost time themselves)
+        env["TRACE_LAUNCH_PROFILE"] = "1"
     rc = run_traced(wrapped, cap, mode=shim_mode, env=env)
     if rc != 0:
         raise RuntimeError(f"{mode} run failed with {rc}")
@@ -76,6 +84,9 @@ def shim_cycles(cap):
     d = max(stats.get("doorbells", 0), 1)
     out = {k[len("cycles_"):]: stats.get(k, 0) / d for k in TL_STATS_NAMES if k.startswith("cycles_")}
     out["populate_failed"] = stats.get("populate_failed", 0)
+    out["hooked_share"] = stats.get("doorbells_hooked", 0) / d   # through a patched site
+    out["gp_put_hooked_share"] = stats.get("gp_put_hooked", 0) / d
+    out["gp_put_shadow_mismatch"] = stats.get("gp_put_shadow_mismatch", 0)
     return out
 
 
@@ -88,7 +99,8 @@ def main():
     ap.add_argument("--workdir", default=None, help="where the benchmark's captures are written")
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
-                         "doorbell store, no capture: isolates the fault cost), full")
+                         "doorbell store, no capture: isolates the fault cost), full; full+VARIANT "
+                         "with VARIANT one of noapi, nopatch, noprefault, profile, stream, shm")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)

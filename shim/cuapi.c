@@ -152,13 +152,7 @@ static void note_unwrapped(const char *sym, int ver, uint64_t flags) {
     for (const char *q = mid; *q; q++) text[n++] = *q;
     text[n++] = (char)('0' + (flags & 7));
     text[n++] = ')';
-    uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_NOTE__FIXED + pad8(n));
-    if (!r) return;
-    uint64_t t = now_ns();
-    w64(r, TL_RECORD_HEADER__t_start, t); w64(r, TL_RECORD_HEADER__t_end, t);
-    w32(body(r), TL_NOTE__level, 1); w32(body(r), TL_NOTE__text_len, (uint32_t)n);
-    put_bytes(body(r) + TL_NOTE__text, text, n);
-    rec_publish(r, TL_REC_NOTE, TL_RF_COMPLETE);
+    note_text(text, n);
 }
 
 static uint32_t getproc(int v, const char *sym, void **pfn, int ver, uint64_t flags, void *status) {

@@ -29,6 +29,15 @@
  *     it does not decode takes the single-step path (counted), never an exit.
  *  I8 Faults that are not ours go to the program's own SIGSEGV/SIGTRAP handler: the shim
  *     keeps its handler installed and shows the program the handler it asked for.
+ *  I12 A doorbell store site is rewritten only when its shape proves the rewrite safe
+ *     (shim/patch.c says which shape); the stub preserves every register, the flags and the
+ *     vector state, and runs the same trap_store as the fault path. A site that is refused
+ *     keeps faulting. Each site is named in a NOTE record.
+ *  I13 GP_PUT without a device read: each channel's USERD page is made read-only too, and
+ *     every store to it is emulated through an alias mapping (made when the memory was
+ *     mapped) or comes through a patched site, so the shim sees each GP_PUT libcuda writes.
+ *     That shadow replaces the uncached read at the doorbell; every SHADOW_CHECK-th doorbell
+ *     reads GP_PUT anyway and a mismatch (counted) sends the channel back to reading it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -66,7 +75,7 @@
 #define MAX_GPUMAPS 16384
 #define MAX_DUPS 4096
 #define MAX_PENDING 256
-#define MAX_TRAPS 64
+#define MAX_TRAPS 256
 #define MAX_BUF (256u << 10)   /* per ioctl buffer copy */
 #define MAX_SEG (4u << 20)     /* per pushbuffer segment copy */
 #define MAX_ENTRIES_PER_REC 128
@@ -76,6 +85,7 @@
 #define PAGE 4096ul
 #define USERMODE_DOORBELL 0x90 /* NVC361_NOTIFY_CHANNEL_PENDING */
 #define USERD_GP_PUT 0x8C      /* NV_RAMUSERD_GP_PUT (dword 35) */
+#define SHADOW_CHECK 64        /* every 64th doorbell of a channel reads GP_PUT to check the shadow */
 
 enum { K_NONE = 0, K_CTL, K_GPU, K_UVM, K_OTHER };
 
@@ -111,15 +121,19 @@ static uint32_t g_npaths;
 
 struct channel { uint32_t valid, hClient, hChannel, hClass, token, token_valid, entries, hUserd;
                  uint64_t gpfifo_va, userd_off; uint32_t last_put, freed;
+                 /* GP_PUT as libcuda last stored it (I13), valid while shadow_ok */
+                 uintptr_t gp_put_cpu; uint32_t shadow_put, shadow_ok, doorbells;
                  /* translation cache, checked against the entries' `valid` on every use */
                  struct cpumap *userd_map; struct gpumap *ring_gmap; struct cpumap *ring_cmap;
                  struct gpumap *seg_gmap; struct cpumap *seg_cmap; };
 struct usermode { uint32_t valid, hClient, hObject; };
-struct cpumap { uint32_t valid, hClient, hMemory, kind; uint64_t memoff, len, addr; int prot; };
+struct cpumap { uint32_t valid, hClient, hMemory, kind; uint64_t memoff, len, addr; int prot;
+                uintptr_t alias; /* a second mapping of the same device memory (I13) */ };
 struct gpumap { uint32_t valid, hClient, hMemory, pad; uint64_t memoff, len, va; };
 struct dupe { uint32_t valid, hClient, hObject, hClientSrc, hObjectSrc; };
 struct pending { uint32_t valid; int fd; uint32_t hClient, hMemory; uint64_t off, len; };
-struct trap { uint32_t valid; uintptr_t user, alias; size_t len; };
+enum { TRAP_USERMODE = 0, TRAP_USERD = 1 };
+struct trap { uint32_t valid, probe, kind, own_alias; uintptr_t user, alias; size_t len; };
 
 static struct channel g_ch[MAX_CHANNELS]; static uint32_t g_nch;
 static struct usermode g_um[MAX_USERMODE]; static uint32_t g_num;
@@ -183,8 +197,14 @@ static int safe_read(void *dst, uintptr_t src, size_t n) {
 /* Device memory: aligned 32-bit loads only (I5). */
 static uint32_t dev_load32(uintptr_t a) { return *(volatile const uint32_t *)a; }
 static uint64_t dev_load64(uintptr_t a) { return *(volatile const uint64_t *)a; }
-/* Fenced TSC: an uncached load must finish inside the phase it is counted in. */
-static uint64_t tsc(void) { _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t; }
+/* Fenced TSC: an uncached load must finish inside the phase it is counted in. The fences
+ * cost about as much as a record's bookkeeping, so they run only when TRACE_LAUNCH_PROFILE=1. */
+static int g_profile;
+static uint64_t tsc(void) {
+    if (!g_profile) return 0;
+    _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t;
+}
+#define PROF(i, v) do { if (g_profile) ADD(&g_stats[(i)], (v)); } while (0)
 static void dev_copy(uint8_t *dst, uintptr_t src, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) { uint32_t v = dev_load32(src + i); memcpy(dst + i, &v, 4); }
@@ -265,6 +285,17 @@ static void rec_publish(uint8_t *p, uint16_t type, uint16_t flags) {
 static uint8_t *body(uint8_t *rec) { return rec + TL_RECORD_HEADER__SIZE; }
 
 static void put_bytes(uint8_t *dst, const void *src, size_t n) { if (n) memcpy(dst, src, n); }
+
+/* A NOTE record: one line of text for the reader (level 1: information). */
+static void note_text(const char *text, size_t n) {
+    uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_NOTE__FIXED + pad8(n));
+    if (!r) return;
+    uint64_t t = now_ns();
+    w64(r, TL_RECORD_HEADER__t_start, t); w64(r, TL_RECORD_HEADER__t_end, t);
+    w32(body(r), TL_NOTE__level, 1); w32(body(r), TL_NOTE__text_len, (uint32_t)n);
+    put_bytes(body(r) + TL_NOTE__text, text, n);
+    rec_publish(r, TL_REC_NOTE, TL_RF_COMPLETE);
+}
 
 /* ---- fd bookkeeping ----------------------------------------------------------------- */
 static int path_kind(const char *path, const char **name) {
@@ -441,6 +472,54 @@ static struct channel *channel_by_token(uint32_t token) {
     return NULL;
 }
 
+/* TRACE_LAUNCH_PROBE=ring (a measuring aid, not for tracing): protect each new channel's
+ * USERD page and GPFIFO ring pages too, and name in a NOTE every instruction that stores
+ * there (each store is then single-stepped). This is how the stores of GP entries and
+ * GP_PUT were found. */
+static int g_probe_ring;
+static void install_handlers(void);
+static struct trap *trap_at(uintptr_t a);
+static void probe_page(uintptr_t page) {
+    struct trap *t = APPEND(g_trap, g_ntrap, MAX_TRAPS);
+    if (!t) return;
+    t->user = page; t->alias = 0; t->len = PAGE; t->probe = 1; t->own_alias = 0; t->kind = TRAP_USERMODE;
+    install_handlers();
+    STORE_REL(&t->valid, 1);
+    syscall(SYS_mprotect, (void *)page, PAGE, PROT_READ);
+}
+static void probe_channel(struct channel *c) {
+    uint64_t avail = 0;
+    uintptr_t u = mem_to_cpu(c->hClient, c->hUserd, c->userd_off, &avail, NULL);
+    if (u) probe_page(u & ~(PAGE - 1));
+    struct gpumap *gm = NULL; struct cpumap *cm = NULL;
+    uintptr_t ring = va_to_cpu_cached(c->gpfifo_va, &avail, NULL, &gm, &cm);
+    for (uintptr_t p = ring & ~(PAGE - 1); ring && p < ring + 8ull * c->entries; p += PAGE) probe_page(p);
+}
+
+/* Trap the channel's USERD page (I13): read-only, stores emulated through the alias. */
+static void userd_trap(struct channel *c) {
+    if (!g_full) return;
+    struct cpumap *m = find_cpu(c->hClient, c->hUserd, c->userd_off);
+    if (!m || !m->alias || m->kind != K_GPU) return;
+    uintptr_t gp = (uintptr_t)(m->addr + (c->userd_off - m->memoff)) + USERD_GP_PUT;
+    uintptr_t page = gp & ~(PAGE - 1);
+    if ((gp & 3) || gp + 4 > m->addr + m->len || page < m->addr) return;
+    c->gp_put_cpu = gp;
+    c->shadow_put = c->last_put;
+    if (!trap_at(page)) {
+        struct trap *t = APPEND(g_trap, g_ntrap, MAX_TRAPS);
+        if (!t) { STAT(TL_STAT_TRAP_SETUP_FAILED); return; }
+        t->user = page; t->alias = m->alias + (page - m->addr); t->len = PAGE;
+        t->kind = TRAP_USERD; t->own_alias = 0; t->probe = 0;
+        install_handlers();
+        STORE_REL(&t->valid, 1);
+        if (syscall(SYS_mprotect, (void *)page, PAGE, PROT_READ) != 0) {
+            STORE_REL(&t->valid, 0); STAT(TL_STAT_TRAP_SETUP_FAILED); return;
+        }
+    }
+    STORE_REL(&c->shadow_ok, 1);
+}
+
 static void track_ioctl(int kind, unsigned long req, int fd, const uint8_t *arg, uint32_t size,
                         const uint8_t *buf, uint32_t bufsize) {
     uint32_t nr = req & 0xff;
@@ -478,6 +557,8 @@ static void track_ioctl(int kind, unsigned long req, int fd, const uint8_t *arg,
             c->userd_off = r64(buf, NV_CHANNEL_ALLOC_PARAMS__userdOffset);
             c->last_put = 0;   /* GP_PUT starts at 0 on a new channel */
             STORE_REL(&c->valid, 1);
+            if (g_probe_ring) probe_channel(c);
+            else userd_trap(c);
         }
     } else if (nr == 0x2A && size == NVOS54_PARAMETERS__SIZE) {
         if (r32(arg, NVOS54_PARAMETERS__status) || r32(arg, NVOS54_PARAMETERS__cmd) != 0xC36F0108u) return;
@@ -558,13 +639,21 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
     uint64_t ravail = 0;
     if (userd) ring = va_to_cpu_cached(c->gpfifo_va, &ravail, NULL, &c->ring_gmap, &c->ring_cmap);
     t1 = tsc();
-    ADD(&g_stats[TL_STAT_CYCLES_LOOKUP], t1 - t0);
+    PROF(TL_STAT_CYCLES_LOOKUP, t1 - t0);
     if (!userd || avail < USERD_GP_PUT + 4) {
         flags |= TL_SUB_NO_USERD;
     } else {
         uint64_t tp = tsc();
-        put = dev_load32(userd + USERD_GP_PUT);
-        ADD(&g_stats[TL_STAT_CYCLES_GP_PUT], tsc() - tp);
+        uint32_t k = ADD(&c->doorbells, 1);
+        if (LOAD_ACQ(&c->shadow_ok) && k % SHADOW_CHECK) {
+            put = LOAD_ACQ(&c->shadow_put);
+        } else {
+            put = dev_load32(userd + USERD_GP_PUT);
+            if (LOAD_ACQ(&c->shadow_ok) && put != LOAD_ACQ(&c->shadow_put)) {
+                STORE_REL(&c->shadow_ok, 0); STAT(TL_STAT_GP_PUT_SHADOW_MISMATCH);
+            }
+        }
+        PROF(TL_STAT_CYCLES_GP_PUT, tsc() - tp);
         prev = __atomic_exchange_n(&c->last_put, put, __ATOMIC_ACQ_REL);
         if (put < entries && prev < entries) n = (put + entries - prev) % entries;
         if (n && (!ring || ravail < (uint64_t)entries * 8)) { lost = n; n = 0; flags |= TL_SUB_LOST; }
@@ -603,15 +692,15 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             }
             total += TL_SEGMENT__FIXED + pad8(sg->size);
         }
-        ADD(&g_stats[TL_STAT_CYCLES_DEVICE_READS], tsc() - tr);
+        PROF(TL_STAT_CYCLES_DEVICE_READS, tsc() - tr);
         uint64_t tb = tsc();
         uint8_t *r = rec_begin(total);
-        ADD(&g_stats[TL_STAT_CYCLES_RESERVE], tsc() - tb);
+        PROF(TL_STAT_CYCLES_RESERVE, tsc() - tb);
         if (r) {
             uint8_t *b = body(r);
             uint64_t tk = tsc();
             uint64_t t = now_ns();
-            ADD(&g_stats[TL_STAT_CYCLES_CLOCK], tsc() - tk);
+            PROF(TL_STAT_CYCLES_CLOCK, tsc() - tk);
             w64(r, TL_RECORD_HEADER__t_start, t);
             w32(b, TL_SUBMISSION__token, token); w32(b, TL_SUBMISSION__hClient, c->hClient);
             w32(b, TL_SUBMISSION__hChannel, c->hChannel); w32(b, TL_SUBMISSION__hClass, c->hClass);
@@ -642,8 +731,8 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         STAT(TL_STAT_SUBMISSIONS);
         idx += m; n -= m; lost = 0;
     } while (n);
-    ADD(&g_stats[TL_STAT_CYCLES_COPY], tcopy);
-    ADD(&g_stats[TL_STAT_CYCLES_CAPTURE], tsc() - t0);
+    PROF(TL_STAT_CYCLES_COPY, tcopy);
+    PROF(TL_STAT_CYCLES_CAPTURE, tsc() - t0);
 }
 
 static void doorbell(struct trap *t, uint32_t token, uint64_t rip, uint32_t insn_len, uint32_t flags) {
@@ -678,48 +767,69 @@ static void doorbell_scan(struct trap *t, uint64_t rip) {
     }
 }
 
-/* x86-64 store decoding: the forms a compiler emits for a 32-bit MMIO store. Returns the
- * instruction length, or 0 when the encoding is not one we emulate. */
+/* x86-64 store decoding: the forms a compiler emits for a 32-bit MMIO store. */
 static const int greg_of[16] = { REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
                                  REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15 };
 
-static uint32_t decode_store(const uint8_t *ip, const greg_t *g, uint64_t *value, uint32_t *size) {
+struct store {
+    uint32_t len, size;
+    int kind;             /* 1: store of register `reg`, 2: store of immediate `imm` */
+    int reg, rex;         /* x86 register numbers (0 rax .. 15 r15) */
+    int base;             /* address register when the operand is base + disp, else -1 */
+    int32_t disp;
+    uint64_t imm;
+};
+
+/* Returns the instruction length, or 0 when the encoding is not one we emulate. */
+static uint32_t parse_store(const uint8_t *ip, struct store *st) {
     const uint8_t *p = ip;
-    int op16 = 0, rex = 0;
+    int op16 = 0, rex = 0, fsgs = 0;
     for (int i = 0; i < 4; i++) {
         if (*p == 0x66) { op16 = 1; p++; }
-        else if (*p == 0x2E || *p == 0x3E || *p == 0x26 || *p == 0x36 || *p == 0x64 || *p == 0x65) p++;
+        else if (*p == 0x64 || *p == 0x65) { fsgs = 1; p++; }
+        else if (*p == 0x2E || *p == 0x3E || *p == 0x26 || *p == 0x36) p++;
         else break;
     }
     if ((*p & 0xF0) == 0x40) rex = *p++;
     int w = rex & 8;
     uint8_t op = *p++;
-    int kind;                                  /* 1: store of a register, 2: store of an immediate */
-    if (op == 0x89) { kind = 1; *size = w ? 8 : op16 ? 2 : 4; }
-    else if (op == 0x88) { kind = 1; *size = 1; }
-    else if (op == 0xC7) { kind = 2; *size = w ? 8 : op16 ? 2 : 4; }
-    else if (op == 0xC6) { kind = 2; *size = 1; }
-    else if (op == 0x0F && *p == 0xC3) { p++; kind = 1; *size = w ? 8 : 4; }   /* MOVNTI */
+    if (op == 0x89) { st->kind = 1; st->size = w ? 8 : op16 ? 2 : 4; }
+    else if (op == 0x88) { st->kind = 1; st->size = 1; }
+    else if (op == 0xC7) { st->kind = 2; st->size = w ? 8 : op16 ? 2 : 4; }
+    else if (op == 0xC6) { st->kind = 2; st->size = 1; }
+    else if (op == 0x0F && *p == 0xC3) { p++; st->kind = 1; st->size = w ? 8 : 4; }   /* MOVNTI */
     else return 0;
     uint8_t modrm = *p++;
-    int mod = modrm >> 6, reg = ((modrm >> 3) & 7) | ((rex & 4) ? 8 : 0), rm = modrm & 7;
+    int mod = modrm >> 6, rm = modrm & 7;
+    st->reg = ((modrm >> 3) & 7) | ((rex & 4) ? 8 : 0);
+    st->rex = rex;
+    /* base + disp without SIB, RIP-relative or segment override: all a patched site needs */
+    st->base = (rm != 4 && !(mod == 0 && rm == 5) && !fsgs) ? (rm | ((rex & 1) ? 8 : 0)) : -1;
+    st->disp = 0;
     if (mod == 3) return 0;
-    if (kind == 2 && (reg & 7) != 0) return 0;
+    if (st->kind == 2 && (st->reg & 7) != 0) return 0;
     if (rm == 4) { uint8_t sib = *p++; if ((sib & 7) == 5 && mod == 0) p += 4; }
     else if (rm == 5 && mod == 0) p += 4;
-    if (mod == 1) p += 1; else if (mod == 2) p += 4;
-    if (kind == 2) {
-        if (*size == 1) { *value = *p; p += 1; }
-        else if (*size == 2) { uint16_t v; memcpy(&v, p, 2); *value = v; p += 2; }
-        else { int32_t v; memcpy(&v, p, 4); *value = (uint64_t)(int64_t)v; p += 4; }
-    } else {
-        uint64_t v;
-        if (*size == 1 && !rex && reg >= 4 && reg < 8) v = (uint64_t)g[greg_of[reg - 4]] >> 8;   /* AH..BH */
-        else v = (uint64_t)g[greg_of[reg]];
-        *value = v;
+    if (mod == 1) { st->disp = (int8_t)*p; p += 1; }
+    else if (mod == 2) { memcpy(&st->disp, p, 4); p += 4; }
+    st->imm = 0;
+    if (st->kind == 2) {
+        if (st->size == 1) { st->imm = *p; p += 1; }
+        else if (st->size == 2) { uint16_t v; memcpy(&v, p, 2); st->imm = v; p += 2; }
+        else { int32_t v; memcpy(&v, p, 4); st->imm = (uint64_t)(int64_t)v; p += 4; }
     }
-    if (*size < 8) *value &= (1ull << (8 * *size)) - 1;
-    return (uint32_t)(p - ip);
+    st->len = (uint32_t)(p - ip);
+    return st->len;
+}
+
+/* The value the store writes, from the faulting context's registers. */
+static uint64_t store_value(const struct store *st, const greg_t *g) {
+    uint64_t v = st->imm;
+    if (st->kind == 1) {
+        if (st->size == 1 && !st->rex && st->reg >= 4 && st->reg < 8) v = (uint64_t)g[greg_of[st->reg - 4]] >> 8;   /* AH..BH */
+        else v = (uint64_t)g[greg_of[st->reg]];
+    }
+    return st->size < 8 ? v & ((1ull << (8 * st->size)) - 1) : v;
 }
 
 static struct trap *trap_at(uintptr_t a) {
@@ -743,6 +853,57 @@ static void chain(int sig, siginfo_t *si, void *uc) {
     if (sig == SIGTRAP) raise(SIGTRAP);
 }
 
+/* Emulate a store of `size` bytes at `off` of a trapped usermode page: the doorbell when it
+ * covers +0x90, then the store itself through the alias mapping. */
+/* The dword at `at` (page offset) within a store of `size` bytes at `off`: 1 covered, 0 not
+ * touched, -1 touched in part. */
+static int covers(uintptr_t off, uint32_t size, uintptr_t at) {
+    if (off <= at && at + 4 <= off + size) return 1;
+    return (off < at + 4 && at < off + size) ? -1 : 0;
+}
+
+/* A store to a trapped USERD page: keep each channel's GP_PUT shadow (I13). */
+static int userd_store(struct trap *t, uintptr_t off, uint64_t value, uint32_t size) {
+    int hit = 0;
+    uint32_t n = LOAD_ACQ(&g_nch);
+    for (uint32_t i = 0; i < n && i < MAX_CHANNELS; i++) {
+        struct channel *c = &g_ch[i];
+        if (!LOAD_ACQ(&c->valid) || c->gp_put_cpu - t->user >= PAGE) continue;
+        int k = covers(off, size, c->gp_put_cpu - t->user);
+        if (k > 0) { STORE_REL(&c->shadow_put, (uint32_t)(value >> (8 * (c->gp_put_cpu - t->user - off)))); hit = 1; }
+        else if (k < 0) STORE_REL(&c->shadow_ok, 0);
+    }
+    return hit;
+}
+
+/* A store the program cannot make itself (the page is read-only): USERD stores it could not
+ * decode leave the shadows of that page unknown. */
+static void userd_unknown(struct trap *t) {
+    uint32_t n = LOAD_ACQ(&g_nch);
+    for (uint32_t i = 0; i < n && i < MAX_CHANNELS; i++)
+        if (LOAD_ACQ(&g_ch[i].valid) && g_ch[i].gp_put_cpu - t->user < PAGE) STORE_REL(&g_ch[i].shadow_ok, 0);
+}
+
+static void trap_store_alias(struct trap *t, uintptr_t off, uint64_t value, uint32_t size) {
+    volatile uint8_t *dst = (volatile uint8_t *)(t->alias + off);
+    if (size == 4) *(volatile uint32_t *)dst = (uint32_t)value;
+    else if (size == 8) *(volatile uint64_t *)dst = value;
+    else if (size == 2) *(volatile uint16_t *)dst = (uint16_t)value;
+    else *dst = (uint8_t)value;
+}
+
+/* Emulate a store of `size` bytes at `off` of a trapped page: the doorbell when it covers
+ * usermode +0x90, a channel's GP_PUT in USERD; then the store itself through the alias. */
+static void trap_store(struct trap *t, uintptr_t off, uint64_t value, uint32_t size, uint64_t rip,
+                       uint32_t len, uint32_t flags) {
+    if (t->kind == TRAP_USERD) userd_store(t, off, value, size);
+    else if (covers(off, size, USERMODE_DOORBELL) > 0)
+        doorbell(t, (uint32_t)(value >> (8 * (USERMODE_DOORBELL - off))), rip, len, flags);
+    trap_store_alias(t, off, value, size);
+}
+
+#include "patch.c"
+
 static void on_segv(int sig, siginfo_t *si, void *ucv) {
     int saved = errno;
     ucontext_t *uc = ucv;
@@ -750,23 +911,37 @@ static void on_segv(int sig, siginfo_t *si, void *ucv) {
     struct trap *t = (si->si_code == SEGV_ACCERR) ? trap_at(a) : NULL;
     if (!t) { STAT(TL_STAT_FAULTS_NOT_OURS); errno = saved; chain(sig, si, ucv); return; }
     greg_t *g = uc->uc_mcontext.gregs;
-    uint64_t rip = (uint64_t)g[REG_RIP], value = 0;
-    uint32_t size = 0, len = decode_store((const uint8_t *)rip, g, &value, &size);
+    if (t->probe) {
+        probe_note((uintptr_t)g[REG_RIP], a);
+        t_stepping = t;
+        syscall(SYS_mprotect, (void *)t->user, PAGE, PROT_READ | PROT_WRITE);
+        g[REG_EFL] |= 0x100;
+        errno = saved;
+        return;
+    }
+    uint64_t rip = (uint64_t)g[REG_RIP];
+    struct store st;
+    uint32_t len = parse_store((const uint8_t *)rip, &st);
+    struct site *known = len ? NULL : site_at(rip);
+    if (known) { st = known->st; len = st.len; }   /* it faulted before its site was rewritten */
+    uint32_t size = st.size;
     uintptr_t off = a - t->user;
     if (len && off + size <= PAGE) {
-        if (off <= USERMODE_DOORBELL && USERMODE_DOORBELL + 4 <= off + size)
-            doorbell(t, (uint32_t)(value >> (8 * (USERMODE_DOORBELL - off))), rip, len, 0);
-        volatile uint8_t *dst = (volatile uint8_t *)(t->alias + off);
-        if (size == 4) *(volatile uint32_t *)dst = (uint32_t)value;
-        else if (size == 8) *(volatile uint64_t *)dst = value;
-        else if (size == 2) *(volatile uint16_t *)dst = (uint16_t)value;
-        else *dst = (uint8_t)value;
+        uint64_t value = store_value(&st, g);
+        if (t->kind == TRAP_USERD) {
+            if (userd_store(t, off, value, size)) consider_site(rip, &st, "GP_PUT");
+            trap_store_alias(t, off, value, size);
+        } else {
+            trap_store(t, off, value, size, rip, len, 0);
+            if (covers(off, size, USERMODE_DOORBELL) > 0) consider_site(rip, &st, "doorbell");
+        }
         g[REG_RIP] = (greg_t)(rip + len);
     } else {
         /* Unknown encoding: record what GP_PUT shows, then let the instruction run once with
          * the page writable and the trap flag set; on_trap restores the protection. */
         STAT(TL_STAT_FALLBACKS);
-        doorbell_scan(t, rip);
+        if (t->kind == TRAP_USERD) userd_unknown(t);
+        else doorbell_scan(t, rip);
         t_stepping = t;
         syscall(SYS_mprotect, (void *)t->user, PAGE, PROT_READ | PROT_WRITE);
         g[REG_EFL] |= 0x100;
@@ -806,7 +981,7 @@ static void setup_trap(uintptr_t user, size_t len, int prot, int flags, int fd, 
     if (alias == MAP_FAILED) { STAT(TL_STAT_TRAP_SETUP_FAILED); return; }
     struct trap *t = APPEND(g_trap, g_ntrap, MAX_TRAPS);
     if (!t) { real_munmap(alias, len); STAT(TL_STAT_TRAP_SETUP_FAILED); return; }
-    t->user = user; t->alias = (uintptr_t)alias; t->len = len;
+    t->user = user; t->alias = (uintptr_t)alias; t->len = len; t->own_alias = 1; t->kind = TRAP_USERMODE;
     install_handlers();
     STORE_REL(&t->valid, 1);
     if (syscall(SYS_mprotect, (void *)user, PAGE, PROT_READ) != 0) {
@@ -883,6 +1058,13 @@ __attribute__((constructor)) static void tl_init(void) {
     if (m && !strcmp(m, "ioctl")) g_full = 0;
     if (m && !strcmp(m, "trap")) g_capture = 0;
     const char *cp = getenv("TRACE_LAUNCH_COPY");
+    const char *pt = getenv("TRACE_LAUNCH_PATCH");
+    if (pt && !strcmp(pt, "0")) g_patch = 0;
+    const char *pr = getenv("TRACE_LAUNCH_PROBE");
+    g_probe_ring = pr && !strcmp(pr, "ring");
+    const char *pf = getenv("TRACE_LAUNCH_PROFILE");
+    g_profile = pf && !strcmp(pf, "1");
+    xstate_init();
     __builtin_cpu_init();
     /* Measured on the H100: the pushbuffer is cached system memory, where memcpy is ~5x
      * faster than streaming loads; "stream" is kept for write-combined pushbuffers. */
@@ -1102,7 +1284,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
 }
 
 /* ---- wrappers: mmap family ---------------------------------------------------------- */
-static void track_cpu_map(int fd, int kind, uintptr_t addr, size_t len, int prot) {
+static void track_cpu_map(int fd, int kind, uintptr_t addr, size_t len, int prot, off_t off) {
     struct pending *p = NULL;
     uint32_t n = LOAD_ACQ(&g_npend);
     for (uint32_t i = 0; i < n && i < MAX_PENDING; i++)
@@ -1111,22 +1293,33 @@ static void track_cpu_map(int fd, int kind, uintptr_t addr, size_t len, int prot
     if (!c) return;
     c->hClient = p ? p->hClient : 0; c->hMemory = p ? p->hMemory : 0;
     c->memoff = p ? p->off : 0; c->len = len; c->addr = addr; c->prot = prot; c->kind = (uint32_t)kind;
+    int um = p && is_usermode(p->hClient, p->hMemory);
+    c->alias = 0;
+    if (!um && g_full && kind == K_GPU && (prot & PROT_WRITE) && len <= (64u << 20)) {
+        /* Device memory that may hold a channel's USERD: the alias lets its page be trapped
+         * later (I13). Made now because the driver maps what the last RM_MAP_MEMORY named. */
+        void *al = real_mmap(NULL, len, prot, MAP_SHARED, fd, off);
+        if (al != MAP_FAILED) c->alias = (uintptr_t)al;
+    }
     STORE_REL(&c->valid, 1);
-    if (p && is_usermode(p->hClient, p->hMemory)) setup_trap(addr, len, prot, MAP_SHARED, fd, 0);
+    if (um) setup_trap(addr, len, prot, MAP_SHARED, fd, 0);
 }
 
 static void untrack_range(uintptr_t a, size_t len) {
     uint32_t n = LOAD_ACQ(&g_ncpu);
     for (uint32_t i = 0; i < n && i < MAX_CPUMAPS; i++) {
         struct cpumap *c = &g_cpu[i];
-        if (LOAD_ACQ(&c->valid) && c->addr < a + len && a < c->addr + c->len) STORE_REL(&c->valid, 0);
+        if (LOAD_ACQ(&c->valid) && c->addr < a + len && a < c->addr + c->len) {
+            STORE_REL(&c->valid, 0);
+            if (c->alias) real_munmap((void *)c->alias, c->len);
+        }
     }
     n = LOAD_ACQ(&g_ntrap);
     for (uint32_t i = 0; i < n && i < MAX_TRAPS; i++) {
         struct trap *t = &g_trap[i];
         if (LOAD_ACQ(&t->valid) && t->user < a + len && a < t->user + t->len) {
             STORE_REL(&t->valid, 0);
-            real_munmap((void *)t->alias, t->len);
+            if (t->own_alias) real_munmap((void *)t->alias, t->len);
         }
     }
 }
@@ -1151,7 +1344,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
     uint64_t t0 = now_ns();
     void *res = real_mmap(addr, len, prot, flags, fd, off);
     int err = errno;
-    if (res != MAP_FAILED && kind != K_UVM) track_cpu_map(fd, kind, (uintptr_t)res, len, prot);
+    if (res != MAP_FAILED && kind != K_UVM) track_cpu_map(fd, kind, (uintptr_t)res, len, prot, off);
     if (r) {
         uint8_t *b = body(r);
         w64(r, TL_RECORD_HEADER__t_start, t0); w64(r, TL_RECORD_HEADER__t_end, now_ns());

@@ -58,10 +58,10 @@ def _devdir(tmp_path, names=("nvidiactl", "nvidia0", "nvidia-uvm"), size=2 << 20
     return dev
 
 
-def _run(shim, argv, cap, dev, mode="full"):
+def _run(shim, argv, cap, dev, mode="full", extra_env=None):
     create_capture(cap, {"argv": [str(a) for a in argv], "synthetic": True})
     env = dict(os.environ, LD_PRELOAD=str(shim), TRACE_LAUNCH_CAPTURE=str(cap),
-               TRACE_LAUNCH_DEVDIR=str(dev), TRACE_LAUNCH_MODE=mode)
+               TRACE_LAUNCH_DEVDIR=str(dev), TRACE_LAUNCH_MODE=mode, **(extra_env or {}))
     proc = subprocess.run([str(a) for a in argv], env=env, capture_output=True, text=True,
                           timeout=120)
     append_end(cap, proc.returncode)
@@ -266,6 +266,92 @@ def test_loads_and_own_signal_handler_still_work(simdev_run):
     _, truth = simdev_run
     assert truth["timer_read"] == truth["timer_written"]   # +0x80 read through the trap page
     assert truth["own_handler_ran"] == 1                   # its SIGSEGV reached its handler
+
+
+def _counters(recs):
+    (stats,) = [r.body for r in recs if r.type == "STATS"]
+    return dict(zip(F.TL_STATS_NAMES, stats.counters))
+
+
+def _site_notes(recs, kind=None):
+    """{rip: what} from the shim's '<kind> store site 0x<rip>: <what>; code ...' NOTEs."""
+    out = {}
+    for r in recs:
+        if r.type == "NOTE":
+            text = bytes(r.body.text).decode()
+            k, sep, rest = text.partition(" store site ")
+            if sep and k in ("doorbell", "GP_PUT") and kind in (None, k):
+                rip, what = rest.split(";")[0].split(": ", 1)
+                out[int(rip, 16)] = what
+    return out
+
+
+def test_libcuda_shaped_sites_are_patched_and_hooked(simdev_run):
+    """simdev's two stores shaped like libcuda's (mov %ecx,(%rax); jmp; padding) are patched
+    at their first fault; every later doorbell from them comes through the stub."""
+    recs, truth = simdev_run
+    notes = _site_notes(recs, "doorbell")
+    sites = [int(x) for x in truth["sites"]]
+    assert all(notes[s] == "patched" for s in sites)
+    assert [w for rip, w in notes.items() if rip not in sites]   # the C stores: refused, named
+    assert all(w != "patched" for rip, w in notes.items() if rip not in sites)
+    c = _counters(recs)
+    assert c["sites_patched"] == 3                                # + the GP_PUT site
+    assert c["sites_refused"] == len(_site_notes(recs)) - 3
+    hooked = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_HOOKED]
+    assert len(hooked) == c["doorbells_hooked"]
+    from_sites = 4 * 200 + 3                  # the worker threads and the register check
+    # The first store at each site faults; threads racing the patch may fault a few more.
+    assert from_sites - 2 - 4 <= len(hooked) <= from_sites - 2
+    assert {s.rip for s in hooked} == set(sites)
+
+
+def test_gp_put_shadow_replaces_the_device_read(simdev_run):
+    """GP_PUT shaped like libcuda's store (mov %esi,0x8c(%rdi); ret; padding) is patched at
+    its first fault; the shadow it keeps is what the doorbell uses (I13), and the exact
+    put ranges checked in test_every_submission_captured_exactly come from it. No
+    mismatch is seen by the sampled device reads."""
+    recs, truth = simdev_run
+    notes = _site_notes(recs, "GP_PUT")
+    assert notes[int(truth["gp_put_site"])] == "patched"
+    c = _counters(recs)
+    assert c["gp_put_shadow_mismatch"] == 0
+    assert 4 * 200 + 3 - 1 - 4 <= c["gp_put_hooked"] <= 4 * 200 + 3 - 1
+
+
+def test_stub_preserves_registers_flags_and_red_zone(simdev_run):
+    """After the store, every register holds what it held before, whether the store faulted
+    (first call) or went through the stub (later calls): GPRs, CF, xmm0-15, and a pointer
+    kept in the red zone below %rsp (a corrupted one would have crashed simdev)."""
+    _, truth = simdev_run
+    db = int(truth["doorbell"])
+    pat = {n: int(n[0] * 16, 16) for n in "123458abcde7"}
+    want_gprs = [db, pat["2"], 0xB, pat["1"], pat["4"], pat["5"], pat["3"], pat["8"],
+                 int("9" * 16, 16), pat["a"], pat["b"], pat["c"], pat["d"], pat["e"], pat["7"]]
+    want_xmm = [pat["1"], pat["2"], pat["3"], pat["4"], pat["5"], pat["8"], int("9" * 16, 16),
+                pat["a"], pat["b"], pat["c"], pat["d"], pat["e"], pat["7"], pat["1"], pat["2"],
+                pat["3"]]
+    runs = [[int(v) for v in regs] for regs in truth["regs_after"]]
+    assert len(runs) == 3
+    for regs in runs:
+        assert regs[:15] == want_gprs
+        assert regs[15] & 1                   # CF, set by stc before the store
+        assert regs[16:32] == want_xmm
+    assert runs[0][15] == runs[1][15] == runs[2][15]   # the whole flags word
+
+
+def test_patching_off_keeps_every_doorbell_on_the_fault_path(shim, programs, tmp_path):
+    dev = _devdir(tmp_path)
+    truth_path = tmp_path / "t.json"
+    proc, recs = _run(shim, [programs["simdev"], dev, truth_path, 2, 20], tmp_path / "c.tlc",
+                      dev, extra_env={"TRACE_LAUNCH_PATCH": "0"})
+    assert proc.returncode == 0, proc.stderr
+    truth = json.loads(truth_path.read_text())
+    c = _counters(recs)
+    assert c["sites_patched"] == 0 and c["doorbells_hooked"] == 0
+    assert set(_site_notes(recs).values()) == {"patching off (TRACE_LAUNCH_PATCH=0)"}
+    subs = [r for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_CHANNEL_KNOWN]
+    assert len(subs) == len([s for s in truth["submissions"] if s["token"]])
 
 
 def test_ioctl_mode_sets_no_trap(shim, programs, tmp_path):

@@ -83,7 +83,63 @@ static void make_channel(int k, uint32_t entries, uint32_t token) {
     token_ctrl(c->handle, token);
 }
 
+/* Doorbell stores shaped like libcuda 580's (the H100 probe found `89 08` = mov %ecx,(%rax),
+ * then `e9 rel32`, then multi-byte NOP padding up to a 16-byte boundary): the shape the
+ * shim patches into a jump to its stub (shim/patch.c). sim_doorbell is used by the worker
+ * threads; sim_doorbell_regs also writes every register after the store (to out[]), so the
+ * test can see the stub preserved them, its flags and xmm0-15, and the red zone. */
+void sim_doorbell(volatile uint32_t *db, uint32_t token);
+void sim_doorbell_regs(volatile uint32_t *db, uint32_t token, uint64_t *out);
+void sim_set_gp_put(volatile uint8_t *userd, uint32_t put);
+extern char sim_db_site[], sim_regs_site[];
+/* Places the store at offset 15 of a 32-byte block (libcuda: 0x...d1f): the 5-byte jump then
+ * ends at 20 and 12 bytes of padding follow (lea and nopl change no flags). */
+#define AT_15 "  .p2align 5\n  .byte 0x48,0x8d,0x80,0,0,0,0, 0x0f,0x1f,0x00, 0x0f,0x1f,0x44,0x00,0x00\n"
+__asm__(
+    /* GP_PUT as libcuda 580 stores it: mov %esi,0x8c(%rdi); ret; padding */
+    ".text\n.p2align 4\n.globl sim_set_gp_put\nsim_set_gp_put:\n"
+    "  mov %esi, 0x8c(%rdi)\n  ret\n"
+    ".p2align 4\n.globl sim_doorbell\nsim_doorbell:\n"
+    "  mov %rdi, %rax\n  mov %esi, %ecx\n" AT_15
+    ".globl sim_db_site\nsim_db_site:\n"
+    "  mov %ecx, (%rax)\n"
+    "  .byte 0xe9\n  .long 1f - 2f\n2:\n  .p2align 4\n1:\n  ret\n"
+    ".p2align 4\n.globl sim_doorbell_regs\nsim_doorbell_regs:\n"
+    "  push %rbx\n  push %rbp\n  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
+    "  mov %rdx, -16(%rsp)\n"                 /* in the red zone: the stub must skip it */
+    "  mov %rdi, %rax\n  mov %esi, %ecx\n"
+    "  movabs $0x1111111111111111, %rdx\n  movabs $0x2222222222222222, %rbx\n"
+    "  movabs $0x3333333333333333, %rbp\n  movabs $0x4444444444444444, %rsi\n"
+    "  movabs $0x5555555555555555, %rdi\n  movabs $0x8888888888888888, %r8\n"
+    "  movabs $0x9999999999999999, %r9\n  movabs $0xaaaaaaaaaaaaaaaa, %r10\n"
+    "  movabs $0xbbbbbbbbbbbbbbbb, %r11\n  movabs $0xcccccccccccccccc, %r12\n"
+    "  movabs $0xdddddddddddddddd, %r13\n  movabs $0xeeeeeeeeeeeeeeee, %r14\n"
+    "  movabs $0x7777777777777777, %r15\n"
+    "  movq %rdx, %xmm0\n  movq %rbx, %xmm1\n  movq %rbp, %xmm2\n  movq %rsi, %xmm3\n"
+    "  movq %rdi, %xmm4\n  movq %r8, %xmm5\n  movq %r9, %xmm6\n  movq %r10, %xmm7\n"
+    "  movq %r11, %xmm8\n  movq %r12, %xmm9\n  movq %r13, %xmm10\n  movq %r14, %xmm11\n"
+    "  movq %r15, %xmm12\n  movq %rdx, %xmm13\n  movq %rbx, %xmm14\n  movq %rbp, %xmm15\n"
+    "  stc\n" AT_15
+    ".globl sim_regs_site\nsim_regs_site:\n"
+    "  mov %ecx, (%rax)\n"
+    "  .byte 0xe9\n  .long 3f - 4f\n4:\n  .p2align 4\n3:\n"
+    "  pushfq\n"
+    "  xchg %rax, -8(%rsp)\n"               /* rax <- out; the slot keeps rax */
+    "  mov %rbx, 8(%rax)\n  mov %rcx, 16(%rax)\n  mov %rdx, 24(%rax)\n  mov %rsi, 32(%rax)\n"
+    "  mov %rdi, 40(%rax)\n  mov %rbp, 48(%rax)\n  mov %r8, 56(%rax)\n  mov %r9, 64(%rax)\n"
+    "  mov %r10, 72(%rax)\n  mov %r11, 80(%rax)\n  mov %r12, 88(%rax)\n  mov %r13, 96(%rax)\n"
+    "  mov %r14, 104(%rax)\n  mov %r15, 112(%rax)\n"
+    "  mov -8(%rsp), %rbx\n  mov %rbx, 0(%rax)\n"
+    "  pop %rbx\n  mov %rbx, 120(%rax)\n"
+    "  movq %xmm0, 128(%rax)\n  movq %xmm1, 136(%rax)\n  movq %xmm2, 144(%rax)\n  movq %xmm3, 152(%rax)\n"
+    "  movq %xmm4, 160(%rax)\n  movq %xmm5, 168(%rax)\n  movq %xmm6, 176(%rax)\n  movq %xmm7, 184(%rax)\n"
+    "  movq %xmm8, 192(%rax)\n  movq %xmm9, 200(%rax)\n  movq %xmm10, 208(%rax)\n  movq %xmm11, 216(%rax)\n"
+    "  movq %xmm12, 224(%rax)\n  movq %xmm13, 232(%rax)\n  movq %xmm14, 240(%rax)\n  movq %xmm15, 248(%rax)\n"
+    "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n  pop %rbp\n  pop %rbx\n  ret\n");
+
 /* One submission: `nwords` method words into the pushbuffer, a GP entry, GP_PUT, doorbell. */
+enum { DB_C = 0, DB_XCHG = 1, DB_PATCHABLE = 2, DB_REGS = 3 };
+static uint64_t regs_out[32];
 static void submit(int k, int nwords, int fallback) {
     struct chan *c = &ch[k];
     if (c->pb_off + 4u * (nwords + 2) > c->pb_end) c->pb_off = k * (PB_SIZE / MAX_CH);
@@ -95,19 +151,24 @@ static void submit(int k, int nwords, int fallback) {
     volatile uint32_t *ring = (volatile uint32_t *)(rings + c->ring_off);
     ring[2 * c->put] = (uint32_t)entry; ring[2 * c->put + 1] = (uint32_t)(entry >> 32);
     uint32_t put = (c->put + 1) % c->entries;
-    *(volatile uint32_t *)(rings + c->userd_off + 0x8C) = put;
+    if (fallback == DB_PATCHABLE || fallback == DB_REGS) sim_set_gp_put(rings + c->userd_off, put);
+    else *(volatile uint32_t *)(rings + c->userd_off + 0x8C) = put;
     __sync_synchronize();
     pthread_mutex_lock(&truth_lock);
     fprintf(truth, "{\"token\": %u, \"put_prev\": %u, \"put\": %u, \"entry\": %llu, \"va\": %llu, \"hex\": \"",
             c->token, c->put, put, (unsigned long long)entry, (unsigned long long)va);
     for (int i = 0; i < nwords * 4; i++) fprintf(truth, "%02x", ((uint8_t *)w)[i]);
-    fprintf(truth, "\", \"fallback\": %d},\n", fallback);
+    fprintf(truth, "\", \"fallback\": %d},\n", fallback == DB_XCHG);
     pthread_mutex_unlock(&truth_lock);
     c->put = put;
     c->pb_off += 4u * nwords;
     volatile uint32_t *db = (volatile uint32_t *)(um + 0x90);
-    if (!fallback) {
-        *db = c->token;                         /* mov %ecx,(%rax): the form libcuda uses */
+    if (fallback == DB_C) {
+        *db = c->token;                         /* whatever the compiler emits */
+    } else if (fallback == DB_PATCHABLE) {
+        sim_doorbell(db, c->token);
+    } else if (fallback == DB_REGS) {
+        sim_doorbell_regs(db, c->token, regs_out);
     } else {
         uint32_t v = c->token;                  /* xchg: an encoding the shim does not emulate */
         __asm__ volatile("xchgl %0, (%1)" : "+r"(v) : "r"(db) : "memory");
@@ -126,7 +187,7 @@ static void own_segv(int sig, siginfo_t *si, void *uc) {
 struct job { int k, n; };
 static void *worker(void *arg) {
     struct job *j = arg;
-    for (int i = 0; i < j->n; i++) submit(j->k, 3 + (i % 5), 0);
+    for (int i = 0; i < j->n; i++) submit(j->k, 3 + (i % 5), DB_PATCHABLE);
     return NULL;
 }
 
@@ -161,8 +222,19 @@ int main(int argc, char **argv) {
     /* Channel 1: one doorbell through the fallback encoding. */
     make_channel(1, 1024, 0xb);
     submit(1, 6, 0);
-    submit(1, 5, 1);
+    submit(1, 5, DB_XCHG);
     submit(1, 7, 0);
+    /* Channel 1 again, through the register-checking site: the first store faults (and
+     * patches the site when patching is on), the others go through the stub. */
+    char regs_json[8192]; size_t rj = 0;
+    for (int i = 0; i < 3; i++) {
+        memset(regs_out, 0, sizeof regs_out);
+        submit(1, 4 + i, DB_REGS);
+        rj += snprintf(regs_json + rj, sizeof regs_json - rj, "%s[", i ? ", " : "");
+        for (int r = 0; r < 32; r++)
+            rj += snprintf(regs_json + rj, sizeof regs_json - rj, "%s\"%llu\"", r ? ", " : "", (unsigned long long)regs_out[r]);
+        rj += snprintf(regs_json + rj, sizeof regs_json - rj, "]");
+    }
     /* Channels 2..: several threads submitting at once, each on its own channel. */
     pthread_t th[MAX_CH]; struct job jobs[MAX_CH];
     if (threads > MAX_CH - 2) threads = MAX_CH - 2;
@@ -181,8 +253,11 @@ int main(int argc, char **argv) {
     /* A doorbell for a token no channel owns. */
     *(volatile uint32_t *)(um + 0x90) = 0xdead;
 
-    fprintf(truth, "{\"token\": 0}],\n \"timer_read\": %u, \"timer_written\": %u, \"own_handler_ran\": %d}\n",
-            seen_timer, timer, own_handler_ran);
+    fprintf(truth, "{\"token\": 0}],\n \"timer_read\": %u, \"timer_written\": %u, \"own_handler_ran\": %d,\n"
+            " \"doorbell\": \"%llu\", \"sites\": [\"%llu\", \"%llu\"], \"gp_put_site\": \"%llu\", \"regs_after\": [%s]}\n",
+            seen_timer, timer, own_handler_ran, (unsigned long long)(uintptr_t)(um + 0x90),
+            (unsigned long long)(uintptr_t)sim_db_site, (unsigned long long)(uintptr_t)sim_regs_site,
+            (unsigned long long)(uintptr_t)sim_set_gp_put, regs_json);
     fclose(truth);
     munmap(um, 0x10000);
     return 0;

@@ -4,7 +4,7 @@ hw-facts.md 2.4: NV_PPBDMA_GP_ENTRY* (dev_pbdma.ref), NVC56F_GP_ENTRY* (clc56f.h
 NVC86F_GP_ENTRY1_OPCODE_SET_PB_SEGMENT_EXTENDED_BASE (clc86f.h/clc96f.h/clca6f.h).
 An entry with LENGTH 0 is a control entry: OPCODE in ENTRY1 7:0, OPERAND in ENTRY0.
 """
-from decoders.fields import FieldTable
+from decoders.fields import FieldTable, split_u64
 
 PROVENANCE = {
     "repository": "NVIDIA/open-gpu-kernel-modules",
@@ -55,6 +55,32 @@ def decode_entry(value, extended_base=0):
         if opcode == 4:
             out["extended_base"] = f["ENTRY0_PB_EXTENDED_BASE_OPERAND"] << 40
     return out
+
+
+_SEGMENT = {}       # ENTRY1 word -> (length_bytes, level, sync) of a segment entry, or None
+_pick_get = ENTRY.picker(("ENTRY0_GET", "ENTRY1_GET_HI"))
+
+
+def segment_brief(value):
+    """decode_entry(value)'s kind, address, length_bytes, level and sync, as a tuple, for a
+    segment entry (None for a control entry): the same values, with what depends on the
+    ENTRY1 word alone (length, level, sync) remembered per ENTRY1 word, since a ring's
+    entries differ mostly in their addresses."""
+    words = split_u64(value)
+    hi = words[1]
+    part = _SEGMENT.get(hi, _SEGMENT)
+    if part is _SEGMENT:
+        f = _extract([0, hi])
+        length = f["ENTRY1_LENGTH"]
+        part = (4 * length, ENTRY.render("ENTRY1_LEVEL", f["ENTRY1_LEVEL"]),
+                ENTRY.render("ENTRY1_SYNC", f["ENTRY1_SYNC"])) if length else None
+        if len(_SEGMENT) >= 4096:
+            _SEGMENT.clear()
+        _SEGMENT[hi] = part
+    if part is None:
+        return None
+    get, get_hi = _pick_get(words)
+    return ("segment", (get_hi << 32) | (get << 2)) + part
 
 
 _LENGTH = ENTRY.by_name["ENTRY1_LENGTH"]

@@ -624,16 +624,26 @@ class LaunchDecoder:
         else:
             uploaded = None
             data = self.memory.read_known(cb0["address"] + base, limit)
-        summary["params"] = {"offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
-                             "uploaded": uploaded is not None}
+        # Launches whose bytes are the same get the same (shared, never changed) dicts: a
+        # launch loop uploads identical driver constants and arguments again and again.
+        key = (arch, data, uploaded is not None)
+        params = _PARAMS.get(key)
+        if params is None:
+            params = _remember(_PARAMS, key, {
+                "offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
+                "uploaded": uploaded is not None})
+        summary["params"] = params
         driver = self.memory.read_known(cb0["address"], base)
-        named = {}
-        for name, off, size in spec["fields"]:
-            if off + size <= len(driver):
-                named[name] = int.from_bytes(driver[off:off + size], "little")
-        summary["cbank0_driver"] = {"offset": 0, "size": len(driver), "fields": named,
-                                    "hex": driver.hex(),
-                                    "upload_size": self._uploads.get(cb0["address"])}
+        key = (arch, driver, self._uploads.get(cb0["address"]))
+        drv = _DRIVER.get(key)
+        if drv is None:
+            named = {}
+            for name, off, size in spec["fields"]:
+                if off + size <= len(driver):
+                    named[name] = int.from_bytes(driver[off:off + size], "little")
+            drv = _remember(_DRIVER, key, {"offset": 0, "size": len(driver), "fields": named,
+                                           "hex": driver.hex(), "upload_size": key[2]})
+        summary["cbank0_driver"] = drv
 
 
 class _SummaryPlan:
@@ -770,6 +780,15 @@ class _SummaryPlan:
 
 
 _SUMMARY_PLANS = {}
+_PARAMS = {}        # (arch, argument bytes, uploaded) -> summary["params"]
+_DRIVER = {}        # (arch, driver constant bytes, upload size) -> summary["cbank0_driver"]
+
+
+def _remember(cache, key, value, limit=1024):
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _summary_plan(version):

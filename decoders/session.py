@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from decoders.capture import format as F
 from decoders.capture.reader import CaptureReader, cstr, open_capture
 from decoders.errors import CaptureError, TraceLaunchError
+from decoders.gpfifo import segment_brief
 
 MARK_BEGIN, MARK_END = 1, 2
 
@@ -50,7 +51,6 @@ class SpillList(Sequence):
         self._ends = array("Q")        # end offset of each marshalled batch
         self._starts = array("Q")      # spilled-item number of each batch's first item
         self._nspilled = 0             # items in marshalled batches
-        self._buf = bytearray()        # marshalled batches not yet written
         self._written = 0
 
     def append(self, item):
@@ -62,24 +62,20 @@ class SpillList(Sequence):
             self._seal()
 
     def _seal(self):
-        """Marshal the open batch."""
+        """Marshal the open batch and write it (one pwrite per batch: no buffer to grow)."""
         if self._batch:
-            self._buf += marshal.dumps(self._batch)
+            data = marshal.dumps(self._batch)
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="trace-decode-")
+            os.pwrite(self._file.fileno(), data, self._written)
+            self._written += len(data)
             self._starts.append(self._nspilled)
-            self._ends.append(self._written + len(self._buf))
+            self._ends.append(self._written)
             self._nspilled += len(self._batch)
             self._batch = []
-            if len(self._buf) >= self.CHUNK:
-                self._flush()
 
     def _flush(self):
         self._seal()
-        if self._buf:
-            if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="trace-decode-")
-            os.pwrite(self._file.fileno(), self._buf, self._written)
-            self._written += len(self._buf)
-            self._buf = bytearray()
 
     def __len__(self):
         return len(self._items) + self._nspilled + len(self._batch)
@@ -231,6 +227,11 @@ _GP_ENTRY = {}      # raw GP entry -> its JSON keys (decode_entry is a pure func
 
 
 def _gp_entry(raw):
+    seg = segment_brief(raw)
+    if seg is not None:     # the usual entry: no full decode (same keys, same values)
+        kind, address, length, level, sync = seg
+        return {"raw": raw, "kind": kind, "address": address, "length_bytes": length,
+                "level": level, "sync": sync}
     e = _GP_ENTRY.get(raw)
     if e is None:
         from decoders.gpfifo import decode_entry

@@ -213,19 +213,24 @@ def _summaries(data):
 
 def test_summary_parts_remembered_equal_fresh():
     """synthetic-h100: summary parts (shape, constant banks, releases) are remembered per
-    distinct words; a launch decoded from remembered parts equals one decoded with none,
-    including after its varying words (payload, cbank address, grid) change."""
+    distinct words, params and cbank0_driver per distinct bytes; a launch decoded from
+    remembered parts equals one decoded with none, including after its varying words
+    (payload, cbank address, grid) change."""
     from decoders import launch as L
+
+    def forget():
+        for cache in (L._SUMMARY_PLANS, L._PARAMS, L._DRIVER):
+            cache.clear()
     first = synthetic_h100_launch(seq=1)
     other = synthetic_h100_launch(seq=9, RELEASE_SEMAPHORE0_PAYLOAD_LOWER=77, GRID_WIDTH=3,
                                   **{"CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(5)": 0x1234,
                                      "CONSTANT_BUFFER_VALID(5)": 1})
-    L._SUMMARY_PLANS.clear()
+    forget()
     cold = _summaries(first)
     warm = _summaries(first)
     assert warm == cold
     warm_other = _summaries(other)
-    L._SUMMARY_PLANS.clear()
+    forget()
     assert _summaries(other) == warm_other
     assert warm_other != cold
     s = warm_other[1]

@@ -228,3 +228,25 @@ def test_segment_template_follows_binding_and_skips_state_changes():
     assert not pushbuf._TEMPLATES
     dec2.feed_raw(pack_words([3]))
     assert dec2.problems == []
+
+
+def test_gp_segment_brief_equals_full_decode():
+    """synthetic-gp-entries: segment_brief (ENTRY1 part remembered) gives decode_entry's
+    kind/address/length/level/sync for segment entries, None for control entries; the
+    session's JSON entry is the same either way."""
+    import random
+    from decoders import session
+    from decoders.gpfifo import decode_entry, encode_entry, segment_brief
+    rnd = random.Random(7)
+    values = [encode_entry(rnd.randrange(1 << 40) & ~3, rnd.randrange(1, 1 << 21),
+                           rnd.randrange(2), rnd.randrange(2)) for _ in range(300)]
+    values += [rnd.randrange(1 << 64) for _ in range(300)] + [0, 1 << 63]
+    for v in values * 2:                        # the second pass hits the remembered parts
+        d = decode_entry(v)
+        brief = segment_brief(v)
+        if d["kind"] == "segment":
+            assert brief == (d["kind"], d["address"], d["length_bytes"], d["level"], d["sync"])
+        else:
+            assert brief is None
+        want = {"raw": v, **{k: x for k, x in d.items() if k in session._GP_KEYS}}
+        assert list(session._gp_entry(v).items()) == list(want.items())

@@ -362,10 +362,13 @@ class CaptureReader:
                     self._problem(f"file ends at offset {off + have:#x}, before the header's "
                                   f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
-            head = self._peek(hsize)
-            h = _HEADER_FAST[1]._make(_HEADER_FAST[0].unpack(head)) if _HEADER_FAST \
-                else _HEADER.parse(head)
+            if _HEADER_FAST:
+                # straight from the window: no copy of the header bytes
+                h = _HEADER_FAST[1]._make(_HEADER_FAST[0].unpack_from(self._buf, self._bpos))
+            else:
+                h = _HEADER.parse(self._peek(hsize))
             if h.sync != F.TL_RECORD_SYNC:
+                head = self._peek(hsize)
                 # A hole (a writer died between reserving and framing) or garbage: resync on
                 # the next 8-aligned sync word.
                 kind = "zero-filled hole" if not head.strip(b"\0") else "bad sync word"
@@ -405,7 +408,7 @@ class CaptureReader:
                 if not found:
                     break
                 continue
-            body = self._peek(length)[hsize:]
+            body = bytes(self._buf[self._bpos + hsize:self._bpos + length])    # one copy
             rec, used = self._decode(index, off, h, body)
             if used is not None and used != len(body):
                 # The fields end before the frame does (or a type was flipped): the header

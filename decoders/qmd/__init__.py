@@ -18,10 +18,18 @@ _EXTRACT = {v: t.delta_extractor() for v, t in TABLES.items()}
 _VERSION_0304 = TABLES["V04_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 _VERSION_05 = TABLES["V05_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 
+_WORDS = {}     # word count -> its struct.Struct
+
+
 def words_of(data):
     """Little-endian 32-bit words of a QMD image (trailing partial word dropped)."""
     n = len(data) // 4
-    return struct.unpack_from(f"<{n}I", data) if n else ()
+    if not n:
+        return ()
+    st = _WORDS.get(n)
+    if st is None:
+        st = _WORDS[n] = struct.Struct(f"<{n}I")
+    return st.unpack_from(data)
 
 
 def detect_version(data, prefer_v05=False):

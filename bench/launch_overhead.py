@@ -70,6 +70,7 @@ def run_mode(mode, launches, workdir):
 
 
 CYCLES = __import__("collections").defaultdict(list)
+SITES = __import__("collections").Counter()
 
 
 def shim_cycles(cap):
@@ -78,6 +79,10 @@ def shim_cycles(cap):
     from decoders.capture.reader import CaptureReader, open_capture
     stats = {}
     for r in CaptureReader(open_capture(cap)).records():
+        if r.type == "NOTE":   # which store sites were patched, and why others were not
+            text = bytes(r.body.text).decode(errors="replace")
+            if " store site " in text:
+                SITES[text.split(";")[0].split(" 0x")[0] + ": " + text.split(";")[0].split(": ", 1)[-1]] += 1
         if r.type == "STATS":
             for name, v in zip(TL_STATS_NAMES, r.body.counters):
                 stats[name] = stats.get(name, 0) + v
@@ -125,6 +130,8 @@ def main():
             table[mode]["tsc_cycles_per_doorbell"] = parts
             cyc = "  cycles/doorbell " + " ".join(f"{k}={v:.0f}" for k, v in parts.items())
         print(f"{mode:12} {us:10.3f} {us / base:9.3f} {bpl:17.1f}{cyc}")
+    print("store sites over all traced runs:", dict(SITES))
+    table["store_sites"] = dict(SITES)
     if args.json:
         args.json.write_text(json.dumps(table, indent=1))
 

@@ -97,18 +97,42 @@ static size_t pad_len(const uint8_t *p) {
     return l;
 }
 
-/* A page within a rel32 jump of `near`, for one stub. */
+/* STUB_BYTES for one stub within reach of `near`. Stubs share a page while it has room and
+ * is within reach: CUDA reserves much of the address space later on (on the H100 a page
+ * near libcuda could not be found for the second site in 2 of 15 runs when each site
+ * asked for its own), and the first site is patched early. Called with g_patching held. */
+#define STUB_BYTES 64
+static uintptr_t g_stub_page; static size_t g_stub_used = PAGE;
+static int in_reach(uintptr_t a, uintptr_t near) {
+    intptr_t d = (intptr_t)(a - near);
+    return d > -(1l << 31) + (long)PAGE && d < (1l << 31) - (long)PAGE;
+}
+/* A page within a rel32 jump of `near`: tried 1 MiB apart, below then above, never over an
+ * existing mapping. */
 static uintptr_t stub_page(uintptr_t near) {
-    for (uintptr_t k = 1; k < 1024; k++) {
-        uintptr_t hint = (near & ~(uintptr_t)0xFFFFF) - (k << 20);
-        void *p = real_mmap((void *)hint, PAGE, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE_, -1, 0);
-        if (p == MAP_FAILED) continue;
-        intptr_t d = (intptr_t)((uintptr_t)p - near);
-        if (d > -(1l << 31) + (long)PAGE && d < (1l << 31) - (long)PAGE) return (uintptr_t)p;
-        real_munmap(p, PAGE);
-    }
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (uintptr_t k = 1; k < 2000; k++) {
+            uintptr_t hint = (near & ~(uintptr_t)0xFFFFF) + (dir < 0 ? -(k << 20) : (k << 20));
+            void *p = real_mmap((void *)hint, PAGE, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE_, -1, 0);
+            if (p == MAP_FAILED) continue;
+            if (in_reach((uintptr_t)p, near)) return (uintptr_t)p;
+            real_munmap(p, PAGE);
+        }
     return 0;
+}
+
+static uintptr_t stub_alloc(uintptr_t near) {
+    if (!g_stub_page || g_stub_used + STUB_BYTES > PAGE || !in_reach(g_stub_page, near)) {
+        uintptr_t p = stub_page(near);
+        if (!p) return 0;
+        g_stub_page = p; g_stub_used = 0;
+    }
+    /* writable for the new stub, and still executable for stubs already in use */
+    if (syscall(SYS_mprotect, (void *)g_stub_page, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return 0;
+    uintptr_t a = g_stub_page + g_stub_used;
+    g_stub_used += STUB_BYTES;
+    return a;
 }
 
 static void note_text(const char *text, size_t n);
@@ -170,7 +194,7 @@ static const char *patch_site(struct site *s) {
         x += l;
     }
     if ((rip & 63) == 63) return "store straddles a cache line";
-    uintptr_t stub = stub_page(cave);
+    uintptr_t stub = stub_alloc(cave);
     if (!stub) return "no page within reach for the stub";
     static const uint8_t code[25] = {
         0x48, 0x8d, 0x64, 0x24, 0x80,                     /* lea -0x80(%rsp),%rsp: the red zone */
@@ -183,9 +207,8 @@ static const char *patch_site(struct site *s) {
     memcpy((void *)(stub + 25), &common, 8);
     memcpy((void *)(stub + 33), &resume, 8);
     memcpy((void *)(stub + STUB_SITE), &index, 8);
-    if (syscall(SYS_mprotect, (void *)stub, PAGE, PROT_READ | PROT_EXEC) != 0) {
-        real_munmap((void *)stub, PAGE); return "mprotect of the stub failed";
-    }
+    if (syscall(SYS_mprotect, (void *)g_stub_page, PAGE, PROT_READ | PROT_EXEC) != 0)
+        return "mprotect of the stub failed";
     s->stub = stub;
     /* The site must be complete before any thread can reach the stub. */
     __atomic_thread_fence(__ATOMIC_RELEASE);

@@ -56,8 +56,6 @@ def run_mode(mode, launches, workdir):
         env["TRACE_LAUNCH_API"] = "0"
     if variant == "nopatch":  # every doorbell faults: the store sites are not patched
         env["TRACE_LAUNCH_PATCH"] = "0"
-    if variant == "noprefault":   # the tracer does not fault capture pages in ahead
-        env["TRACE_LAUNCH_PREFAULT"] = "0"
     if variant == "profile":  # fenced TSC phase counters (they cost time themselves)
         env["TRACE_LAUNCH_PROFILE"] = "1"
     rc = run_traced(wrapped, cap, mode=shim_mode, env=env)
@@ -105,7 +103,7 @@ def main():
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
                          "doorbell store, no capture: isolates the fault cost), full; full+VARIANT "
-                         "with VARIANT one of noapi, nopatch, noprefault, profile, stream, shm")
+                         "with VARIANT one of noapi, nopatch, profile, stream, shm")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)

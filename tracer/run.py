@@ -9,7 +9,6 @@ from pathlib import Path
 
 from decoders.capture.writer import append_end, create_capture, update_meta
 from tracer import shim_path
-from tracer.prefault import Prefaulter
 
 
 class TracerError(Exception):
@@ -100,22 +99,12 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None):
     except PermissionError as exc:
         raise TracerError(f"{argv[0]}: permission denied", status=126) from exc
     update_meta(output, pid=proc.pid)
-    # Fresh capture pages are faulted in here, ahead of the shim (tracer/prefault.py).
-    pre = None
-    if mode == "full" and child_env.get("TRACE_LAUNCH_PREFAULT", "1") != "0":
-        try:
-            pre = Prefaulter(output)
-            pre.start()
-        except OSError:
-            pre = None
     # The traced program owns the terminal's signals; the tracer waits and reports.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         rc = proc.wait()
     finally:
         signal.signal(signal.SIGINT, old)
-        if pre is not None:
-            pre.stop()
     append_end(output, rc)
     return 128 - rc if rc < 0 else rc
 

@@ -1306,20 +1306,23 @@ static void track_cpu_map(int fd, int kind, uintptr_t addr, size_t len, int prot
 }
 
 static void untrack_range(uintptr_t a, size_t len) {
-    uint32_t n = LOAD_ACQ(&g_ncpu);
+    /* Traps go first, so no store is emulated through an alias about to be unmapped. */
+    uint32_t n = LOAD_ACQ(&g_ntrap);
+    for (uint32_t i = 0; i < n && i < MAX_TRAPS; i++) {
+        struct trap *t = &g_trap[i];
+        if (LOAD_ACQ(&t->valid) && t->user < a + len && a < t->user + t->len) {
+            STORE_REL(&t->valid, 0);
+            /* GP_PUT stores there are no longer seen: the shadow stops (I13) */
+            if (t->kind == TRAP_USERD) userd_unknown(t);
+            if (t->own_alias) real_munmap((void *)t->alias, t->len);
+        }
+    }
+    n = LOAD_ACQ(&g_ncpu);
     for (uint32_t i = 0; i < n && i < MAX_CPUMAPS; i++) {
         struct cpumap *c = &g_cpu[i];
         if (LOAD_ACQ(&c->valid) && c->addr < a + len && a < c->addr + c->len) {
             STORE_REL(&c->valid, 0);
             if (c->alias) real_munmap((void *)c->alias, c->len);
-        }
-    }
-    n = LOAD_ACQ(&g_ntrap);
-    for (uint32_t i = 0; i < n && i < MAX_TRAPS; i++) {
-        struct trap *t = &g_trap[i];
-        if (LOAD_ACQ(&t->valid) && t->user < a + len && a < t->user + t->len) {
-            STORE_REL(&t->valid, 0);
-            if (t->own_alias) real_munmap((void *)t->alias, t->len);
         }
     }
 }
@@ -1389,6 +1392,22 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
     uint64_t t0 = now_ns();
     void *res = real_mremap(old, old_len, new_len, flags, new_addr);
     int err = errno;
+    if (res != MAP_FAILED && res != old) {
+        /* A trapped page moved with the mapping would fault where no trap is recorded: give
+         * it back its write access and stop trapping it (counted: its doorbells or GP_PUT
+         * stores are no longer seen). */
+        uint32_t nt = LOAD_ACQ(&g_ntrap);
+        for (uint32_t i = 0; i < nt && i < MAX_TRAPS; i++) {
+            struct trap *t = &g_trap[i];
+            if (!LOAD_ACQ(&t->valid) || t->user < (uintptr_t)old || t->user >= (uintptr_t)old + old_len) continue;
+            STORE_REL(&t->valid, 0);
+            if (t->kind == TRAP_USERD) userd_unknown(t);
+            uintptr_t moved = (uintptr_t)res + (t->user - (uintptr_t)old);
+            if (moved + PAGE <= (uintptr_t)res + new_len)
+                syscall(SYS_mprotect, (void *)moved, PAGE, PROT_READ | PROT_WRITE);
+            STAT(TL_STAT_TRAPS_MOVED);
+        }
+    }
     if (res != MAP_FAILED) {
         /* Move the tracked mapping with the pages (same memory object, new address). */
         uint32_t n = LOAD_ACQ(&g_ncpu);

@@ -367,3 +367,26 @@ def test_abi_header_matches_declarations():
     """shim/abi.h is generated from the construct declarations; it must not drift."""
     from decoders import shimabi
     assert (ROOT / "shim/abi.h").read_text() == shimabi.render()
+
+
+def test_probe_ring_names_the_ring_and_userd_store_sites(shim, programs, tmp_path):
+    """TRACE_LAUNCH_PROBE=ring (the aid that found libcuda's sites, docs/doorbell-hook.md):
+    every instruction storing to a channel's GPFIFO ring or USERD page is named once, with
+    the address it stored to; the program's results are unchanged."""
+    dev = _devdir(tmp_path)
+    truth_path = tmp_path / "t.json"
+    proc, recs = _run(shim, [programs["simdev"], dev, truth_path, 2, 20], tmp_path / "c.tlc",
+                      dev, extra_env={"TRACE_LAUNCH_PROBE": "ring"})
+    assert proc.returncode == 0, proc.stderr
+    truth = json.loads(truth_path.read_text())
+    texts = [bytes(r.body.text).decode() for r in recs if r.type == "NOTE"]
+    ring = [t for t in texts if t.startswith("ring store site 0x")]
+    rips = [int(t.split()[3], 16) for t in ring]
+    targets = [int(t.split(" to 0x")[1].split(";")[0], 16) for t in ring]
+    assert len(rips) == len(set(rips)) >= 3            # entry words and GP_PUT, each site once
+    mm = [r.body for r in recs if r.type == "MMAP" and r.body.length == 0x40000]
+    (rings,) = mm                                       # simdev's USERD + ring memory
+    assert all(rings.addr <= a < rings.addr + rings.length for a in targets)
+    assert any(a % 0x1000 == 0x8C for a in targets)     # a GP_PUT store (USERD + 0x8C)
+    subs = [r for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_CHANNEL_KNOWN]
+    assert len(subs) == len([s for s in truth["submissions"] if s["token"]])

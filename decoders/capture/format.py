@@ -143,7 +143,7 @@ TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmap
                   "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock",
                   "populate_failed", "api_calls", "api_unwrapped", "api_layout_unknown",
                   "sites_patched", "sites_refused", "doorbells_hooked", "gp_put_hooked",
-                  "gp_put_shadow_mismatch")
+                  "gp_put_shadow_mismatch", "traps_moved")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
                   "counters" / Array(this.count, Int64ul))
 

@@ -14,7 +14,17 @@ MODULES = {m.VERSION: m for m in (v03_00, v04_00, v05_00)}
 TABLES = {v: FieldTable(f"QMD{v}", m.FIELDS, m.PROVENANCE, nwords=m.NWORDS)
           for v, m in MODULES.items()}
 # Every field of a QMD, as a stream of QMDs differs from the last ones in a few words.
-_EXTRACT = {v: t.delta_extractor() for v, t in TABLES.items()}
+# Built on first use per version: compiling one costs ~10 ms, and a decode that never
+# asks for every field of a QMD (the launch summaries do not) needs none.
+_EXTRACT = {}
+
+
+def _extractor(version):
+    ex = _EXTRACT.get(version)
+    if ex is None:
+        ex = _EXTRACT[version] = TABLES[version].delta_extractor()
+    return ex
+
 _VERSION_0304 = TABLES["V04_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 _VERSION_05 = TABLES["V05_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 
@@ -67,12 +77,12 @@ def padded_words(data, version):
 
 def extract_words(words, version):
     """{field: value} from a QMD's full-length word tuple (padded_words())."""
-    return _EXTRACT[version](words)
+    return _extractor(version)(words)
 
 
 def decode(data, version):
     """{field: value} for one QMD image of the given version (short images pad with 0)."""
-    return _EXTRACT[version](padded_words(data, version))
+    return _extractor(version)(padded_words(data, version))
 
 
 # Version-neutral names the launch summary needs -> each version's field (hw-facts.md 4.3).

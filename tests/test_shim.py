@@ -342,13 +342,18 @@ def test_stub_preserves_registers_flags_and_red_zone(simdev_run):
     assert runs[0][15] == runs[1][15] == runs[2][15]   # the whole flags word
 
 
-def test_patching_off_keeps_every_doorbell_on_the_fault_path(shim, programs, tmp_path):
+def _small_simdev(shim, programs, tmp_path, env):
+    """simdev with 2 threads x 20 submissions under extra environment: (records, truth)."""
     dev = _devdir(tmp_path)
     truth_path = tmp_path / "t.json"
     proc, recs = _run(shim, [programs["simdev"], dev, truth_path, 2, 20], tmp_path / "c.tlc",
-                      dev, extra_env={"TRACE_LAUNCH_PATCH": "0"})
+                      dev, extra_env=env)
     assert proc.returncode == 0, proc.stderr
-    truth = json.loads(truth_path.read_text())
+    return recs, json.loads(truth_path.read_text())
+
+
+def test_patching_off_keeps_every_doorbell_on_the_fault_path(shim, programs, tmp_path):
+    recs, truth = _small_simdev(shim, programs, tmp_path, {"TRACE_LAUNCH_PATCH": "0"})
     c = _counters(recs)
     assert c["sites_patched"] == 0 and c["doorbells_hooked"] == 0
     assert set(_site_notes(recs).values()) == {"patching off (TRACE_LAUNCH_PATCH=0)"}
@@ -375,12 +380,7 @@ def test_probe_ring_names_the_ring_and_userd_store_sites(shim, programs, tmp_pat
     """TRACE_LAUNCH_PROBE=ring (the aid that found libcuda's sites, docs/doorbell-hook.md):
     every instruction storing to a channel's GPFIFO ring or USERD page is named once, with
     the address it stored to; the program's results are unchanged."""
-    dev = _devdir(tmp_path)
-    truth_path = tmp_path / "t.json"
-    proc, recs = _run(shim, [programs["simdev"], dev, truth_path, 2, 20], tmp_path / "c.tlc",
-                      dev, extra_env={"TRACE_LAUNCH_PROBE": "ring"})
-    assert proc.returncode == 0, proc.stderr
-    truth = json.loads(truth_path.read_text())
+    recs, truth = _small_simdev(shim, programs, tmp_path, {"TRACE_LAUNCH_PROBE": "ring"})
     texts = [bytes(r.body.text).decode() for r in recs if r.type == "NOTE"]
     ring = [t for t in texts if t.startswith("ring store site 0x")]
     rips = [int(t.split()[3], 16) for t in ring]

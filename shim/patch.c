@@ -142,8 +142,9 @@ static size_t put_hex(char *d, uint64_t v, int digits) {
     return n;
 }
 
-/* NOTE: "<kind> store site 0x<rip>: <what>; code from rip-16: <48 bytes hex>" */
-static void note_site(uintptr_t rip, const char *kind, const char *what) {
+/* NOTE: "<kind> store site 0x<rip>: <what>; code from rip-16: <48 bytes hex>", the bytes as
+ * they were before any patch. */
+static void note_site(uintptr_t rip, const char *kind, const char *what, const uint8_t *code) {
     char t[256];
     size_t n = 0;
     for (const char *q = kind; *q && n < 16; q++) t[n++] = *q;
@@ -152,7 +153,7 @@ static void note_site(uintptr_t rip, const char *kind, const char *what) {
     t[n++] = ':'; t[n++] = ' ';
     for (const char *q = what; *q && n < 120; q++) t[n++] = *q;
     for (const char *q = "; code from rip-16: "; *q; q++) t[n++] = *q;
-    for (int i = -16; i < 32; i++) n += put_hex(t + n, ((const uint8_t *)rip)[i], 2);
+    for (int i = 0; i < 48; i++) n += put_hex(t + n, code[i], 2);
     note_text(t, n);
 }
 
@@ -238,10 +239,12 @@ static void consider_site(uintptr_t rip, const struct store *st, const char *kin
              * then reads the new bytes finds the decode here (on_segv). */
             s->rip = rip; s->st = *st;
             STORE_REL(&s->valid, 1);
+            uint8_t code[48];
+            memcpy(code, (const uint8_t *)rip - 16, sizeof code);
             const char *why = patch_site(s);
             s->state = why ? SITE_REFUSED : SITE_LIVE;
             STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
-            note_site(rip, kind, why ? why : "patched");
+            note_site(rip, kind, why ? why : "patched", code);
         }
     }
     __atomic_store_n(&g_patching, 0, __ATOMIC_RELEASE);

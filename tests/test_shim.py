@@ -306,6 +306,10 @@ def test_libcuda_shaped_sites_are_patched_and_hooked(simdev_run):
     # (test_every_submission_captured_exactly).
     assert from_sites * 0.8 <= len(hooked) <= from_sites - 2
     assert {s.rip for s in hooked} == set(sites)
+    # the NOTE keeps the bytes from before the patch: the store, then the jmp
+    codes = [bytes(r.body.text).decode().split("code from rip-16: ")[1] for r in recs
+             if r.type == "NOTE" and bytes(r.body.text).decode().startswith("doorbell store site")]
+    assert sum(c[32:38] == "8908e9" for c in codes) == 2
 
 
 def test_gp_put_shadow_replaces_the_device_read(simdev_run):

@@ -143,6 +143,27 @@ class FieldTable:
             parts.append(f"({src} >> {shift}) & {mask:#x}")
         return eval(f"lambda w: ({', '.join(parts)},)")  # noqa: S307 - built from our own ints
 
+    def composer(self, values):
+        """A compiled function words -> tuple of composed integers, one per item of
+        `values`: an item is a sequence of (field name, bit position), and its integer is
+        those fields' values placed at their positions and OR-ed. This is how a value the
+        hardware splits over fields is declared once and read with the same (index, shift,
+        mask) plan as extract(): an address over LOWER/UPPER words
+        `(("ADDR_LOWER", 0), ("ADDR_UPPER", 32))`, a field stored shifted
+        `(("SIZE_SHIFTED4", 4),)`, GP_ENTRY's `(("ENTRY0_GET", 2), ("ENTRY1_GET_HI", 32))`.
+        Words must cover the fields read."""
+        plan = {p[0]: p for p in self._plan}
+        parts = []
+        for terms in values:
+            ors = []
+            for name, at in terms:
+                _, index, shift, mask, wide = plan[name]
+                src = f"(w[{index}] | (w[{index + 1}] << 32))" if wide else f"w[{index}]"
+                ors.append(f"((({src} >> {shift}) & {mask:#x}) << {at})" if at
+                           else f"(({src} >> {shift}) & {mask:#x})")
+            parts.append(" | ".join(ors) if ors else "0")
+        return eval(f"lambda w: ({', '.join(parts)},)")  # noqa: S307 - built from our own ints
+
     def word_key(self, names):
         """A function words -> tuple of the whole words the named fields read: equal keys
         mean equal values of those fields, so a caller can memoize what it derives from

@@ -29,16 +29,21 @@ ENTRY = FieldTable("NVC86F_GP_ENTRY", [
 OVERLAPS = {"ENTRY0_FETCH", "ENTRY0_GET", "ENTRY0_OPERAND", "ENTRY0_PB_EXTENDED_BASE_OPERAND",
             "ENTRY1_GET_HI", "ENTRY1_OPCODE"}
 _extract = ENTRY.extractor()
+# Values the entry splits over fields: the segment's VA bits 39:2 (GET, GET_HI) and, in a
+# SET_PB_SEGMENT_EXTENDED_BASE control entry, VA bits 63:40.
+_address = ENTRY.composer([(("ENTRY0_GET", 2), ("ENTRY1_GET_HI", 32))])
+_extended_base = ENTRY.composer([(("ENTRY0_PB_EXTENDED_BASE_OPERAND", 40),)])
 
 
 def decode_entry(value, extended_base=0):
     """One GP entry (u64) -> dict. extended_base: VA bits 63:40 set by a preceding
     SET_PB_SEGMENT_EXTENDED_BASE control entry (Hopper+), as a byte address."""
-    f = _extract([value & 0xFFFFFFFF, value >> 32])
+    words = split_u64(value)
+    f = _extract(words)
     length = f["ENTRY1_LENGTH"]
     out = {"raw": f"{value:#018x}", "fields": f}
     if length:
-        address = (f["ENTRY1_GET_HI"] << 32) | (f["ENTRY0_GET"] << 2)
+        (address,) = _address(words)
         out.update({
             "kind": "segment",
             "address": extended_base | address,
@@ -53,12 +58,11 @@ def decode_entry(value, extended_base=0):
         out.update({"kind": "control", "opcode": ENTRY.render("ENTRY1_OPCODE", opcode),
                     "operand": f["ENTRY0_OPERAND"]})
         if opcode == 4:
-            out["extended_base"] = f["ENTRY0_PB_EXTENDED_BASE_OPERAND"] << 40
+            (out["extended_base"],) = _extended_base(words)
     return out
 
 
 _SEGMENT = {}       # ENTRY1 word -> (length_bytes, level, sync) of a segment entry, or None
-_pick_get = ENTRY.picker(("ENTRY0_GET", "ENTRY1_GET_HI"))
 
 
 def segment_brief(value):
@@ -79,8 +83,7 @@ def segment_brief(value):
         _SEGMENT[hi] = part
     if part is None:
         return None
-    get, get_hi = _pick_get(words)
-    return ("segment", (get_hi << 32) | (get << 2)) + part
+    return ("segment",) + _address(words) + part
 
 
 _LENGTH = ENTRY.by_name["ENTRY1_LENGTH"]

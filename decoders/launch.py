@@ -576,9 +576,9 @@ class LaunchDecoder:
         cbanks = [dict(cb) for cb in sp.cbanks(words)]
         sems = []
         for source_name, fields, pick in sp.releases(words):
-            alo, ahi, plo, phi = pick(words)
-            sems.append({"source": source_name, "address": (ahi << 32) | alo,
-                         "payload": (phi << 32) | plo, "fields": dict(fields)})
+            address, payload = pick(words)
+            sems.append({"source": source_name, "address": address, "payload": payload,
+                         "fields": dict(fields)})
         arch = FAMILY_ARCH.get(family, "sm_90")
         summary = {
             "qmd_address": va,
@@ -673,6 +673,14 @@ class _SummaryPlan:
                                                n.format(i) in table.by_name))
                         for i in range(3)]
         self.dependent = c["dependent"]
+        # Values split over fields or stored shifted, declared once (FieldTable.composer).
+        lo, hi, pshift = self.program
+        self._smem_program = table.composer([((self.smem_name, self.smem_shift),),
+                                             ((lo, pshift), (hi, 32 + pshift))])
+        ashift = self.cbank_shift
+        self._cbank_values = table.composer([
+            terms for alo, ahi, asize, avalid in self.cbank
+            for terms in (((alo, ashift), (ahi, 32 + ashift)), ((asize, 4),))])
         known = table.by_name
         shape = list(self.grid) + list(self.block) + list(self.gpc_cga) + list(self.gpu_cga)
         shape += [self.smem_name, self.program[0], self.program[1], self.registers]
@@ -726,10 +734,8 @@ class _SummaryPlan:
             grid = [g * max(k, 1) for g, k in zip(grid_raw, cluster)]
         else:
             grid = list(grid_raw)
-        smem = f[self.smem_name] << self.smem_shift
+        smem, program = self._smem_program(words)
         reserved = DRIVER_SMEM_RESERVED.get(family)
-        lo, hi, pshift = self.program
-        program = ((f[hi] << 32) | f[lo]) << pshift
         # A QMD that runs nothing: the GRID_NULL QMD the H100 driver schedules ahead of each
         # kernel's own (captures/builtin-vadd record 790; h100-measured.md 1 step 3).
         kernel = bool(program) and qmd_type != 1 and all(grid_raw)
@@ -747,19 +753,18 @@ class _SummaryPlan:
         if part is not None:
             return part
         f = fields_of(words)
-        ashift = self.cbank_shift
+        values = self._cbank_values(words)
         cbanks = []
         for i, (alo, ahi, asize, avalid) in enumerate(self.cbank):
-            addr = ((f[ahi] << 32) | f[alo]) << ashift
-            size = f[asize] << 4
+            addr, size = values[2 * i], values[2 * i + 1]
             valid = bool(f[avalid])
             if valid or addr or size:
                 cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
         return self._remember(self._cbanks, key, cbanks)
 
     def releases(self, words):
-        """Per enabled release: (source, rendered fields, words -> (address lower, upper,
-        payload lower, upper)); address and payload change from launch to launch."""
+        """Per enabled release: (source, rendered fields, words -> (address, payload));
+        address and payload change from launch to launch."""
         key_of, fields_of = self._release_part
         key = key_of(words)
         part = self._releases.get(key)
@@ -773,7 +778,8 @@ class _SummaryPlan:
                 continue
             pick = self._release_pick.get(i)
             if pick is None:
-                pick = self._release_pick[i] = table.picker((ralo, rahi, rplo, rphi))
+                pick = self._release_pick[i] = table.composer([((ralo, 0), (rahi, 32)),
+                                                               ((rplo, 0), (rphi, 32))])
             out.append((f"qmd.RELEASE{i}", {n: table.render(n, f[n]) for n in rextra if n in f},
                         pick))
         return self._remember(self._releases, key, out)

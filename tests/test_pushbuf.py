@@ -238,8 +238,11 @@ def test_gp_segment_brief_equals_full_decode():
     from decoders import session
     from decoders.gpfifo import decode_entry, encode_entry, segment_brief
     rnd = random.Random(7)
-    values = [encode_entry(rnd.randrange(1 << 40) & ~3, rnd.randrange(1, 1 << 21),
-                           rnd.randrange(2), rnd.randrange(2)) for _ in range(300)]
+    addresses = [rnd.randrange(1 << 40) & ~3 for _ in range(300)]
+    values = [encode_entry(a, rnd.randrange(1, 1 << 21), rnd.randrange(2), rnd.randrange(2))
+              for a in addresses]
+    for a, v in zip(addresses, values):     # GET/GET_HI composed back into the VA
+        assert decode_entry(v)["address"] == a == segment_brief(v)[1]
     values += [rnd.randrange(1 << 64) for _ in range(300)] + [0, 1 << 63]
     for v in values * 2:                        # the second pass hits the remembered parts
         d = decode_entry(v)
@@ -250,3 +253,18 @@ def test_gp_segment_brief_equals_full_decode():
             assert brief is None
         want = {"raw": v, **{k: x for k, x in d.items() if k in session._GP_KEYS}}
         assert list(session._gp_entry(v).items()) == list(want.items())
+
+
+def test_field_composer_equals_shift_and_or():
+    """synthetic-words: FieldTable.composer places each field at its bit position and ORs,
+    as the hand-written ((hi << 32) | lo) << shift it replaces (QMD addresses, GP GET)."""
+    import random
+    from decoders.fields import FieldTable
+    t = FieldTable("T", [("LO", 0, 0, 32, None), ("HI", 1, 0, 17, None),
+                         ("S4", 1, 20, 12, None), ("GET", 2, 2, 30, None)], None, nwords=3)
+    compose = t.composer([(("LO", 6), ("HI", 38)), (("S4", 4),), (("GET", 2), ("HI", 32)), ()])
+    rnd = random.Random(3)
+    for _ in range(500):
+        w = [rnd.randrange(1 << 32) for _ in range(3)]
+        lo, hi, s4, get = w[0], w[1] & 0x1FFFF, (w[1] >> 20) & 0xFFF, w[2] >> 2
+        assert compose(w) == ((((hi << 32) | lo) << 6), s4 << 4, (hi << 32) | (get << 2), 0)

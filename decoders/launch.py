@@ -47,10 +47,17 @@ MAX_DEPENDENT_CHAIN = 16
 
 
 class SparseMemory:
-    """GPU VA -> bytes, as far as the stream wrote them (4 KiB pages + known-byte map)."""
+    """GPU VA -> bytes, as far as the stream wrote them (4 KiB pages + known-byte map).
+
+    The last few writes are also kept whole (`RECENT`, none overlapping another: a write
+    drops the ones it overlaps), so a read inside one of them is a slice: a QMD or
+    constant bank is read right after the upload that wrote it."""
+
+    RECENT = 4
 
     def __init__(self):
         self._pages = {}      # page number -> (bytearray data, bytearray known)
+        self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
 
     def write(self, va, data):
         pos = 0
@@ -64,9 +71,32 @@ class SparseMemory:
             entry[0][off:off + chunk] = data[pos:pos + chunk]
             entry[1][off:off + chunk] = b"\x01" * chunk
             pos += chunk
+        if not n:
+            return
+        end = va + n
+        recent = self._recent
+        for r in recent:
+            if r[0] < end and va < r[1]:        # overlapped: no longer the latest bytes
+                recent = self._recent = [r for r in recent if r[1] <= va or r[0] >= end]
+                break
+        recent.append((va, end, data if data.__class__ is bytes else bytes(data)))
+        if len(recent) > self.RECENT:
+            del recent[0]
+
+    def _cached(self, va, n):
+        """The n bytes at va from one recent write that holds them all, else None."""
+        if n <= 0:
+            return None
+        for start, end, data in self._recent:
+            if start <= va and va + n <= end:
+                return data[va - start:va - start + n]
+        return None
 
     def read(self, va, n):
         """The n bytes at va if every one is known, else None."""
+        data = self._cached(va, n)
+        if data is not None:
+            return data
         out = bytearray()
         pos = 0
         while pos < n:
@@ -81,6 +111,9 @@ class SparseMemory:
 
     def read_known(self, va, limit):
         """The known bytes from va onward, up to the first unknown byte or `limit` bytes."""
+        data = self._cached(va, limit)
+        if data is not None:
+            return data
         out = bytearray()
         pos = 0
         while pos < limit:
@@ -192,7 +225,7 @@ class _Channel:
 class _ClassPlan:
     """Per class, resolved once: its engine, family, and method -> handler for the methods
     launch reconstruction reads (every other method is skipped by one dict miss)."""
-    __slots__ = ("class_id", "engine", "family", "handlers", "default", "inline")
+    __slots__ = ("class_id", "engine", "family", "handlers", "default", "inline", "calls")
 
     def __init__(self, dec, class_id):
         info = class_info(class_id) if class_id is not None else None
@@ -226,6 +259,34 @@ class _ClassPlan:
         elif engine == "copy":
             self.default = dec._copy
         self.handlers = h
+        self.calls = {}
+
+    CALLS = 4096        # remembered packet shapes per class before starting over
+
+    def calls_for(self, form, method, count):
+        """The handler calls of a data packet, remembered per (form, first method, word
+        count): ((handler, method, data index), ...) in data order. INC steps the method
+        by 4 per word, ONE_INC once after the first word, NON_INC and IMMD never; a method
+        with no handler is skipped (host methods only through their own handlers)."""
+        handlers, default = self.handlers, self.default
+        out = []
+        for k in range(count):
+            if form == INC:
+                m = method + 4 * k
+            elif form == ONE_INC:
+                m = method + 4 if k else method
+            else:
+                m = method
+            h = handlers.get(m)
+            if h is None and default is not None and m >= HOST_METHOD_LIMIT:
+                h = default
+            if h is not None:
+                out.append((h, m, k))
+        out = tuple(out)
+        if len(self.calls) >= self.CALLS:
+            self.calls.clear()
+        self.calls[(form, method, count)] = out
+        return out
 
 
 class LaunchDecoder:
@@ -244,6 +305,7 @@ class LaunchDecoder:
         # a kernel's argument block is the size of the upload to cbank0 + param base.
         self._uploads = {}
         self._plans = {}
+        self._programs = {}     # feed_raw template key -> planned handler calls
         # Inline transfers whose data the stream does not carry (supplied on the GPU by an
         # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
         self.unreconstructed = []
@@ -263,13 +325,29 @@ class LaunchDecoder:
         return self.feed_raw([(p.offset, p.va, p.form, p.subchannel, p.method, p.data,
                                p.class_id, p.host_class) for p in methods], channel)
 
-    def feed_raw(self, methods, channel=None):
+    def feed_raw(self, methods, channel=None, template=None):
         """Feed StreamDecoder.feed_raw() tuples (a packet's offset, va, form, subchannel,
         method, data, class id, host class: the first 8 RAW_* items); returns .launches.
-        Handlers get the tuple where they name the packet (`pkt` below)."""
+        Handlers get the tuple where they name the packet (`pkt` below).
+
+        template: a hashable key that is equal only for packet lists of the same shape
+        (form, method, word count and class of every packet), e.g. (the StreamDecoder's
+        replayed template, its binding): the handler calls are then planned once per key
+        (_program) and the packets no handler reads are not looked at again."""
         ch = self._channels.get(channel)
         if ch is None:
             ch = self._channels[channel] = _Channel()
+        if template is not None:
+            prog = self._programs.get(template)
+            if prog is None:
+                prog = self._program(methods, template)
+            for i, h, m, k, plan in prog:
+                pkt = methods[i]
+                if k is None:
+                    self._inline_data(ch, pkt[3], _payload(pkt[5]), pkt)
+                else:
+                    h(ch, pkt, m, pkt[5][k], plan)
+            return self.launches
         plans = self._plans
         data_forms = _DATA_FORMS
         for pkt in methods:
@@ -287,33 +365,45 @@ class LaunchDecoder:
             if form == NON_INC and m == 0x1B4 and plan.inline:
                 self._inline_data(ch, pkt[3], _payload(data), pkt)
                 continue
-            handlers, default = plan.handlers, plan.default
-            if form == INC:
-                for value in data:
-                    h = handlers.get(m)
-                    if h is not None:
-                        h(ch, pkt, m, value, plan)
-                    elif default is not None and m >= HOST_METHOD_LIMIT:
-                        default(ch, pkt, m, value, plan)
-                    m += 4
-                continue
-            if form == ONE_INC:
-                calls = [(m, data[0])] + [(m + 4, v) for v in data[1:]]
-            else:
-                h = handlers.get(m)
-                if h is None and default is not None and m >= HOST_METHOD_LIMIT:
-                    h = default
-                if h is not None:
-                    for value in data:
-                        h(ch, pkt, m, value, plan)
-                continue
-            for m, value in calls:
-                h = handlers.get(m)
-                if h is not None:
-                    h(ch, pkt, m, value, plan)
-                elif default is not None and m >= HOST_METHOD_LIMIT:
-                    default(ch, pkt, m, value, plan)
+            calls = plan.calls.get((form, m, len(data)))
+            if calls is None:
+                calls = plan.calls_for(form, m, len(data))
+            for h, method, k in calls:
+                h(ch, pkt, method, data[k], plan)
         return self.launches
+
+    PROGRAMS = 4096         # remembered packet-list shapes before starting over
+
+    def _program(self, methods, key):
+        """The handler calls feed_raw() makes for packets of this shape, in order:
+        ((packet index, handler, method, data index, plan), ...); data index None for
+        LOAD_INLINE_DATA sent NON_INC (the packet's data as bytes)."""
+        plans = self._plans
+        out = []
+        for i, pkt in enumerate(methods):
+            data = pkt[5]
+            if not data:
+                continue
+            form = pkt[2]
+            if form not in _DATA_FORMS:
+                continue
+            cls = pkt[6]
+            plan = plans.get(cls)
+            if plan is None:
+                plan = plans[cls] = _ClassPlan(self, cls)
+            m = pkt[4]
+            if form == NON_INC and m == 0x1B4 and plan.inline:
+                out.append((i, None, m, None, plan))
+                continue
+            calls = plan.calls.get((form, m, len(data)))
+            if calls is None:
+                calls = plan.calls_for(form, m, len(data))
+            out.extend((i, h, method, k, plan) for h, method, k in calls)
+        out = tuple(out)
+        if len(self._programs) >= self.PROGRAMS:
+            self._programs.clear()
+        self._programs[key] = out
+        return out
 
     def _host(self, ch, pkt, method, value, plan):
         if 0x5C <= method <= 0x68:
@@ -528,35 +618,31 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"{source}: QMD at {va:#x} not in the reconstructed "
                                                f"memory image"))
             return None
-        version = qmdmod.detect_version(data, prefer_v05=(family == "blackwell"))
+        words = qmdmod.words_of(data[:384])
+        version = qmdmod.version_of_words(words, prefer_v05=(family == "blackwell"))
         if version is None:
             self.problems.append(_problem(pkt, f"{source}: bytes at {va:#x} carry no known QMD "
                                                f"version (dword 18 = {_word(data, 18):#010x})"))
             return None
-        sp = _summary_plan(version)
-        data = data[:sp.size]
-        words = qmdmod.padded_words(data, version)
-        launch = Launch(self._summary(va, version, words, sp, family, source, pkt, parent), data,
-                        None, version, words)
+        sp = _SUMMARY_PLANS.get(version)
+        if sp is None:
+            sp = _summary_plan(version)
+        if len(data) > sp.size:
+            data = data[:sp.size]
+        if len(words) != sp.nwords:     # the words of data[:384] are those of data[:size]
+            words = qmdmod.padded_words(data, version)
+        parts = sp.parts(words, family)
+        launch = Launch(self._summary(va, version, words, parts, family, source, pkt, parent),
+                        data, None, version, words)
         self.launches.append(launch)
         self._launched[va] = data
         ch.last_launch = launch
         if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, words, sp, pkt, depth)
+            self._follow_dependents(ch, launch, parts[4], pkt, depth)
         return launch
 
-    def _follow_dependents(self, ch, launch, words, sp, pkt, depth):
-        f = None
-        for n, (enable, action, pointer) in enumerate(sp.dependent):
-            if pointer is None:
-                continue
-            if f is None:
-                f = sp.dependent_fields(words)
-            if not f.get(enable):
-                continue
-            target = f[pointer] << 8
-            if not target:
-                continue
+    def _follow_dependents(self, ch, launch, targets, pkt, depth):
+        for n, target in targets:
             deps = launch._summary["dependents"]
             data = self.read(target, 384) or self.read(target, 256)
             if data is None:
@@ -570,12 +656,15 @@ class LaunchDecoder:
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, data=data,
                             depth=depth + 1, parent=launch._summary["qmd_address"])
 
-    def _summary(self, va, version, words, sp, family, source, pkt, parent):
+    def _summary(self, va, version, words, parts, family, source, pkt, parent):
+        shape, cbanks, cb0, releases, _ = parts
         (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
-         program) = sp.shape(words, family)
-        cbanks = [dict(cb) for cb in sp.cbanks(words)]
+         program) = shape
+        cbanks = [dict(cb) for cb in cbanks]        # each summary has its own lists and dicts
+        if cb0 is not None:
+            cb0 = cbanks[cb0]
         sems = []
-        for source_name, fields, pick in sp.releases(words):
+        for source_name, fields, pick in releases:
             address, payload = pick(words)
             sems.append({"source": source_name, "address": address, "payload": payload,
                          "fields": dict(fields)})
@@ -605,11 +694,11 @@ class LaunchDecoder:
             "dependents": [],
             "qmd_fields": None,      # filled from the QMD words on first access (Launch.summary)
         }
-        self._params(summary, cbanks, arch)
+        if cb0 is not None:
+            self._params(summary, cb0, arch)
         return summary
 
-    def _params(self, summary, cbanks, arch):
-        cb0 = next((cb for cb in cbanks if cb["index"] == 0 and cb["valid"]), None)
+    def _params(self, summary, cb0, arch):
         if cb0 is None:
             return
         spec = ARCH_CBANK0[arch]
@@ -658,6 +747,7 @@ class _SummaryPlan:
         c = qmdmod.COMMON[version]
         self.table = table = qmdmod.TABLES[version]
         self.size = qmdmod.MODULES[version].SIZE
+        self.nwords = qmdmod.MODULES[version].NWORDS
         self.grid, self.block = c["grid"], c["block"]
         self.qmd_type = c["qmd_type"]
         self.gpc_cga, self.gpu_cga = c.get("gpc_cga", ()), c.get("gpu_cga", ())
@@ -697,6 +787,15 @@ class _SummaryPlan:
         dep = list(dict.fromkeys(dep))
         pick = table.picker(dep) if dep else (lambda w: ())
         self.dependent_fields = lambda w: dict(zip(dep, pick(w)))
+        self._dependent_key = table.word_key(dep)
+        # DEPENDENT_QMDn_POINTER holds the QMD's VA >> 8 (as SEND_PCAS_A does).
+        self._dependent_pointer = [table.composer([((pointer, 8),)]) if pointer is not None
+                                   else None for enable, action, pointer in self.dependent]
+        self._dependents = {}
+        self._parts_key = table.word_key(
+            [n for n in shape if n in known] + [n for g in self.cbank for n in g if n in known]
+            + [n for n in flags if n in known] + dep)
+        self._parts = {}
         self._shapes = {}
         self._cbanks = {}
         self._releases = {}
@@ -746,7 +845,8 @@ class _SummaryPlan:
             reserved if reserved is not None and smem >= reserved else None, program))
 
     def cbanks(self, words):
-        """The constant banks that are valid or set: [{index, address, size, valid}]."""
+        """(the constant banks that are valid or set: [{index, address, size, valid}], the
+        position of the valid bank 0 among them or None)."""
         key_of, fields_of = self._cbank_part
         key = key_of(words)
         part = self._cbanks.get(key)
@@ -760,7 +860,35 @@ class _SummaryPlan:
             valid = bool(f[avalid])
             if valid or addr or size:
                 cbanks.append({"index": i, "address": addr, "size": size, "valid": valid})
-        return self._remember(self._cbanks, key, cbanks)
+        cb0 = next((k for k, cb in enumerate(cbanks) if cb["index"] == 0 and cb["valid"]), None)
+        return self._remember(self._cbanks, key, (cbanks, cb0))
+
+    def parts(self, words, family):
+        """(shape(), *cbanks(), releases(), dependent_targets()) at once, remembered per
+        distinct words holding any of their fields (one key instead of four)."""
+        key = (family, self._parts_key(words))
+        part = self._parts.get(key)
+        if part is None:
+            part = self._remember(self._parts, key, (
+                self.shape(words, family), *self.cbanks(words), self.releases(words),
+                self.dependent_targets(words)))
+        return part
+
+    def dependent_targets(self, words):
+        """((n, QMD VA), ...) of the enabled dependent QMD pointers that are not 0."""
+        key = self._dependent_key(words)
+        part = self._dependents.get(key)
+        if part is not None:
+            return part
+        f = self.dependent_fields(words)
+        out = []
+        for n, (enable, action, pointer) in enumerate(self.dependent):
+            if pointer is None or not f.get(enable):
+                continue
+            (target,) = self._dependent_pointer[n](words)
+            if target:
+                out.append((n, target))
+        return self._remember(self._dependents, key, tuple(out))
 
     def releases(self, words):
         """Per enabled release: (source, rendered fields, words -> (address, payload));
@@ -989,7 +1117,10 @@ class SubmissionDecoder:
                 if len(data) != size:
                     data = data[:size]
                 info["bytes"] += size
-                ld.feed_raw(dec.feed_raw(data, seg["va"]), channel=key)
+                packets = dec.feed_raw(data, seg["va"])
+                tpl = dec.template
+                ld.feed_raw(packets, channel=key, template=(
+                    (tpl, tuple(dec.binding.items())) if tpl is not None else None))
             if want > size:
                 why = ("segment not mapped in the traced process" if seg_flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")

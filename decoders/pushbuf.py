@@ -195,6 +195,9 @@ class StreamDecoder:
         self.position = 0          # stream bytes consumed by earlier feeds
         self._pending = None       # (form, subch, next method, remaining, header, offset)
         self._tail = b""           # bytes of a partial word left by the previous feed
+        # The _Template the last feed_raw() replayed (None: parsed afresh): equal templates
+        # under equal bindings give packets of the same shape (consumers key plans on it).
+        self.template = None
 
     def _bind(self, subch):
         return self.binding.get(subch, (None, True))
@@ -222,11 +225,13 @@ class StreamDecoder:
         self.position = base + len(data)
         if len(data) % 4:
             self._tail = bytes(data[4 * n:])
-        words = struct.unpack_from(f"<{n}I", data) if n else ()
+        words = _words(n).unpack_from(data) if n else ()
+        self.template = None
         if self._pending is None and n:
             # A segment with the header words of one decoded before parses the same way.
             for tpl in _TEMPLATES.get(n, ()):
                 if tpl.heads(words) == tpl.values:
+                    self.template = tpl
                     return tpl.replay(words, base, va, self.binding, self.host_class)
             nproblems = len(self.problems)
             out = self._parse(words, n, 0, base, va, [])
@@ -416,6 +421,19 @@ def _remember(n, out, base):
     kept = _TEMPLATES.setdefault(n, [])
     kept.insert(0, _Template(tuple(positions), tuple(values), tuple(packets)))
     del kept[_TEMPLATES_PER_LENGTH:]
+
+
+_WORDS = {}
+
+
+def _words(n):
+    """The struct.Struct of n little-endian 32-bit words."""
+    st = _WORDS.get(n)
+    if st is None:
+        if len(_WORDS) >= 4096:
+            _WORDS.clear()
+        st = _WORDS[n] = struct.Struct(f"<{n}I")
+    return st
 
 
 def _carry(form, method, done, remaining, subch, header, offset):

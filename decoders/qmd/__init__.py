@@ -48,7 +48,11 @@ def detect_version(data, prefer_v05=False):
     prefer_v05: check the V05 location first (the launching class is Blackwell), since
     a V04_00 image has DEPENDENT_QMD0_POINTER bits where V05 keeps its version.
     """
-    words = words_of(data[:384])
+    return version_of_words(words_of(data[:384]), prefer_v05)
+
+
+def version_of_words(words, prefer_v05=False):
+    """detect_version() of a QMD image's words (words_of(data[:384]))."""
     if len(words) < 19:
         return None
     major0304, minor0304 = _VERSION_0304(words)

@@ -46,6 +46,9 @@ QMD_TYPE_NAMES = {0: "QUEUE", 1: "GRID_NULL", 2: "GRID_CTA", 3: "GRID_GPC_CGA",
 MAX_DEPENDENT_CHAIN = 16
 
 
+_ONES = memoryview(b"\x01" * PAGE)      # "known" marks for up to a page, sliced without a copy
+
+
 class SparseMemory:
     """GPU VA -> bytes, as far as the stream wrote them (4 KiB pages + known-byte map).
 
@@ -60,8 +63,19 @@ class SparseMemory:
         self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
 
     def write(self, va, data):
-        pos = 0
         n = len(data)
+        page, off = divmod(va, PAGE)
+        if off + n <= PAGE:                     # within one page (a QMD, a constant bank)
+            if not n:
+                return
+            entry = self._pages.get(page)
+            if entry is None:
+                entry = self._pages[page] = (bytearray(PAGE), bytearray(PAGE))
+            entry[0][off:off + n] = data
+            entry[1][off:off + n] = _ONES[:n]
+            pos = n
+        else:
+            pos = 0
         while pos < n:
             page, off = divmod(va + pos, PAGE)
             chunk = min(n - pos, PAGE - off)
@@ -69,7 +83,7 @@ class SparseMemory:
             if entry is None:
                 entry = self._pages[page] = (bytearray(PAGE), bytearray(PAGE))
             entry[0][off:off + chunk] = data[pos:pos + chunk]
-            entry[1][off:off + chunk] = b"\x01" * chunk
+            entry[1][off:off + chunk] = _ONES[:chunk]
             pos += chunk
         if not n:
             return

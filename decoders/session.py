@@ -134,8 +134,10 @@ class SpillList(Sequence):
 
 
 def _launch_dump(launch):
-    s = dict(launch._summary)
-    s["qmd_fields"] = None
+    s = launch._summary
+    if s["qmd_fields"] is not None:     # every field is rebuilt from the QMD bytes on load
+        s = dict(s)
+        s["qmd_fields"] = None
     return (s, launch.qmd_bytes, launch.version, launch.record_index, launch.submission_index,
             launch.channel, launch.pid, launch.hChannel)
 

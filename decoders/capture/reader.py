@@ -352,7 +352,9 @@ class CaptureReader:
             off = self.offset
             if self.data_end and off >= self.data_end and not self._past_cursor(off, index):
                 break
-            have = self._fill(hsize)
+            have = len(self._buf) - self._bpos
+            if have < hsize:
+                have = self._fill(hsize)
             if have < hsize:
                 head = self._peek(have)
                 if head.strip(b"\0"):
@@ -399,7 +401,8 @@ class CaptureReader:
                 if not found:
                     break
                 continue
-            have = self._fill(length)
+            if have < length:
+                have = self._fill(length)
             if have < length:
                 self._problem(f"record {index} truncated at offset {off:#x} "
                               f"(need {length} B, have {have})", off, index)

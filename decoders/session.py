@@ -161,6 +161,7 @@ class CaptureModel:
     mmaps: list = field(default_factory=list)
     opens: list = field(default_factory=list)
     marks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)     # the shim's NOTE records, one line each
     submissions: list = field(default_factory=list)
     launches: list = field(default_factory=list)
     shim_stats: dict = field(default_factory=dict)
@@ -395,14 +396,20 @@ def _decode_capture(path, branch, launches, keep):
                 model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
                                     "label": cstr(b.label), "t": rec.t_start})
+            elif t == "NOTE":
+                model.notes.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                                    "level": b.level, "text": cstr(b.text), "t": rec.t_start})
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
                                             "how": F.TL_START.get(b.how, b.how),
                                             "exe": cstr(b.exe), "cmdline": cmd, "exit": None}
             elif t == "PROCESS_EXIT":
-                model.processes.setdefault(rec.pid, {"pid": rec.pid})["exit"] = (
-                    b.status if rec.complete else None)
+                # incomplete: written by the shim's destructor, which cannot know the status
+                # (the program returned from main, so libc called exit internally)
+                p = model.processes.setdefault(rec.pid, {"pid": rec.pid})
+                p["exit"] = b.status if rec.complete else None
+                p["exit_record"] = True
             elif t == "STATS":
                 for name, v in zip(F.TL_STATS_NAMES, b.counters):
                     model.shim_stats[name] = model.shim_stats.get(name, 0) + v

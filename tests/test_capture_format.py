@@ -32,7 +32,6 @@ SYNTHETIC_BODIES = {
     "MUNMAP": dict(addr=0x7F0000000000, length=0x10000, ret=0, err=0),
     "MREMAP": dict(old_addr=0x7F0000000000, old_length=0x1000, new_length=0x2000, flags=1,
                    err=0, new_addr=0x7F0000100000),
-    "NOTE": dict(level=2, text_len=5, text=b"hello"),
 }
 
 

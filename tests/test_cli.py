@@ -17,7 +17,7 @@ from decoders.capture import format as F
 from tracer.cli import trace_decode, trace_launch
 
 OFFSET = re.compile(r"offset 0x[0-9a-f]+")
-KEYS = {"meta", "ioctls", "mmaps", "submissions", "launches", "stats", "marks", "problems",
+KEYS = {"meta", "ioctls", "mmaps", "submissions", "launches", "stats", "marks", "notes", "problems",
         "api_calls"}
 
 

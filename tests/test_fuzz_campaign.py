@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, capture_bytes, manifest, record_spans
+from conftest import CAPTURES, ROOT, capture_bytes, manifest, record_spans
 from decoders.capture import format as F
 from decoders.capture.reader import CaptureReader
 from decoders.cuda.calls import ApiCalls
@@ -258,6 +258,22 @@ def test_sigkill_report_says_the_process_died_inside_an_api_call(sigkill):
     assert "cuLaunchKernel" in text
     assert re.search(r"never returned|did not return|did not exit|killed|signal 9|SIGKILL",
                      text)
+
+
+def test_report_tells_a_killed_process_from_one_that_returned_from_main(sigkill):
+    """sigkill wrote no PROCESS_EXIT; builtin-vadd (python3 returning from main: libc calls
+    exit internally, past the shim's wrapper) wrote one from the shim's destructor, without
+    a status. Only the first is reported as cut."""
+    _, killed = sigkill
+    texts = {}
+    for name, model in (("sigkill", killed),
+                        ("builtin-vadd", decode_capture(CAPTURES / "builtin-vadd" / "capture.tlc.gz"))):
+        out = io.StringIO()
+        render_text(model, out)
+        texts[name] = out.getvalue()
+    assert "wrote no exit record" in texts["sigkill"]
+    assert "wrote no exit record" not in texts["builtin-vadd"]
+    assert "exit record without a status (it returned from main" in texts["builtin-vadd"]
 
 
 def _cuts(name, last=50):

@@ -50,12 +50,27 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     for pid, p in sorted(model.processes.items()):
         w(f"  pid {pid}: {p.get('how', '?')} {' '.join(p.get('cmdline') or [p.get('exe', '?')])[:100]}"
           f"  exit={p.get('exit')}\n")
-        if p.get("exit") is None:
+        if p.get("exit") is None and p.get("exit_record"):
+            w(f"  pid {pid}: exit record without a status (it returned from main, where the shim "
+              f"cannot see the status)\n")
+        elif p.get("exit") is None:
             status = (model.end or {}).get("exit_status")
             how = (f"the tracer saw signal {-status}" if isinstance(status, int) and status < 0
                    else "the process died or was killed")
             w(st.bad(f"  pid {pid} wrote no exit record: its records stop where it was cut ({how})")
               + "\n")
+
+    if model.notes:
+        # what the shim had to say: patched store sites (with their original code bytes),
+        # getproc answers it could not bracket
+        w("\n" + st.head("shim notes") + "\n")
+        for n in model.notes:
+            text, _, code = n["text"].partition("; code from rip-16: ")
+            w(f"  pid {n['pid']}: {text}\n" + (f"      code from rip-16: {code}\n" if code else ""))
+    shim = model.shim_stats
+    if shim.get("doorbells"):
+        w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "
+          f"store site, {shim.get('fallbacks', 0)} single-stepped, the rest emulated at a fault\n")
 
     stats = model.stats()
     w("\n" + st.head("ioctls by device file") + "\n")
@@ -272,6 +287,7 @@ def to_json(model):
         "launches": [l.summary if hasattr(l, "summary") else l for l in model.launches],
         "api_calls": model.api_calls,
         "marks": model.marks,
+        "notes": model.notes,
         "stats": stats,
         "problems": [str(p) for p in model.problems],
     })
@@ -399,6 +415,7 @@ def render_json(model, out):
         ("launches", (l.summary if hasattr(l, "summary") else l for l in model.launches)),
         ("api_calls", model.api_calls),
         ("marks", model.marks),
+        ("notes", model.notes),
         ("stats", stats),
         ("problems", [str(p) for p in model.problems]),
     )

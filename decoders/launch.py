@@ -355,41 +355,31 @@ class LaunchDecoder:
             prog = self._programs.get(template)
             if prog is None:
                 prog = self._program(methods, template)
-            for i, h, m, k, plan in prog:
-                pkt = methods[i]
-                if k is None:
-                    self._inline_data(ch, pkt[3], _payload(pkt[5]), pkt)
-                else:
-                    h(ch, pkt, m, pkt[5][k], plan)
+            self._run(ch, methods, prog)
             return self.launches
-        plans = self._plans
-        data_forms = _DATA_FORMS
-        for pkt in methods:
-            data = pkt[5]
-            if not data:
-                continue
-            form = pkt[2]
-            if form not in data_forms:
-                continue
-            cls = pkt[6]
-            plan = plans.get(cls)
-            if plan is None:
-                plan = plans[cls] = _ClassPlan(self, cls)
-            m = pkt[4]
-            if form == NON_INC and m == 0x1B4 and plan.inline:
-                self._inline_data(ch, pkt[3], _payload(data), pkt)
-                continue
-            calls = plan.calls.get((form, m, len(data)))
-            if calls is None:
-                calls = plan.calls_for(form, m, len(data))
-            for h, method, k in calls:
-                h(ch, pkt, method, data[k], plan)
+        self._run(ch, methods, self._plan(methods))
         return self.launches
 
     PROGRAMS = 4096         # remembered packet-list shapes before starting over
 
+    def _run(self, ch, methods, prog):
+        for i, h, m, k, plan in prog:
+            pkt = methods[i]
+            if k is None:
+                self._inline_data(ch, pkt[3], _payload(pkt[5]), pkt)
+            else:
+                h(ch, pkt, m, pkt[5][k], plan)
+
     def _program(self, methods, key):
-        """The handler calls feed_raw() makes for packets of this shape, in order:
+        """_plan(methods), remembered under `key` (at most PROGRAMS of them)."""
+        out = self._plan(methods)
+        if len(self._programs) >= self.PROGRAMS:
+            self._programs.clear()
+        self._programs[key] = out
+        return out
+
+    def _plan(self, methods):
+        """The handler calls feed_raw() makes for these packets, in order:
         ((packet index, handler, method, data index, plan), ...); data index None for
         LOAD_INLINE_DATA sent NON_INC (the packet's data as bytes)."""
         plans = self._plans
@@ -413,11 +403,7 @@ class LaunchDecoder:
             if calls is None:
                 calls = plan.calls_for(form, m, len(data))
             out.extend((i, h, method, k, plan) for h, method, k in calls)
-        out = tuple(out)
-        if len(self._programs) >= self.PROGRAMS:
-            self._programs.clear()
-        self._programs[key] = out
-        return out
+        return tuple(out)
 
     def _host(self, ch, pkt, method, value, plan):
         if 0x5C <= method <= 0x68:

@@ -108,20 +108,8 @@ class SparseMemory:
 
     def read(self, va, n):
         """The n bytes at va if every one is known, else None."""
-        data = self._cached(va, n)
-        if data is not None:
-            return data
-        out = bytearray()
-        pos = 0
-        while pos < n:
-            page, off = divmod(va + pos, PAGE)
-            chunk = min(n - pos, PAGE - off)
-            entry = self._pages.get(page)
-            if entry is None or entry[1].find(0, off, off + chunk) != -1:
-                return None
-            out += entry[0][off:off + chunk]
-            pos += chunk
-        return bytes(out)
+        data = self.read_known(va, n)
+        return data if len(data) == max(n, 0) else None
 
     def read_known(self, va, limit):
         """The known bytes from va onward, up to the first unknown byte or `limit` bytes."""

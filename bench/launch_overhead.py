@@ -56,6 +56,10 @@ def run_mode(mode, launches, workdir):
         env["TRACE_LAUNCH_API"] = "0"
     if variant == "nopatch":  # every doorbell faults: the store sites are not patched
         env["TRACE_LAUNCH_PATCH"] = "0"
+    if variant == "noprefault":   # no helper thread mapping the capture ahead (I15)
+        env["TRACE_LAUNCH_PREFAULT"] = "0"
+    if variant == "noknown":  # no GP entry writer hook: every entry read from the ring
+        env["TRACE_LAUNCH_KNOWN"] = "0"
     if variant == "profile":  # fenced TSC phase counters (they cost time themselves)
         env["TRACE_LAUNCH_PROFILE"] = "1"
     rc = run_traced(wrapped, cap, mode=shim_mode, env=env)
@@ -79,7 +83,7 @@ def shim_cycles(cap):
     for r in CaptureReader(open_capture(cap)).records():
         if r.type == "NOTE":   # which store sites were patched, and why others were not
             text = bytes(r.body.text).decode(errors="replace")
-            if " store site " in text:
+            if " store site " in text or text.startswith("GP entry writer site"):
                 SITES[text.split(";")[0].split(" 0x")[0] + ": " + text.split(";")[0].split(": ", 1)[-1]] += 1
         if r.type == "STATS":
             for name, v in zip(TL_STATS_NAMES, r.body.counters):
@@ -90,6 +94,9 @@ def shim_cycles(cap):
     out["hooked_share"] = stats.get("doorbells_hooked", 0) / d   # through a patched site
     out["gp_put_hooked_share"] = stats.get("gp_put_hooked", 0) / d
     out["gp_put_shadow_mismatch"] = stats.get("gp_put_shadow_mismatch", 0)
+    out["grows_inline"] = stats.get("grows_inline", 0)   # the recording thread grew the file
+    out["entries_shadowed_share"] = stats.get("gp_entries_shadowed", 0) / d   # no ring read (I14)
+    out["gp_entry_shadow_mismatch"] = stats.get("gp_entry_shadow_mismatch", 0)
     return out
 
 
@@ -103,7 +110,7 @@ def main():
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
                          "doorbell store, no capture: isolates the fault cost), full; full+VARIANT "
-                         "with VARIANT one of noapi, nopatch, profile, stream, shm")
+                         "with VARIANT one of noapi, nopatch, noknown, noprefault, profile, stream, shm")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)

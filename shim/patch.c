@@ -18,16 +18,26 @@
  * executed in place; the instruction after the store is not moved, so a branch to it still
  * lands on it. Anything else stays on the fault path. Each site, patched or refused, is
  * named in a NOTE record with its code bytes. TRACE_LAUNCH_PATCH=0 turns patching off.
+ *
+ * A function known byte for byte (I14) is hooked at its entry the same way: its first
+ * instruction (position-independent) becomes a 2-byte jump into the padding before the
+ * function, and the stub replays that instruction before it jumps back. libcuda's GP entry
+ * writer is the one such function: the hook runs a private copy of it into the shadow.
  */
 #include <cpuid.h>
 
 #define MAX_SITES 32
 #define STUB_RET 11            /* offset in a stub of the return address its call pushes */
-#define STUB_SITE 41           /* offset in a stub of its site's index in g_site */
+#define STUB_COMMON 32         /* offsets in a stub of tl_tramp_common, where to resume, and */
+#define STUB_RESUME 40         /* its site's index in g_site */
+#define STUB_SITE 48
 #define MAP_FIXED_NOREPLACE_ 0x100000
 
 enum { SITE_LIVE = 1, SITE_REFUSED = 2 };
-struct site { uint32_t valid, state; uintptr_t rip, stub; struct store st; };
+enum { SITE_STORE = 0, SITE_GP_WRITER = 1 };
+/* A store site (its decode in st), or a known function hooked at its entry (its private copy) */
+struct site { uint32_t valid, state, kind; uintptr_t rip, stub, copy; struct store st; };
+static uint32_t g_known_done;          /* the known functions were looked for (I14) */
 static struct site g_site[MAX_SITES]; static uint32_t g_nsite;
 static uint32_t g_patching;            /* one thread patches at a time; others keep faulting */
 static int g_patch = 1;
@@ -143,12 +153,12 @@ static size_t put_hex(char *d, uint64_t v, int digits) {
 }
 
 /* NOTE: "<kind> store site 0x<rip>: <what>; code from rip-16: <48 bytes hex>", the bytes as
- * they were before any patch. */
+ * they were before any patch; a known function is a "<name> site" (shim/patch.c I14). */
 static void note_site(uintptr_t rip, const char *kind, const char *what, const uint8_t *code) {
     char t[256];
     size_t n = 0;
-    for (const char *q = kind; *q && n < 16; q++) t[n++] = *q;
-    for (const char *q = " store site 0x"; *q; q++) t[n++] = *q;
+    for (const char *q = kind; *q && n < 24; q++) t[n++] = *q;
+    for (const char *q = s_prefix(kind, "GP entry", 8) ? " site 0x" : " store site 0x"; *q; q++) t[n++] = *q;
     n += put_hex(t + n, rip, 12);
     t[n++] = ':'; t[n++] = ' ';
     for (const char *q = what; *q && n < 120; q++) t[n++] = *q;
@@ -176,6 +186,56 @@ static void probe_note(uintptr_t rip, uintptr_t addr) {
     note_text(t, k);
 }
 
+/* Write a stub for site `s` and route its first 2 bytes to it through a 5-byte jump at
+ * `cave` (padding within rel8 reach). The stub calls tl_tramp_common, replays `dlen` bytes
+ * of displaced position-independent code, and jumps to `resume`. Stub layout:
+ *    0 lea -0x80(%rsp),%rsp   5 call *STUB_COMMON   11 lea 0x80(%rsp),%rsp   19 displaced
+ *    19+dlen jmp *STUB_RESUME   32 common   40 resume   48 site index */
+static const char *install(struct site *s, uintptr_t cave, const uint8_t *displaced, size_t dlen,
+                           uintptr_t resume) {
+    uintptr_t rip = s->rip;
+    if (dlen > 7) return "displaced code too long";
+    uintptr_t stub = stub_alloc(cave);
+    if (!stub) return "no page within reach for the stub";
+    uint8_t code[STUB_BYTES];
+    memset(code, 0xCC, sizeof code);
+    static const uint8_t head[19] = {
+        0x48, 0x8d, 0x64, 0x24, 0x80,                         /* lea -0x80(%rsp),%rsp: the red zone */
+        0xff, 0x15, STUB_COMMON - 11, 0x00, 0x00, 0x00,       /* call *[rip+21] */
+        0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };     /* lea 0x80(%rsp),%rsp */
+    memcpy(code, head, sizeof head);
+    if (dlen) memcpy(code + 19, displaced, dlen);
+    size_t j = 19 + dlen;
+    code[j] = 0xff; code[j + 1] = 0x25;                        /* jmp *[rip+rel] */
+    int32_t rel = (int32_t)(STUB_RESUME - (j + 6));
+    memcpy(code + j + 2, &rel, 4);
+    uint64_t common = (uint64_t)(uintptr_t)tl_tramp_common, index = (uint64_t)(s - g_site);
+    memcpy(code + STUB_COMMON, &common, 8);
+    memcpy(code + STUB_RESUME, &resume, 8);
+    memcpy(code + STUB_SITE, &index, 8);
+    memcpy((void *)stub, code, sizeof code);
+    if (syscall(SYS_mprotect, (void *)(stub & ~(PAGE - 1)), PAGE, PROT_READ | PROT_EXEC) != 0)
+        return "mprotect of the stub failed";
+    s->stub = stub;
+    /* The site must be complete before any thread can reach the stub. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    uintptr_t lo = rip < cave ? rip : cave, hi = rip + 2 > cave + 5 ? rip + 2 : cave + 5;
+    uintptr_t pg = lo & ~(PAGE - 1), pe = (hi + PAGE - 1) & ~(PAGE - 1);
+    if (syscall(SYS_mprotect, (void *)pg, pe - pg, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return "code is not writable";
+    uint8_t jmp[5] = { 0xE9 };
+    rel = (int32_t)((intptr_t)stub - (intptr_t)(cave + 5));
+    memcpy(jmp + 1, &rel, 4);
+    memcpy((void *)cave, jmp, 5);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* One 2-byte store inside a cache line: another thread executes the old or the new
+     * instruction, never a mix. */
+    uint16_t j2 = (uint16_t)(0xEB | (uint16_t)(uint8_t)(int8_t)((intptr_t)cave - (intptr_t)(rip + 2)) << 8);
+    __asm__ volatile("movw %1, %0" : "=m"(*(volatile uint16_t *)rip) : "r"(j2) : "memory");
+    syscall(SYS_mprotect, (void *)pg, pe - pg, PROT_READ | PROT_EXEC);
+    return NULL;
+}
+
 /* Rewrite the store at `rip` into a jump to a new stub; the reason when it cannot. */
 static const char *patch_site(struct site *s) {
     const struct store *st = &s->st;
@@ -195,38 +255,71 @@ static const char *patch_site(struct site *s) {
         x += l;
     }
     if ((rip & 63) == 63) return "store straddles a cache line";
-    uintptr_t stub = stub_alloc(cave);
-    if (!stub) return "no page within reach for the stub";
-    static const uint8_t code[25] = {
-        0x48, 0x8d, 0x64, 0x24, 0x80,                     /* lea -0x80(%rsp),%rsp: the red zone */
-        0xff, 0x15, 0x0e, 0x00, 0x00, 0x00,               /* call *[rip+14] -> tl_tramp_common */
-        0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,   /* lea 0x80(%rsp),%rsp */
-        0xff, 0x25, 0x08, 0x00, 0x00, 0x00 };             /* jmp *[rip+8] -> resume */
-    uint64_t common = (uint64_t)(uintptr_t)tl_tramp_common, resume = rip + st->len;
-    uint64_t index = (uint64_t)(s - g_site);
-    memcpy((void *)stub, code, sizeof code);
-    memcpy((void *)(stub + 25), &common, 8);
-    memcpy((void *)(stub + 33), &resume, 8);
-    memcpy((void *)(stub + STUB_SITE), &index, 8);
-    if (syscall(SYS_mprotect, (void *)g_stub_page, PAGE, PROT_READ | PROT_EXEC) != 0)
-        return "mprotect of the stub failed";
-    s->stub = stub;
-    /* The site must be complete before any thread can reach the stub. */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    uintptr_t pg = rip & ~(PAGE - 1), pe = (cave + 5 + PAGE - 1) & ~(PAGE - 1);
-    if (syscall(SYS_mprotect, (void *)pg, pe - pg, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-        return "code is not writable";
-    uint8_t jmp[5] = { 0xE9 };
-    int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(cave + 5));
-    memcpy(jmp + 1, &rel, 4);
-    memcpy((void *)cave, jmp, 5);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    /* One 2-byte store inside a cache line: another thread executes the old or the new
-     * instruction, never a mix. */
-    uint16_t j2 = (uint16_t)(0xEB | ((cave - (rip + 2)) << 8));
-    __asm__ volatile("movw %1, %0" : "=m"(*(volatile uint16_t *)rip) : "r"(j2) : "memory");
-    syscall(SYS_mprotect, (void *)pg, pe - pg, PROT_READ | PROT_EXEC);
-    return NULL;
+    return install(s, cave, NULL, 0, rip + st->len);
+}
+
+/* ---- functions known byte for byte (I14) -------------------------------------------- */
+/* libcuda 580.159.04 writes each GPFIFO entry through one leaf function (the ring probe,
+ * docs/doorbell-hook.md): gp_entry(dst, va, bytes, sync) stores NV_GP_ENTRY0 then ENTRY1.
+ * A template is the 16 bytes before the function (the function before it and the padding
+ * that is the cave) and the function itself; only an exact match is hooked, so what the
+ * bytes do is what was disassembled. The first instruction, mov %esi,%eax, is replayed by
+ * the stub; the hook calls a private copy of the function to make the entry. */
+struct known_fn { const char *name; uint8_t cave, first_len, len; uint8_t code[64]; };
+static const struct known_fn g_known[] = {
+    { "GP entry writer", 6, 2, 64, {
+        0xb8, 0x00, 0x02, 0x00, 0x00, 0xc3,                               /* mov $0x200,%eax; ret */
+        0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,       /* padding: the cave */
+        0x89, 0xf0, 0xc1, 0xe2, 0x08, 0x83, 0xe0, 0xfc, 0x81, 0xe2, 0x00, 0xfc, 0xff, 0x7f,
+        0x48, 0xc1, 0xee, 0x20, 0x89, 0x07, 0x89, 0xd0, 0x40, 0x0f, 0xb6, 0xf6, 0x0d, 0x00,
+        0x00, 0x00, 0x80, 0x84, 0xc9, 0x0f, 0x45, 0xd0, 0x09, 0xd6, 0x81, 0xce, 0x00, 0x02,
+        0x00, 0x00, 0x89, 0x77, 0x04, 0xc3 } },
+};
+#define KNOWN_REACH (64u << 10)   /* searched this far either side of the GP_PUT site */
+
+static const char *patch_known(struct site *s, const struct known_fn *k) {
+    if (!g_patch) return "patching off (TRACE_LAUNCH_PATCH=0)";
+    if (!tl_xsize) return "no XSAVE";
+    uintptr_t f = s->rip, cave = f - 16 + k->cave;
+    for (uintptr_t x = cave; x < f;) {               /* the template says so; check anyway */
+        size_t l = pad_len((const uint8_t *)x);
+        if (!l || x + l > f) return "no padding before the function";
+        x += l;
+    }
+    uintptr_t copy = stub_alloc(f);
+    if (!copy) return "no page for the copy";
+    memcpy((void *)copy, k->code + 16, (size_t)k->len - 16);
+    if (syscall(SYS_mprotect, (void *)(copy & ~(PAGE - 1)), PAGE, PROT_READ | PROT_EXEC) != 0)
+        return "mprotect of the copy failed";
+    s->copy = copy;
+    return install(s, cave, k->code + 16, k->first_len, f + k->first_len);
+}
+
+/* Hook every exact copy of a known function within KNOWN_REACH of `near` (a libcuda code
+ * address). Read with process_vm_readv: the range may hold unmapped pages. */
+static void find_known(uintptr_t near) {
+    static uint8_t win[4096 + 64];
+    if (__atomic_exchange_n(&g_known_done, 1, __ATOMIC_RELAXED)) return;
+    for (size_t i = 0; i < sizeof g_known / sizeof g_known[0]; i++) {
+        const struct known_fn *k = &g_known[i];
+        uintptr_t lo = (near - KNOWN_REACH) & ~(uintptr_t)15, hi = near + KNOWN_REACH;
+        for (uintptr_t base = lo; base < hi; base += 4096) {
+            if (!safe_read(win, base, sizeof win) && !safe_read(win, base, 4096)) continue;
+            for (size_t o = 0; o + k->len <= sizeof win && o < 4096; o += 16) {
+                if (memcmp(win + o, k->code, k->len)) continue;
+                uintptr_t f = base + o + 16;
+                if (site_at(f)) continue;
+                struct site *s = APPEND(g_site, g_nsite, MAX_SITES);
+                if (!s) return;
+                s->rip = f; s->kind = SITE_GP_WRITER;
+                STORE_REL(&s->valid, 1);
+                const char *why = patch_known(s, k);
+                s->state = why ? SITE_REFUSED : SITE_LIVE;
+                STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
+                note_site(f, k->name, why ? why : "patched", k->code);
+            }
+        }
+    }
 }
 
 /* Called by on_segv for a doorbell or GP_PUT store it emulated: patch the site once. */
@@ -245,6 +338,8 @@ static void consider_site(uintptr_t rip, const struct store *st, const char *kin
             s->state = why ? SITE_REFUSED : SITE_LIVE;
             STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
             note_site(rip, kind, why ? why : "patched", code);
+            /* libcuda's GP entry writer lies near its GP_PUT store */
+            if (!why && s_prefix(kind, "GP_PUT", 6)) find_known(rip);
         }
     }
     __atomic_store_n(&g_patching, 0, __ATOMIC_RELEASE);
@@ -259,6 +354,13 @@ __attribute__((used)) void tl_site_hook(uint64_t *regs, uintptr_t ret) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     {
         struct site *s = &g_site[index];
+        if (s->kind == SITE_GP_WRITER) {
+            uint64_t e = 0;   /* the entry as libcuda's own code makes it, for ring slot rdi */
+            ((void (*)(void *, uint64_t, uint64_t, uint64_t))s->copy)(&e, regs[6], regs[2], regs[1]);
+            gp_shadow_put((uintptr_t)regs[7], e);
+            errno = saved;
+            return;
+        }
         uintptr_t a = (uintptr_t)regs[s->st.base] + (uintptr_t)(intptr_t)s->st.disp;
         uint64_t v = regs[s->st.reg];
         if (s->st.size < 8) v &= (1ull << (8 * s->st.size)) - 1;

@@ -38,6 +38,18 @@
  *     mapped) or comes through a patched site, so the shim sees each GP_PUT libcuda writes.
  *     That shadow replaces the uncached read at the doorbell; every SHADOW_CHECK-th doorbell
  *     reads GP_PUT anyway and a mismatch (counted) sends the channel back to reading it.
+ *  I14 GPFIFO entries without a device read: libcuda's GP entry writer, found byte for byte
+ *     (shim/patch.c), is hooked at its entry; the hook runs a private copy of the writer into
+ *     a shadow slot keyed by the ring address. The doorbell takes an entry from its slot only
+ *     when it was written after the channel's previous capture (a stamp) and no other thread
+ *     was writing the slot; each slot is taken once. Anything else is read from the ring.
+ *     Every SHADOW_CHECK-th doorbell reads the ring too and a mismatch (counted) sends the
+ *     channel back to reading it.
+ *  I15 One helper thread per process, started when the first GPU channel is created (full
+ *     capture only; TRACE_LAUNCH_PREFAULT=0: none): it grows the capture file and maps its
+ *     pages ahead of the cursor, so that writing a record faults on nothing. It blocks every
+ *     signal, holds no lock and writes no record; a forked child starts its own when it
+ *     creates a channel. Without it (or when it falls behind) rec_begin grows the file itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -55,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -81,11 +94,13 @@
 #define MAX_ENTRIES_PER_REC 128
 #define WINDOW (64ull << 30)   /* virtual size of the capture mapping */
 #define GROW_STEP (8ull << 20)
+#define PF_AHEAD (32ull << 20) /* the helper thread keeps this much populated past the cursor (I15) */
 #define FD_FLOOR 1000          /* the capture fd is moved at or above this */
 #define PAGE 4096ul
 #define USERMODE_DOORBELL 0x90 /* NVC361_NOTIFY_CHANNEL_PENDING */
 #define USERD_GP_PUT 0x8C      /* NV_RAMUSERD_GP_PUT (dword 35) */
-#define SHADOW_CHECK 64        /* every 64th doorbell of a channel reads GP_PUT to check the shadow */
+#define SHADOW_CHECK 64        /* every 64th doorbell of a channel reads the device to check the shadows */
+#define GP_SHADOW 8192         /* GP entry shadow slots (I14); a miss costs one device read */
 
 enum { K_NONE = 0, K_CTL, K_GPU, K_UVM, K_OTHER };
 
@@ -123,6 +138,9 @@ struct channel { uint32_t valid, hClient, hChannel, hClass, token, token_valid, 
                  uint64_t gpfifo_va, userd_off; uint32_t last_put, freed;
                  /* GP_PUT as libcuda last stored it (I13), valid while shadow_ok */
                  uintptr_t gp_put_cpu; uint32_t shadow_put, shadow_ok, doorbells;
+                 /* GP entries from the writer hook (I14): usable while entries_ok; only
+                  * those stamped after cap_stamp, the stamp when the last capture began */
+                 uint32_t entries_ok; uint64_t cap_stamp;
                  /* translation cache, checked against the entries' `valid` on every use */
                  struct cpumap *userd_map; struct gpumap *ring_gmap; struct cpumap *ring_cmap;
                  struct gpumap *seg_gmap; struct cpumap *seg_cmap; };
@@ -142,6 +160,12 @@ static struct gpumap g_gpu[MAX_GPUMAPS]; static uint32_t g_ngpu;
 static struct dupe g_dup[MAX_DUPS]; static uint32_t g_ndup;
 static struct pending g_pend[MAX_PENDING]; static uint32_t g_npend;
 static struct trap g_trap[MAX_TRAPS]; static uint32_t g_ntrap;
+/* GP entry shadow (I14). A slot is locked by making `seq` odd; a writer or reader that
+ * finds it locked leaves it (a writer also raises g_gp_floor: nothing older is trusted). */
+struct gp_shadow { uint64_t seq, addr, value, stamp; };
+static struct gp_shadow g_gps[GP_SHADOW];
+static uint64_t g_gp_stamp, g_gp_floor;
+static uint32_t g_shadow_check = SHADOW_CHECK;   /* TRACE_LAUNCH_SHADOW_CHECK=1: every doorbell */
 
 static struct sigaction g_prog_act[65]; /* what the program installed, per signal */
 static int g_handlers_installed;
@@ -235,27 +259,83 @@ static int reopen_capture(void) {
     return 0;
 }
 
-static int ensure_size(uint64_t end) {
-    uint64_t known = __atomic_load_n(&g_known_size, __ATOMIC_RELAXED);
+/* Make the file at least `end` bytes (in GROW_STEP units) and map its new pages. Either the
+ * recording thread (when the helper is absent or behind) or the helper (I15) runs it. */
+static uint32_t g_pf_on;                /* the helper thread runs in this process */
+static uint32_t g_pf_kick;              /* futex word: 1 asks the helper to grow */
+static uint64_t g_pf_next = UINT64_MAX; /* the cursor offset past which the helper is asked */
+static int grow(uint64_t end, int may_reopen) {
+    uint64_t known = __atomic_load_n(&g_known_size, __ATOMIC_ACQUIRE);
     if (end <= known) return 1;
     uint64_t want = (end + GROW_STEP - 1) / GROW_STEP * GROW_STEP;
     for (int attempt = 0; attempt < 2; attempt++) {
         struct stat st;
-        if (g_fd >= 0 && fstat(g_fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
+        int fd = g_fd;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
             /* fallocate only grows: processes racing here can never shrink the file. */
-            if (st.st_size >= (off_t)want || syscall(SYS_fallocate, g_fd, 0, (off_t)0, (off_t)want) == 0) {
+            if (st.st_size >= (off_t)want || syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)want) == 0) {
                 /* Fault the new pages in with one call rather than one fault per page. */
                 uint64_t from = known & ~(uint64_t)(PAGE - 1);
                 if (syscall(SYS_madvise, g_base + from, (size_t)(want - from), 23 /* MADV_POPULATE_WRITE */) != 0)
                     STAT(TL_STAT_POPULATE_FAILED);
-                __atomic_store_n(&g_known_size, want, __ATOMIC_RELAXED);
+                while (known < want && !__atomic_compare_exchange_n(&g_known_size, &known, want, 0,
+                                                                    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {}
+                STAT(may_reopen ? TL_STAT_GROWS_INLINE : TL_STAT_GROWS_HELPER);
                 return 1;
             }
             return 0;
         }
-        if (reopen_capture() != 0) return 0;
+        if (!may_reopen || reopen_capture() != 0) return 0;
     }
     return 0;
+}
+
+static int ensure_size(uint64_t end) {
+    uint64_t known = __atomic_load_n(&g_known_size, __ATOMIC_RELAXED);
+    if (end > __atomic_load_n(&g_pf_next, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&g_pf_next, UINT64_MAX, __ATOMIC_RELAXED) != UINT64_MAX) {
+        __atomic_store_n(&g_pf_kick, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &g_pf_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    if (end <= known) return 1;
+    return grow(end, 1);
+}
+
+/* The helper (I15): woken when the cursor passes g_pf_next, it keeps PF_AHEAD bytes
+ * populated past the cursor, in GROW_STEP pieces (madvise holds the mmap lock while it runs). */
+static void *pf_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        while (!__atomic_exchange_n(&g_pf_kick, 0, __ATOMIC_ACQUIRE))
+            syscall(SYS_futex, &g_pf_kick, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        uint64_t cur = __atomic_load_n((uint64_t *)(g_base + TL_CURSOR_OFFSET), __ATOMIC_RELAXED);
+        uint64_t target = cur + PF_AHEAD > WINDOW ? WINDOW : cur + PF_AHEAD;
+        int ok = 1;
+        while (ok && __atomic_load_n(&g_known_size, __ATOMIC_ACQUIRE) < target)
+            ok = grow(__atomic_load_n(&g_known_size, __ATOMIC_ACQUIRE) + GROW_STEP, 0);
+        if (ok && target < WINDOW) __atomic_store_n(&g_pf_next, target - PF_AHEAD / 2, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static int g_prefault = 1;
+static void pf_start(void) {
+    if (!g_prefault || !g_full || !g_capture || __atomic_exchange_n(&g_pf_on, 1, __ATOMIC_ACQ_REL)) return;
+    pthread_attr_t a;
+    sigset_t all, old;
+    pthread_t th;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the helper inherits a mask that blocks all */
+    int rc = pthread_create(&th, &a, pf_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (rc != 0) return;
+    pthread_setname_np(th, "tracelaunch-pf");
+    __atomic_store_n(&g_pf_kick, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &g_pf_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Reserve `len` bytes for one record. Returns NULL (and counts) when recording is off or full. */
@@ -556,7 +636,10 @@ static void track_ioctl(int kind, unsigned long req, int fd, const uint8_t *arg,
             c->hUserd = r32(buf, NV_CHANNEL_ALLOC_PARAMS__hUserdMemory);
             c->userd_off = r64(buf, NV_CHANNEL_ALLOC_PARAMS__userdOffset);
             c->last_put = 0;   /* GP_PUT starts at 0 on a new channel */
+            /* shadow slots of an earlier ring at the same address are older than this */
+            c->cap_stamp = LOAD_ACQ(&g_gp_stamp); c->entries_ok = 1;
             STORE_REL(&c->valid, 1);
+            pf_start();
             if (g_probe_ring) probe_channel(c);
             else userd_trap(c);
         }
@@ -622,6 +705,41 @@ static void track_ioctl(int kind, unsigned long req, int fd, const uint8_t *arg,
     (void)fd;
 }
 
+/* ---- GP entry shadow (I14) ----------------------------------------------------------- */
+
+static struct gp_shadow *gps_slot(uintptr_t ring_addr) {
+    uint64_t x = (uint64_t)ring_addr * 0x9E3779B97F4A7C15ull;   /* rings share alignment: mix */
+    return &g_gps[(x >> 40) % GP_SHADOW];
+}
+static int gps_lock(struct gp_shadow *s, uint64_t *q) {
+    *q = LOAD_ACQ(&s->seq);
+    return !(*q & 1) && __atomic_compare_exchange_n(&s->seq, q, *q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+/* The writer hook: libcuda wrote (or is about to write) `value` at ring address `a`. */
+static void gp_shadow_put(uintptr_t a, uint64_t value) {
+    struct gp_shadow *s = gps_slot(a);
+    uint64_t q;
+    if (!gps_lock(s, &q)) {
+        STAT(TL_STAT_GP_ENTRY_SHADOW_BUSY);
+        uint64_t st = ADD(&g_gp_stamp, 1) + 1, f = LOAD_ACQ(&g_gp_floor);
+        while (f < st && !__atomic_compare_exchange_n(&g_gp_floor, &f, st, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {}
+        return;
+    }
+    s->addr = a; s->value = value; s->stamp = ADD(&g_gp_stamp, 1) + 1;
+    STORE_REL(&s->seq, q + 2);
+    STAT(TL_STAT_GP_ENTRIES_HOOKED);
+}
+/* The doorbell: the entry at `a` when the hook wrote it after `floor`; the slot is emptied. */
+static int gp_shadow_take(uintptr_t a, uint64_t floor, uint64_t *value) {
+    struct gp_shadow *s = gps_slot(a);
+    uint64_t q;
+    if (!gps_lock(s, &q)) return 0;
+    int ok = s->addr == a && s->stamp > floor;
+    if (ok) { *value = s->value; s->addr = 0; }
+    STORE_REL(&s->seq, q + 2);
+    return ok;
+}
+
 /* ---- the doorbell (I7) -------------------------------------------------------------- */
 struct seg { uint64_t va; uintptr_t cpu; uint32_t size, flags; int kind; };
 
@@ -630,7 +748,10 @@ struct seg { uint64_t va; uintptr_t cpu; uint32_t size, flags; int kind; };
 static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbell, uint64_t rip,
                             uint32_t insn_len, uint32_t extra_flags) {
     uint64_t avail = 0, t0 = tsc(), t1, tcopy = 0;
-    uint32_t flags = TL_SUB_CHANNEL_KNOWN | extra_flags, put = 0, prev = 0, lost = 0;
+    uint32_t flags = TL_SUB_CHANNEL_KNOWN | extra_flags, put = 0, prev = 0, lost = 0, check = 1;
+    /* Entries stamped after the previous capture began are this submission's (I14). */
+    uint64_t stamp_now = LOAD_ACQ(&g_gp_stamp), floor = LOAD_ACQ(&c->cap_stamp), gf = LOAD_ACQ(&g_gp_floor);
+    if (gf > floor) floor = gf;
     struct cpumap *um = c->userd_map;
     if (!in_cpu(um, c->userd_off)) um = c->userd_map = find_cpu(c->hClient, c->hUserd, c->userd_off);
     uintptr_t userd = um ? cpu_addr(um, c->userd_off, &avail, NULL) : 0;
@@ -645,7 +766,8 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
     } else {
         uint64_t tp = tsc();
         uint32_t k = ADD(&c->doorbells, 1);
-        if (LOAD_ACQ(&c->shadow_ok) && k % SHADOW_CHECK) {
+        check = k % g_shadow_check == 0;
+        if (LOAD_ACQ(&c->shadow_ok) && !check) {
             put = LOAD_ACQ(&c->shadow_put);
         } else {
             put = dev_load32(userd + USERD_GP_PUT);
@@ -668,9 +790,16 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         uint64_t ext = 0;   /* SET_PB_SEGMENT_EXTENDED_BASE operand: VA bits 63:40 */
         size_t total = TL_RECORD_HEADER__SIZE + TL_SUBMISSION__FIXED + 8ull * m;
         uint64_t tr = tsc();
+        uint32_t shadowed = 0;
         for (uint32_t k = 0; k < m; k++) {
             uintptr_t a = ring + 8ull * ((idx + k) % entries);
-            e[k] = dev_load64(a);
+            if (LOAD_ACQ(&c->entries_ok) && gp_shadow_take(a, floor, &e[k])) {
+                shadowed++;
+                if (check && dev_load64(a) != e[k]) {
+                    STORE_REL(&c->entries_ok, 0); STAT(TL_STAT_GP_ENTRY_SHADOW_MISMATCH);
+                    e[k] = dev_load64(a); shadowed--;
+                }
+            } else e[k] = dev_load64(a);
             uint32_t lo = (uint32_t)e[k], hi = (uint32_t)(e[k] >> 32);
             uint32_t length = (hi >> 10) & 0x1FFFFF;   /* NVC86F_GP_ENTRY1_LENGTH 30:10, dwords */
             if (length == 0) {
@@ -693,6 +822,8 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             total += TL_SEGMENT__FIXED + pad8(sg->size);
         }
         PROF(TL_STAT_CYCLES_DEVICE_READS, tsc() - tr);
+        ADD(&g_stats[TL_STAT_GP_ENTRIES_SHADOWED], shadowed);
+        uint32_t rflags = flags | (m && shadowed == m ? TL_SUB_ENTRIES_SHADOWED : 0);
         uint64_t tb = tsc();
         uint8_t *r = rec_begin(total);
         PROF(TL_STAT_CYCLES_RESERVE, tsc() - tb);
@@ -706,7 +837,7 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             w32(b, TL_SUBMISSION__hChannel, c->hChannel); w32(b, TL_SUBMISSION__hClass, c->hClass);
             w32(b, TL_SUBMISSION__gp_put_prev, idx % entries);
             w32(b, TL_SUBMISSION__gp_put, (idx + m) % entries);
-            w32(b, TL_SUBMISSION__gp_entries, c->entries); w32(b, TL_SUBMISSION__flags, flags);
+            w32(b, TL_SUBMISSION__gp_entries, c->entries); w32(b, TL_SUBMISSION__flags, rflags);
             w64(b, TL_SUBMISSION__gpfifo_va, c->gpfifo_va); w64(b, TL_SUBMISSION__doorbell_addr, doorbell);
             w64(b, TL_SUBMISSION__rip, rip); w32(b, TL_SUBMISSION__nentries, m);
             w32(b, TL_SUBMISSION__nsegments, nseg); w32(b, TL_SUBMISSION__lost, lost);
@@ -731,6 +862,8 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
         STAT(TL_STAT_SUBMISSIONS);
         idx += m; n -= m; lost = 0;
     } while (n);
+    uint64_t cs = LOAD_ACQ(&c->cap_stamp);
+    while (cs < stamp_now && !__atomic_compare_exchange_n(&c->cap_stamp, &cs, stamp_now, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {}
     PROF(TL_STAT_CYCLES_COPY, tcopy);
     PROF(TL_STAT_CYCLES_CAPTURE, tsc() - t0);
 }
@@ -1041,6 +1174,7 @@ static void after_fork_child(void) {
     /* The child shares the file and its cursor; it starts its own process history. */
     for (int i = 0; i < TL_STAT_COUNT; i++) g_stats[i] = 0;
     g_seq = 0; g_exit_written = 0;
+    g_pf_on = 0; g_pf_kick = 0; g_pf_next = UINT64_MAX;   /* threads do not survive fork (I15) */
     g_pid = (uint32_t)syscall(SYS_getpid);
     record_process_start(2);
 }
@@ -1060,8 +1194,14 @@ __attribute__((constructor)) static void tl_init(void) {
     const char *cp = getenv("TRACE_LAUNCH_COPY");
     const char *pt = getenv("TRACE_LAUNCH_PATCH");
     if (pt && !strcmp(pt, "0")) g_patch = 0;
+    const char *pfo = getenv("TRACE_LAUNCH_PREFAULT");
+    if (pfo && !strcmp(pfo, "0")) g_prefault = 0;
+    const char *kn = getenv("TRACE_LAUNCH_KNOWN");
+    if (kn && !strcmp(kn, "0")) g_known_done = 1;   /* no known-function hooks (I14): for measuring */
     const char *pr = getenv("TRACE_LAUNCH_PROBE");
     g_probe_ring = pr && !strcmp(pr, "ring");
+    const char *sc = getenv("TRACE_LAUNCH_SHADOW_CHECK");
+    if (sc && atoi(sc) > 0) g_shadow_check = (uint32_t)atoi(sc);
     const char *pf = getenv("TRACE_LAUNCH_PROFILE");
     g_profile = pf && !strcmp(pf, "1");
     xstate_init();

@@ -16,11 +16,11 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(
     not os.path.exists("/dev/nvidiactl"), reason="needs an NVIDIA GPU and driver (/dev/nvidiactl)")]
 
 
-def _trace(tmp_path, argv, name="c.tlc"):
+def _trace(tmp_path, argv, name="c.tlc", env=None):
     cap = tmp_path / name
     proc = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", "-o", str(cap),
                            "--no-report", *argv], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT)
+                          cwd=ROOT, env={**os.environ, **(env or {})})
     return proc, cap
 
 
@@ -51,13 +51,20 @@ def test_hard_programs_traced_unchanged(tmp_path, mode):
         assert len({s["tid"] for s in model.submissions}) >= 2
 
 
+def _counters(recs):
+    (stats,) = [r.body for r in recs if r.type == "STATS"]
+    return dict(zip(F.TL_STATS_NAMES, stats.counters))
+
+
 def test_launch_loop_exact_through_the_patched_site(tmp_path):
     """10,000 launches: every doorbell captured (submissions == doorbells == GP_PUT advance,
     0 lost), and libcuda's doorbell store site patched so that all but its first store come
-    through the stub (shim/patch.c) rather than a fault."""
+    through the stub (shim/patch.c) rather than a fault. libcuda's GP entry writer is hooked
+    (I14) and every entry it made is compared with the ring at its doorbell
+    (TRACE_LAUNCH_SHADOW_CHECK=1): no mismatch, and all but a few entries come from it."""
     from decoders.capture.reader import read_capture
     argv = [sys.executable, str(ROOT / "bench/launch_overhead.py"), "--child", "--launches", "10000"]
-    proc, cap = _trace(tmp_path, argv)
+    proc, cap = _trace(tmp_path, argv, env={"TRACE_LAUNCH_SHADOW_CHECK": "1"})
     assert proc.returncode == 0, proc.stderr
     _, recs = read_capture(cap)
     (stats,) = [r.body for r in recs if r.type == "STATS"]
@@ -70,3 +77,25 @@ def test_launch_loop_exact_through_the_patched_site(tmp_path):
     assert c["sites_patched"] >= 1 and c["fallbacks"] == 0
     hooked = sum(1 for s in subs if s.flags & F.TL_SUB_HOOKED)
     assert hooked == c["doorbells_hooked"] >= c["doorbells"] - 2 * (c["sites_patched"] + c["sites_refused"]) - 10
+    assert c["gp_entry_shadow_mismatch"] == 0 and c["gp_entry_shadow_busy"] == 0
+    shadowed = [s for s in subs if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
+    assert c["gp_entries_shadowed"] >= sum(s.nentries for s in shadowed)
+    assert len(shadowed) >= 0.99 * len(subs)
+
+
+def test_torch_entries_from_the_writer_match_the_ring(tmp_path):
+    """A small PyTorch script (compute and copy channels) with every shadowed GP entry
+    compared with the ring at its doorbell: output unchanged, no mismatch, 0 lost, and
+    entries taken from the writer hook on more than one channel."""
+    from decoders.capture.reader import read_capture
+    argv = [sys.executable, str(ROOT / "scripts/corpus/torch_small.py")]
+    native = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    proc, cap = _trace(tmp_path, argv, env={"TRACE_LAUNCH_SHADOW_CHECK": "1",
+                                            "TRACE_LAUNCH_IMAGE_MAX": str(64 << 10)})
+    assert (proc.returncode, proc.stdout) == (native.returncode, native.stdout), proc.stderr
+    _, recs = read_capture(cap)
+    c = _counters(recs)
+    subs = [r.body for r in recs if r.type == "SUBMISSION"]
+    assert c["gp_entry_shadow_mismatch"] == 0 and sum(s.lost for s in subs) == 0
+    shadowed = [s for s in subs if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
+    assert len({s.token for s in shadowed}) >= 2 and c["gp_entries_shadowed"] > 0

@@ -7,6 +7,7 @@ tests/c/simdev.c is a simulated submission path (synthetic) in libcuda's write o
 Every record field is checked against what the program says it did.
 """
 import json
+import struct
 import os
 import shutil
 import stat
@@ -230,9 +231,9 @@ def test_every_submission_captured_exactly(simdev_run):
 def test_ring_wrap_counted_and_nothing_lost(simdev_run):
     recs, truth = simdev_run
     ch0 = [r.body for r in recs if r.type == "SUBMISSION" and r.body.token == 0xA]
-    assert len(ch0) == 42 and all(s.gp_entries == 16 for s in ch0)
+    assert len(ch0) == 42 + 32 and all(s.gp_entries == 16 for s in ch0)
     wraps = [s for s in ch0 if s.gp_put < s.gp_put_prev]
-    assert len(wraps) == 2                     # 42 submissions around a 16-entry ring
+    assert len(wraps) == 4                     # 74 submissions around a 16-entry ring
     advance = sum((s.gp_put - s.gp_put_prev) % s.gp_entries for s in ch0)
     assert advance == len(ch0) and sum(s.lost for s in ch0) == 0
 
@@ -296,7 +297,7 @@ def test_libcuda_shaped_sites_are_patched_and_hooked(simdev_run):
     assert [w for rip, w in notes.items() if rip not in sites]   # the C stores: refused, named
     assert all(w != "patched" for rip, w in notes.items() if rip not in sites)
     c = _counters(recs)
-    assert c["sites_patched"] == 3                                # + the GP_PUT site
+    assert c["sites_patched"] == 4                # + the GP_PUT site and the GP entry writer
     assert c["sites_refused"] == len(_site_notes(recs)) - 3
     hooked = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_HOOKED]
     assert len(hooked) == c["doorbells_hooked"]
@@ -323,6 +324,78 @@ def test_gp_put_shadow_replaces_the_device_read(simdev_run):
     c = _counters(recs)
     assert c["gp_put_shadow_mismatch"] == 0
     assert (4 * 200 + 3) * 0.8 <= c["gp_put_hooked"] <= 4 * 200 + 3 - 1
+
+
+def _shadowed(recs, truth):
+    """[(truth submission, its SUBMISSION body)] for the channels' submissions, in order."""
+    subs = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_CHANNEL_KNOWN]
+    by_token = {}
+    for s in subs:
+        by_token.setdefault(s.token, []).append(s)
+    out = []
+    for w in truth["submissions"]:
+        out.append((w, by_token[w["token"]].pop(0)))
+    return out
+
+
+def test_gp_entry_writer_hooked_and_its_entries_used(simdev_run):
+    """simdev's GP entry writer is libcuda's byte for byte (shim/patch.c I14): it is found
+    near the GP_PUT site and hooked at its entry, and the doorbell takes the entries it made
+    instead of reading the ring. Entries written by plain stores, including the second lap
+    of channel 0 over slots the writer filled in the first, are read from the ring (the
+    exact-capture test checks their values)."""
+    recs, truth = simdev_run
+    texts = [bytes(r.body.text).decode() for r in recs if r.type == "NOTE"]
+    writer = int(truth["gp_entry_writer"])
+    assert f"GP entry writer site 0x{writer:012x}: patched" in [t.split(";")[0] for t in texts]
+    c = _counters(recs)
+    pairs = _shadowed(recs, truth)
+    by_writer = [s for w, s in pairs if w["writer"]]
+    plain = [s for w, s in pairs if not w["writer"]]
+    assert not [s for s in plain if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
+    shadowed = [s for s in by_writer if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
+    # Those written before the hook was made (the first GP_PUT fault patches it) and those
+    # sampled by the device check (every 64th doorbell of a channel) come from the ring.
+    assert len(by_writer) * 0.8 <= len(shadowed) < len(by_writer)
+    assert c["gp_entries_shadowed"] == len(shadowed)
+    assert c["gp_entries_hooked"] >= len(shadowed)
+    assert c["gp_entry_shadow_mismatch"] == 0 and c["gp_entry_shadow_busy"] == 0
+
+
+def test_entry_rewritten_after_the_writer_is_caught_by_the_check(shim, programs, tmp_path):
+    """An entry stored again by other code after the writer made it is not what the shadow
+    holds. With TRACE_LAUNCH_SHADOW_CHECK=1 every doorbell compares the ring, so the capture
+    stays exact, the mismatch is counted and the channel goes back to reading the ring."""
+    recs, truth = _small_simdev(shim, programs, tmp_path,
+                                {"SIMDEV_REWRITE": "1", "TRACE_LAUNCH_SHADOW_CHECK": "1"})
+    truth["submissions"] = [s for s in truth["submissions"] if s["token"]]
+    for w, s in _shadowed(recs, truth):
+        assert list(s.entries) == [w["entry"]]
+    (rewritten,) = [s for w, s in _shadowed(recs, truth) if w["writer"] == 2]
+    assert not rewritten.flags & F.TL_SUB_ENTRIES_SHADOWED
+    c = _counters(recs)
+    assert c["gp_entry_shadow_mismatch"] == 1 and c["gp_entries_shadowed"] > 0
+
+
+def test_capture_grown_ahead_by_the_helper_thread(shim, programs, tmp_path):
+    """6,000 submissions of 8 KiB (about 48 MiB of capture): the helper thread (I15) grows
+    and maps the file ahead of the cursor, and every bulk segment is captured whole."""
+    recs, truth = _small_simdev(shim, programs, tmp_path, {"SIMDEV_BULK": "6000"})
+    truth["submissions"] = [s for s in truth["submissions"] if s["token"]]
+    bulk = [(w, s) for w, s in _shadowed(recs, truth) if not w["hex"]]
+    assert len(bulk) == 6000
+    for w, s in bulk:
+        words = [0x20012000 | 2047 << 16 | 0x1B4 >> 2] + [(1 << 24 | w["put_prev"] << 8 | i) & 0xFFFFFFFF
+                                                         for i in range(1, 2048)]
+        assert bytes(s.segments[0].data) == struct.pack("<2048I", *words)
+        assert list(s.entries) == [w["entry"]]
+    c = _counters(recs)
+    # simdev writes far faster than a GPU program (8 KiB per submission, no GPU), so here
+    # the recording thread may also grow the file when the helper is behind.
+    size = (tmp_path / "c.tlc").stat().st_size
+    assert size > 40 << 20 and c["grows_helper"] >= 2       # 8 MiB each (GROW_STEP)
+    assert (c["grows_helper"] + c["grows_inline"]) * (8 << 20) >= size
+    assert c["records_dropped"] == 0 and c["populate_failed"] == 0
 
 
 def test_stub_preserves_registers_flags_and_red_zone(simdev_run):

@@ -135,6 +135,7 @@ TL_SUB_FALLBACK = 0x2            # store not emulated: single-stepped (slow path
 TL_SUB_LOST = 0x4                # entries since the last GP_PUT could not be read: `lost` counts them
 TL_SUB_NO_USERD = 0x8            # USERD not mapped in this process: GP_PUT unknown
 TL_SUB_HOOKED = 0x10             # caught by the patched store site (shim/patch.c), not a fault
+TL_SUB_ENTRIES_SHADOWED = 0x20   # every entry as libcuda's hooked GP entry writer made it (I14), no ring read
 
 # Counters in a STATS record, by index: the shim writes them in this order.
 TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmaps", "doorbells",
@@ -143,7 +144,9 @@ TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmap
                   "cycles_copy", "cycles_capture", "cycles_gp_put", "cycles_reserve", "cycles_clock",
                   "populate_failed", "api_calls", "api_unwrapped", "api_layout_unknown",
                   "sites_patched", "sites_refused", "doorbells_hooked", "gp_put_hooked",
-                  "gp_put_shadow_mismatch", "traps_moved")
+                  "gp_put_shadow_mismatch", "traps_moved", "gp_entries_hooked",
+                  "gp_entries_shadowed", "gp_entry_shadow_mismatch", "gp_entry_shadow_busy",
+                  "grows_helper", "grows_inline")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
                   "counters" / Array(this.count, Int64ul))
 

@@ -91,6 +91,10 @@ static void make_channel(int k, uint32_t entries, uint32_t token) {
 void sim_doorbell(volatile uint32_t *db, uint32_t token);
 void sim_doorbell_regs(volatile uint32_t *db, uint32_t token, uint64_t *out);
 void sim_set_gp_put(volatile uint8_t *userd, uint32_t put);
+/* The GP entry writer, laid out like libcuda 580's (docs/doorbell-hook.md) down to the byte,
+ * so that the shim's template (shim/patch.c I14) finds it: ENTRY0 = va & ~3, ENTRY1 = va
+ * bits 39:32 | length in bytes << 8 (LENGTH, dwords at bit 10) | SYNC when `sync` | bit 9. */
+void sim_gp_entry(volatile uint32_t *dst, uint64_t va, uint32_t bytes, uint8_t sync);
 extern char sim_db_site[], sim_regs_site[];
 /* Places the store at offset 15 of a 32-byte block (libcuda: 0x...d1f): the 5-byte jump then
  * ends at 20 and 12 bytes of padding follow (lea and nopl change no flags). */
@@ -99,6 +103,14 @@ __asm__(
     /* GP_PUT as libcuda 580 stores it: mov %esi,0x8c(%rdi); ret; padding */
     ".text\n.p2align 4\n.globl sim_set_gp_put\nsim_set_gp_put:\n"
     "  mov %esi, 0x8c(%rdi)\n  ret\n"
+    "  .byte 0x66,0x0f,0x1f,0x84,0,0,0,0,0\n"          /* libcuda's padding, byte for byte */
+    "  mov $0x200, %eax\n  ret\n"
+    "  .byte 0x66,0x2e,0x0f,0x1f,0x84,0,0,0,0,0\n"
+    ".globl sim_gp_entry\nsim_gp_entry:\n"
+    "  mov %esi, %eax\n  shl $8, %edx\n  and $0xfffffffc, %eax\n  and $0x7ffffc00, %edx\n"
+    "  shr $32, %rsi\n  mov %eax, (%rdi)\n  mov %edx, %eax\n  movzbl %sil, %esi\n"
+    "  or $0x80000000, %eax\n  test %cl, %cl\n  cmovne %eax, %edx\n  or %edx, %esi\n"
+    "  or $0x200, %esi\n  mov %esi, 0x4(%rdi)\n  ret\n"
     ".p2align 4\n.globl sim_doorbell\nsim_doorbell:\n"
     "  mov %rdi, %rax\n  mov %esi, %ecx\n" AT_15
     ".globl sim_db_site\nsim_db_site:\n"
@@ -140,7 +152,7 @@ __asm__(
 /* One submission: `nwords` method words into the pushbuffer, a GP entry, GP_PUT, doorbell. */
 enum { DB_C = 0, DB_XCHG = 1, DB_PATCHABLE = 2, DB_REGS = 3 };
 static uint64_t regs_out[32];
-static void submit(int k, int nwords, int fallback) {
+static void submit_w(int k, int nwords, int fallback, int writer) {
     struct chan *c = &ch[k];
     if (c->pb_off + 4u * (nwords + 2) > c->pb_end) c->pb_off = k * (PB_SIZE / MAX_CH);
     uint32_t *w = (uint32_t *)(pb + c->pb_off);
@@ -149,7 +161,13 @@ static void submit(int k, int nwords, int fallback) {
     uint64_t va = PB_VA + c->pb_off;
     uint64_t entry = (va & 0xFFFFFFFFFCull) | ((uint64_t)nwords << 42) | (1ull << 41);
     volatile uint32_t *ring = (volatile uint32_t *)(rings + c->ring_off);
-    ring[2 * c->put] = (uint32_t)entry; ring[2 * c->put + 1] = (uint32_t)(entry >> 32);
+    if (writer) {
+        sim_gp_entry(ring + 2 * c->put, va, 4u * nwords, 0);
+        if ((ring[2 * c->put] | (uint64_t)ring[2 * c->put + 1] << 32) != entry) { fprintf(stderr, "sim_gp_entry\n"); exit(3); }
+        if (writer == 2) entry ^= 4, ring[2 * c->put] = (uint32_t)entry;   /* rewritten by a plain store */
+    } else {
+        ring[2 * c->put] = (uint32_t)entry; ring[2 * c->put + 1] = (uint32_t)(entry >> 32);
+    }
     uint32_t put = (c->put + 1) % c->entries;
     if (fallback == DB_PATCHABLE || fallback == DB_REGS) sim_set_gp_put(rings + c->userd_off, put);
     else *(volatile uint32_t *)(rings + c->userd_off + 0x8C) = put;
@@ -157,8 +175,9 @@ static void submit(int k, int nwords, int fallback) {
     pthread_mutex_lock(&truth_lock);
     fprintf(truth, "{\"token\": %u, \"put_prev\": %u, \"put\": %u, \"entry\": %llu, \"va\": %llu, \"hex\": \"",
             c->token, c->put, put, (unsigned long long)entry, (unsigned long long)va);
-    for (int i = 0; i < nwords * 4; i++) fprintf(truth, "%02x", ((uint8_t *)w)[i]);
-    fprintf(truth, "\", \"fallback\": %d},\n", fallback == DB_XCHG);
+    if (nwords <= 64)   /* bulk segments: the test rebuilds their words from (channel, put, i) */
+        for (int i = 0; i < nwords * 4; i++) fprintf(truth, "%02x", ((uint8_t *)w)[i]);
+    fprintf(truth, "\", \"fallback\": %d, \"writer\": %d},\n", fallback == DB_XCHG, writer);
     pthread_mutex_unlock(&truth_lock);
     c->put = put;
     c->pb_off += 4u * nwords;
@@ -173,6 +192,10 @@ static void submit(int k, int nwords, int fallback) {
         uint32_t v = c->token;                  /* xchg: an encoding the shim does not emulate */
         __asm__ volatile("xchgl %0, (%1)" : "+r"(v) : "r"(db) : "memory");
     }
+}
+
+static void submit(int k, int nwords, int fallback) {
+    submit_w(k, nwords, fallback, fallback == DB_PATCHABLE || fallback == DB_REGS);
 }
 
 /* The program's own SIGSEGV handler: faults that are not the shim's must reach it. */
@@ -241,6 +264,16 @@ int main(int argc, char **argv) {
     for (int t = 0; t < threads; t++) make_channel(2 + t, 1024, 0x10012 + t);
     for (int t = 0; t < threads; t++) { jobs[t] = (struct job){ 2 + t, per }; pthread_create(&th[t], NULL, worker, &jobs[t]); }
     for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+    /* Channel 0 again, 16 more times through the entry writer (hooked by now), then 16 times
+     * with plain stores to the same ring slots: the shadow of the first lap must not be taken
+     * for the second. With SIMDEV_REWRITE=1 one entry is rewritten after the writer made it. */
+    for (int i = 0; i < 16; i++) submit_w(0, 4 + (i % 3), 0, 1);
+    for (int i = 0; i < 16; i++) submit_w(0, 4 + (i % 3), 0, 0);
+    if (getenv("SIMDEV_REWRITE")) submit_w(0, 5, 0, 2);
+    /* SIMDEV_BULK=n: n submissions of 8 KiB segments on channel 1, so that the capture grows
+     * well past what the shim maps ahead of its cursor. */
+    for (int i = 0, n = getenv("SIMDEV_BULK") ? atoi(getenv("SIMDEV_BULK")) : 0; i < n; i++)
+        submit(1, 2048, DB_PATCHABLE);
     /* The program installs its own SIGSEGV handler: doorbells must still be trapped, and
      * its own fault must reach its handler. */
     struct sigaction sa; memset(&sa, 0, sizeof sa);
@@ -254,10 +287,11 @@ int main(int argc, char **argv) {
     *(volatile uint32_t *)(um + 0x90) = 0xdead;
 
     fprintf(truth, "{\"token\": 0}],\n \"timer_read\": %u, \"timer_written\": %u, \"own_handler_ran\": %d,\n"
-            " \"doorbell\": \"%llu\", \"sites\": [\"%llu\", \"%llu\"], \"gp_put_site\": \"%llu\", \"regs_after\": [%s]}\n",
+            " \"doorbell\": \"%llu\", \"sites\": [\"%llu\", \"%llu\"], \"gp_put_site\": \"%llu\", \"gp_entry_writer\": \"%llu\","
+            " \"regs_after\": [%s]}\n",
             seen_timer, timer, own_handler_ran, (unsigned long long)(uintptr_t)(um + 0x90),
             (unsigned long long)(uintptr_t)sim_db_site, (unsigned long long)(uintptr_t)sim_regs_site,
-            (unsigned long long)(uintptr_t)sim_set_gp_put, regs_json);
+            (unsigned long long)(uintptr_t)sim_set_gp_put, (unsigned long long)(uintptr_t)sim_gp_entry, regs_json);
     fclose(truth);
     munmap(um, 0x10000);
     return 0;

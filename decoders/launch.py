@@ -308,6 +308,7 @@ class LaunchDecoder:
         self._uploads = {}
         self._plans = {}
         self._programs = {}     # feed_raw template key -> planned handler calls
+        self._compiled = {}     # feed_template key -> word-level ops (_compile)
         # Inline transfers whose data the stream does not carry (supplied on the GPU by an
         # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
         self.unreconstructed = []
@@ -349,6 +350,139 @@ class LaunchDecoder:
         return self.launches
 
     PROGRAMS = 4096         # remembered packet-list shapes before starting over
+
+    def feed_template(self, channel, tpl, binding, host, words, data, base, va):
+        """feed_raw(tpl.replay(words, base, va, dict(binding), host), channel) without the
+        packets: a segment that replays a pushbuffer template (decoders.pushbuf
+        StreamDecoder.feed_raw(packets=False)) runs the handler calls planned for that
+        (template, binding, host class) as word-level ops (_compile), which read the data
+        words (and the inline bytes from `data`, the segment's bytes) where they lie.
+        binding: tuple(StreamDecoder.binding.items())."""
+        ch = self._channels.get(channel)
+        if ch is None:
+            ch = self._channels[channel] = _Channel()
+        key = (tpl, binding, host)
+        prog = self._compiled.get(key)
+        if prog is None:
+            prog = self._compile(key, words, base, va)
+        for op in prog:
+            op[0](ch, words, data, base, va, op)
+        return self.launches
+
+    def _compile(self, key, words, base, va):
+        """The ops of feed_template for one key, from _plan of the packets the template
+        replays: per handler call one op (op[0](ch, words, data, base, va, op)); a handler
+        with no word-level form gets its packet tuple rebuilt as replay() builds it.
+        I2M register writes in a row are one op, and a run of them with the LAUNCH_DMA and
+        the NON_INC LOAD_INLINE_DATA after it, on one subchannel, one upload op."""
+        tpl, binding, host = key
+        bound = dict(binding)
+        ops = []
+        for i, h, m, k, plan in self._plan(tpl.replay(words, base, va, bound, host)):
+            rel, form, subch, method, data, is_bound, w, expected = tpl.packets[i]
+            j = data.start + k if k is not None and data.__class__ is slice else None
+            last = ops[-1] if ops else None
+            if h is None:
+                op = (self._w_inline, subch, 4 * data.start, 4 * data.stop, rel)
+                if last is not None and last[0] == self._w_i2m_dma and last[1] == subch:
+                    ops[-1] = (self._w_upload, subch, last[2], last[3], last[4], last[5],
+                               op[2], op[3], rel)
+                    continue
+            elif j is not None and h == self._i2m_register:
+                reg = (_I2M_REGS[m], j)
+                if last is not None and last[0] == self._w_i2m_regs and last[1] == subch:
+                    ops[-1] = (self._w_i2m_regs, subch, last[2] + (reg,))
+                    continue
+                op = (self._w_i2m_regs, subch, (reg,))
+            elif j is not None and h == self._i2m_launch_dma:
+                cls = plan.class_id
+                op = (self._w_i2m_dma, subch, (), j, rel, cls)
+                if last is not None and last[0] == self._w_i2m_regs and last[1] == subch:
+                    op = (self._w_i2m_dma, subch, last[2], j, rel, cls)
+                    ops[-1] = op
+                    continue
+            elif j is not None and h == self._send_pcas:
+                op = (self._w_send_pcas, j, rel, plan)
+            elif j is not None and h == self._host and 0x5C <= m <= 0x68:
+                reg = ((m - 0x5C) >> 2, j)
+                if last is not None and last[0] == self._w_host_regs:
+                    ops[-1] = (self._w_host_regs, last[1] + (reg,))
+                    continue
+                op = (self._w_host_regs, (reg,))
+            elif j is not None and h == self._report_register:
+                reg = ((m - 0x1B00) >> 2, j)
+                if last is not None and last[0] == self._w_report_regs:
+                    ops[-1] = (self._w_report_regs, last[1] + (reg,))
+                    continue
+                op = (self._w_report_regs, (reg,))
+            else:
+                cls, assumed = bound.get(subch, (None, True)) if is_bound else (None, False)
+                op = (self._w_call, h, m, k, plan, (rel, form, subch, method, data, cls, host,
+                                                     assumed, w, expected))
+            ops.append(op)
+        ops = tuple(ops)
+        if len(self._compiled) >= self.PROGRAMS:
+            self._compiled.clear()
+        self._compiled[key] = ops
+        return ops
+
+    # -- word-level ops (feed_template): the same calls as the handlers they stand for ----
+    def _w_call(self, ch, words, data, base, va, op):
+        _, h, m, k, plan, (rel, form, subch, method, pdata, cls, host, assumed, w, expected) = op
+        if pdata.__class__ is slice:
+            pdata = words[pdata]
+        pkt = (base + rel, va + rel if va is not None else None, form, subch, method, pdata,
+               cls, host, assumed, w, expected, False)
+        if k is None:
+            self._inline_data(ch, subch, _payload(pdata), pkt)
+        else:
+            h(ch, pkt, m, pdata[k], plan)
+
+    def _w_i2m_regs(self, ch, words, data, base, va, op):
+        st = ch.i2m.get(op[1])
+        if st is None:
+            st = self._i2m_state(ch, op[1])
+        for name, j in op[2]:
+            setattr(st, name, words[j])
+
+    def _w_i2m_dma(self, ch, words, data, base, va, op):
+        _, subch, regs, j, rel, cls = op
+        st = ch.i2m.get(subch)
+        if st is None:
+            st = self._i2m_state(ch, subch)
+        for name, r in regs:
+            setattr(st, name, words[r])
+        self._i2m_launch(ch, st, words[j], cls, (base + rel, va + rel if va is not None else None))
+
+    def _w_inline(self, ch, words, data, base, va, op):
+        _, subch, a, b, rel = op
+        self._inline_data(ch, subch, data[a:b], (base + rel, va + rel if va is not None else None))
+
+    def _w_upload(self, ch, words, data, base, va, op):
+        _, subch, regs, j, rel, cls, a, b, data_rel = op
+        st = ch.i2m.get(subch)
+        if st is None:
+            st = self._i2m_state(ch, subch)
+        for name, r in regs:
+            setattr(st, name, words[r])
+        self._i2m_launch(ch, st, words[j], cls, (base + rel, va + rel if va is not None else None))
+        self._inline_data(ch, subch, data[a:b],
+                          (base + data_rel, va + data_rel if va is not None else None))
+
+    def _w_send_pcas(self, ch, words, data, base, va, op):
+        _, j, rel, plan = op
+        self._launch_at(ch, words[j] << 8, "SEND_PCAS_A",
+                        (base + rel, va + rel if va is not None else None), plan)
+
+    def _w_host_regs(self, ch, words, data, base, va, op):
+        sem = ch.host_sem
+        for n, j in op[1]:
+            sem[n] = words[j]
+
+    def _w_report_regs(self, ch, words, data, base, va, op):
+        report = ch.report
+        for n, j in op[1]:
+            report[n] = words[j]
 
     def _run(self, ch, methods, prog):
         for i, h, m, k, plan in prog:
@@ -418,7 +552,7 @@ class LaunchDecoder:
         setattr(st, _I2M_REGS[method], value)
 
     def _i2m_launch_dma(self, ch, pkt, method, value, plan):
-        self._i2m_launch(ch, self._i2m_state(ch, pkt[3]), value, pkt)
+        self._i2m_launch(ch, self._i2m_state(ch, pkt[3]), value, pkt[6], pkt)
 
     def _inline_word(self, ch, pkt, method, value, plan):
         # LOAD_INLINE_DATA sent as INC/ONE_INC/IMMD: one word at a time
@@ -434,7 +568,7 @@ class LaunchDecoder:
             st.sem_payload = value
 
     def _send_pcas(self, ch, pkt, method, value, plan):
-        self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan=plan)
+        self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan)
 
     def _inline_qmd_upper(self, ch, pkt, method, value, plan):
         table = _class_table(pkt[6])
@@ -460,7 +594,7 @@ class LaunchDecoder:
             va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
             self.memory.write(va, data)
             ch.inline_words = {}
-            self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, data=data, plan=plan)
+            self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, plan, data=data)
 
     def _report2_register(self, ch, pkt, method, value, plan):
         ch.report2[(method - 0x158) >> 2] = value
@@ -496,9 +630,10 @@ class LaunchDecoder:
             st.buf = bytearray()
             st.dst = None
 
-    def _i2m_launch(self, ch, st, value, pkt):
+    def _i2m_launch(self, ch, st, value, cls, pkt):
         # LAUNCH_DMA fields through the class table (DST_MEMORY_LAYOUT 0:0, COMPLETION_TYPE 5:4).
-        layout, completion = _i2m_launch_fields(pkt[6])(value)
+        # pkt here and below: anything whose [0] and [1] are the packet's offset and VA.
+        layout, completion = _i2m_launch_fields(cls)(value)
         if st.need:
             self.problems.append(_problem(pkt, f"LAUNCH_DMA while {st.need} byte(s) of the "
                                                f"previous inline transfer were still expected"))
@@ -594,11 +729,9 @@ class LaunchDecoder:
             ch.last_launch._summary["semaphores"].append(sem)
 
     # -- QMDs ---------------------------------------------------------------------
-    def _launch_at(self, ch, va, source, pkt, data=None, depth=0, parent=None, plan=None):
-        if plan is None:
-            plan = self._plans.get(pkt[6])
-            if plan is None:
-                plan = self._plans[pkt[6]] = _ClassPlan(self, pkt[6])
+    def _launch_at(self, ch, va, source, pkt, plan, data=None, depth=0, parent=None):
+        """pkt: [0] and [1] are the offset and VA of the packet that led here; plan: its
+        class's _ClassPlan."""
         family = plan.family
         if data is None:
             data = self.read(va, 384) or self.read(va, 256)
@@ -620,16 +753,16 @@ class LaunchDecoder:
         if len(words) != sp.nwords:     # the words of data[:384] are those of data[:size]
             words = qmdmod.padded_words(data, version)
         parts = sp.parts(words, family)
-        launch = Launch(self._summary(va, version, words, parts, family, source, pkt, parent),
-                        data, None, version, words)
+        launch = Launch(self._summary(va, version, words, parts, family, source, pkt[0],
+                                      plan.class_id, parent), data, None, version, words)
         self.launches.append(launch)
         self._launched[va] = data
         ch.last_launch = launch
         if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, parts[4], pkt, depth)
+            self._follow_dependents(ch, launch, parts[4], pkt, plan, depth)
         return launch
 
-    def _follow_dependents(self, ch, launch, targets, pkt, depth):
+    def _follow_dependents(self, ch, launch, targets, pkt, plan, depth):
         for n, target in targets:
             deps = launch._summary["dependents"]
             data = self.read(target, 384) or self.read(target, 256)
@@ -641,10 +774,10 @@ class LaunchDecoder:
                 deps.append({"pointer": target, "decoded": False, "why": "already decoded"})
                 continue
             deps.append({"pointer": target, "decoded": True})
-            self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, data=data,
+            self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
                             depth=depth + 1, parent=launch._summary["qmd_address"])
 
-    def _summary(self, va, version, words, parts, family, source, pkt, parent):
+    def _summary(self, va, version, words, parts, family, source, offset, cls, parent):
         shape, cbanks, cb0, releases, _ = parts
         (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
          program) = shape
@@ -662,8 +795,8 @@ class LaunchDecoder:
             "qmd_version": version,
             "source": source,
             "parent_qmd": parent,
-            "pushbuf_offset": pkt[0],
-            "class": f"{pkt[6]:#06x}" if pkt[6] is not None else None,
+            "pushbuf_offset": offset,
+            "class": f"{cls:#06x}" if cls is not None else None,
             "qmd_type": qmd_type,
             "kernel": kernel,
             "grid": list(grid),
@@ -1105,10 +1238,12 @@ class SubmissionDecoder:
                 if len(data) != size:
                     data = data[:size]
                 info["bytes"] += size
-                packets = dec.feed_raw(data, seg["va"])
-                tpl = dec.template
-                ld.feed_raw(packets, channel=key, template=(
-                    (tpl, tuple(dec.binding.items())) if tpl is not None else None))
+                packets = dec.feed_raw(data, seg["va"], packets=False)
+                if packets is None:         # a replayed template: ops on its words
+                    ld.feed_template(key, dec.template, tuple(dec.binding.items()),
+                                     dec.host_class, dec.words, dec.data, dec.base, seg["va"])
+                else:
+                    ld.feed_raw(packets, channel=key)
             if want > size:
                 why = ("segment not mapped in the traced process" if seg_flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")

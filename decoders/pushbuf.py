@@ -198,6 +198,7 @@ class StreamDecoder:
         # The _Template the last feed_raw() replayed (None: parsed afresh): equal templates
         # under equal bindings give packets of the same shape (consumers key plans on it).
         self.template = None
+        self.words, self.data, self.base = (), b"", 0   # feed_raw(packets=False)
 
     def _bind(self, subch):
         return self.binding.get(subch, (None, True))
@@ -211,10 +212,14 @@ class StreamDecoder:
         """Decode one segment; returns its packets. Problems accumulate in .problems."""
         return [Packet(*raw) for raw in self.feed_raw(data, va)]
 
-    def feed_raw(self, data, va=None):
+    def feed_raw(self, data, va=None, packets=True):
         """feed() without the Packet objects: one tuple per packet, holding Packet's
         constructor arguments in order (RAW_* indices; `expected` None means len(data)).
-        For hot consumers (the launch decoder) that read a few of them per packet."""
+        For hot consumers (the launch decoder) that read a few of them per packet.
+
+        packets=False: a segment that replays a template returns None instead, with
+        .template, .words (its words), .data (their bytes) and .base (stream offset of
+        words[0]) set: a consumer that planned its work per template reads what it needs."""
         base = self.position
         if self._tail:
             # A word split across feeds: only possible when a caller feeds unaligned chunks.
@@ -232,6 +237,10 @@ class StreamDecoder:
             for tpl in _TEMPLATES.get(n, ()):
                 if tpl.heads(words) == tpl.values:
                     self.template = tpl
+                    if not packets:
+                        self.words, self.base = words, base
+                        self.data = data if data.__class__ is bytes else bytes(data)
+                        return None
                     return tpl.replay(words, base, va, self.binding, self.host_class)
             nproblems = len(self.problems)
             out = self._parse(words, n, 0, base, va, [])

@@ -274,20 +274,22 @@ def _decode_captured(name, planned):
         pytest.skip(f"captures/{name} not present")
     _, records = read_capture(path)
     subs = [(r.index, r.body, r.pid) for r in records if r.type == "SUBMISSION"][:3000]
-    original = LaunchDecoder.feed_raw
+    original = LaunchDecoder.feed_template
     if not planned:
-        LaunchDecoder.feed_raw = lambda self, methods, channel=None, template=None: \
-            original(self, methods, channel)
+        # every packet of a replayed segment walked, as feed_raw does with no template
+        LaunchDecoder.feed_template = lambda self, channel, tpl, binding, host, words, data, \
+            base, va: self.feed_raw(tpl.replay(words, base, va, dict(binding), host), channel)
     try:
         result = decode_submissions(subs, gpu="hopper")
     finally:
-        LaunchDecoder.feed_raw = original
+        LaunchDecoder.feed_template = original
     return [l.summary for l in result.launches], [str(p) for p in result.problems]
 
 
 def test_planned_handler_calls_equal_packet_walk():
-    """captures/launch-loop-10k, torch-small, builtin-vadd: a replayed segment's handler calls
-    planned once per (template, binding) (LaunchDecoder._program) give the same launches,
-    semaphores and problems as walking every packet."""
+    """captures/launch-loop-10k, torch-small, builtin-vadd, two-streams: a replayed segment's
+    handler calls planned once per (template, binding, host class) as word-level ops
+    (LaunchDecoder.feed_template, _compile) give the same launches, semaphores and problems
+    as walking every packet."""
     for name in ("launch-loop-10k", "torch-small", "builtin-vadd", "two-streams"):
         assert _decode_captured(name, True) == _decode_captured(name, False), name

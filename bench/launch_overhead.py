@@ -29,12 +29,22 @@ def child(launches, marks=False):
     for _ in range(100):   # warm up
         launch(fn, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
     check(driver.cuCtxSynchronize(), "sync")
-    t0 = time.perf_counter_ns()
-    for _ in range(launches):
+    # The loop is timed whole (then one synchronize), and in chunks of CHUNK launches: the
+    # median chunk is robust against a host that stalls the process now and then.
+    chunks, chunk = [], min(CHUNK, launches)
+    t0 = t = time.perf_counter_ns()
+    for i in range(1, launches + 1):
         launch(fn, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+        if i % chunk == 0:
+            now = time.perf_counter_ns()
+            chunks.append(now - t)
+            t = now
     check(driver.cuCtxSynchronize(), "sync")
     t1 = time.perf_counter_ns()
-    print(json.dumps({"ns": t1 - t0, "launches": launches}))
+    print(json.dumps({"ns": t1 - t0, "launches": launches, "chunk": chunk, "chunk_ns": chunks}))
+
+
+CHUNK = 10000
 
 
 def run_mode(mode, launches, workdir):
@@ -115,26 +125,32 @@ def main():
     if args.child:
         return child(args.launches)
     modes = args.modes.split(",")
-    results = {}
+    results, chunked = {}, {}
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         for rep in range(args.reps):
             for mode in modes:   # interleaved: drift hits every mode alike
                 r, size = run_mode(mode, args.launches, tmp)
                 results.setdefault(mode, []).append((r["ns"] / r["launches"] / 1000.0, size))
+                chunked.setdefault(mode, []).append(statistics.median(r["chunk_ns"]) / r["chunk"] / 1000.0)
     base = statistics.median(x for x, _ in results["native"])
+    cbase = statistics.median(chunked["native"])
     table = {}
-    print(f"{'mode':12} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17}   ({args.launches} launches, median of {args.reps})")
+    print(f"{'mode':12} {'us/launch':>10} {'x native':>9} {'capture B/launch':>17} {'chunked us':>11} {'x native':>9}"
+          f"   ({args.launches} launches, median of {args.reps}; chunked: median {CHUNK:,}-launch chunk)")
     for mode in modes:
         us = statistics.median(x for x, _ in results[mode])
         bpl = statistics.median(s for _, s in results[mode]) / args.launches
+        cus = statistics.median(chunked[mode])
         table[mode] = {"us_per_launch": us, "ratio": us / base, "bytes_per_launch": bpl,
-                       "runs_us": [x for x, _ in results[mode]]}
+                       "runs_us": [x for x, _ in results[mode]],
+                       "chunked_us_per_launch": cus, "chunked_ratio": cus / cbase,
+                       "chunked_runs_us": chunked[mode]}
         cyc = ""
         if CYCLES.get(mode):
             parts = {k: statistics.median(c[k] for c in CYCLES[mode]) for k in CYCLES[mode][0]}
             table[mode]["tsc_cycles_per_doorbell"] = parts
             cyc = "  cycles/doorbell " + " ".join(f"{k}={v:.0f}" for k, v in parts.items())
-        print(f"{mode:12} {us:10.3f} {us / base:9.3f} {bpl:17.1f}{cyc}")
+        print(f"{mode:12} {us:10.3f} {us / base:9.3f} {bpl:17.1f} {cus:11.3f} {cus / cbase:9.3f}{cyc}")
     print("store sites over all traced runs:", dict(SITES))
     table["store_sites"] = dict(SITES)
     if args.json:

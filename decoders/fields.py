@@ -17,6 +17,12 @@ def bits(value, lo, width):
     return (value >> lo) & ((1 << width) - 1)
 
 
+def low_bits(values, width):
+    """[bits(v, 0, width) for v in values], in one call."""
+    mask = (1 << width) - 1
+    return [v & mask for v in values]
+
+
 def place(value, lo, width):
     """Inverse of bits(): put `value` into a word at bit `lo` (for building test input)."""
     return (value & ((1 << width) - 1)) << lo

@@ -465,7 +465,22 @@ class LaunchDecoder:
             st = self._i2m_state(ch, subch)
         for name, r in regs:
             setattr(st, name, words[r])
-        self._i2m_launch(ch, st, words[j], cls, (base + rel, va + rel if va is not None else None))
+        value = words[j]
+        layout, completion = _i2m_launch_fields(cls)(value)
+        need = st.line_length * st.line_count
+        if layout == 1 and completion != 2 and not st.need and 0 < need <= b - a < need + 4 \
+                and (st.line_count <= 1 or st.pitch in (0, st.line_length)):
+            # The usual upload (one pitch line, all its data in this packet, nothing else
+            # open): what _i2m_launch + _inline_data + _i2m_write do here, in one step.
+            st.layout_pitch = True
+            st.dst = dst = (st.upper << 32) | st.lower
+            st.need = 0
+            if st.buf:
+                st.buf = bytearray()
+            self._uploads[dst] = need
+            self.memory.write(dst, data[a:a + need])
+            return
+        self._i2m_launch(ch, st, value, cls, (base + rel, va + rel if va is not None else None))
         self._inline_data(ch, subch, data[a:b],
                           (base + data_rel, va + data_rel if va is not None else None))
 
@@ -734,7 +749,9 @@ class LaunchDecoder:
         class's _ClassPlan."""
         family = plan.family
         if data is None:
-            data = self.read(va, 384) or self.read(va, 256)
+            data = self.memory._cached(va, 384)     # the usual case: the QMD just uploaded
+            if data is None:
+                data = self.read(va, 384) or self.read(va, 256)
         if data is None:
             self.problems.append(_problem(pkt, f"{source}: QMD at {va:#x} not in the reconstructed "
                                                f"memory image"))

@@ -192,6 +192,11 @@ for _name, _struct in F.BODY.items():
     if _fast is not None:
         _FAST[_name] = _fast
 
+# Record type number -> (name, fast parser) for the bodies records() parses in one step;
+# END (kept as .end_record) and UNFINISHED (type 0) take the general path (_decode).
+_BY_TYPE = {t: (n, _FAST[n]) for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
+_BODY_ERRORS = (ConstructError, ValueError, IndexError, OverflowError, MemoryError, struct.error)
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_RECORD = 1 << 31
@@ -211,7 +216,7 @@ def _error(message, offset, index):
     return err
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     index: int
     offset: int
@@ -348,6 +353,7 @@ class CaptureReader:
         """Yield every whole record; problems go to self.problems."""
         index = 0
         hsize = F.TL_RECORD_HEADER_SIZE
+        sync, align, complete = F.TL_RECORD_SYNC, F.TL_ALIGN, F.TL_RF_COMPLETE
         while True:
             off = self.offset
             if self.data_end and off >= self.data_end and not self._past_cursor(off, index):
@@ -369,6 +375,28 @@ class CaptureReader:
                 h = _HEADER_FAST[1]._make(_HEADER_FAST[0].unpack_from(self._buf, self._bpos))
             else:
                 h = _HEADER.parse(self._peek(hsize))
+            if h.sync == sync and h.length >= hsize and not h.length % align and \
+                    h.length <= MAX_RECORD and (not self.data_end or off + h.length <=
+                                                self.data_end) and have >= h.length:
+                # The usual record: whole, in the window, a body type the fast parser knows
+                # (each check below, passed; the rest of the loop is the same in one step).
+                length = h.length
+                fast = _BY_TYPE.get(h.type)
+                if fast is not None:
+                    bpos = self._bpos
+                    body = bytes(self._buf[bpos + hsize:bpos + length])
+                    try:
+                        parsed, used = fast[1](body)
+                    except _BODY_ERRORS:
+                        parsed = None
+                    if parsed is not None and used == len(body):
+                        self._bpos = bpos + length
+                        self.offset = off + length
+                        flags = h.flags
+                        yield Record(index, off, fast[0], flags, h.pid, h.tid, h.seq, h.t_start,
+                                     h.t_end, parsed, bool(flags & complete), length)
+                        index += 1
+                        continue
             if h.sync != F.TL_RECORD_SYNC:
                 head = self._peek(hsize)
                 # A hole (a writer died between reserving and framing) or garbage: resync on
@@ -484,8 +512,7 @@ class CaptureReader:
         if fast is not None:
             try:
                 parsed, used = fast(body)
-            except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
-                    struct.error) as exc:
+            except _BODY_ERRORS as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
                               f"parse ({type(exc).__name__})", off, index)
                 return None, None

@@ -9,7 +9,7 @@ from decoders.capture.reader import cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
 from decoders.errors import CaptureError
-from decoders.fields import bits
+from decoders.fields import bits, low_bits
 
 _CONFIG = T.CUlaunchConfig.compile()
 _CONFIG_SIZE = T.CUlaunchConfig.sizeof()
@@ -45,6 +45,18 @@ def _sections(body):
 def _u32(v):
     """An `unsigned int` argument: the low 32 bits of its register word (the rest is junk)."""
     return bits(v, 0, 32)
+
+
+_BASE = {}      # call name -> A.base_name(name)
+
+
+def _base(name):
+    b = _BASE.get(name)
+    if b is None:
+        if len(_BASE) >= 4096:      # names of unknown slots come from the capture
+            _BASE.clear()
+        b = _BASE[name] = A.base_name(name)
+    return b
 
 
 class ApiCall:
@@ -83,7 +95,7 @@ class ApiCall:
 
     @property
     def base(self):
-        return A.base_name(self.name)
+        return _base(self.name)
 
     @property
     def result_name(self):
@@ -120,9 +132,10 @@ class ApiCall:
         """{grid, block, shared_memory_bytes, stream, cluster, attributes} of a launch."""
         if self.kind in ("LAUNCH", "LAUNCH_COOP"):
             a = self.args
+            # `unsigned int` arguments: the low 32 bits of their register words (_u32)
             return {"function": a["f"],
-                    "grid": [_u32(a["gridDimX"]), _u32(a["gridDimY"]), _u32(a["gridDimZ"])],
-                    "block": [_u32(a["blockDimX"]), _u32(a["blockDimY"]), _u32(a["blockDimZ"])],
+                    "grid": low_bits((a["gridDimX"], a["gridDimY"], a["gridDimZ"]), 32),
+                    "block": low_bits((a["blockDimX"], a["blockDimY"], a["blockDimZ"]), 32),
                     "shared_memory_bytes": _u32(a["sharedMemBytes"]), "stream": a["hStream"],
                     "cluster": None, "cooperative": self.kind == "LAUNCH_COOP", "attributes": []}
         if self.kind != "LAUNCH_EX":

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from decoders.capture import format as F
 from decoders.capture.reader import CaptureReader, cstr, open_capture
+from decoders.capture.reader import _FAST as _FAST_BODIES
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.gpfifo import segment_brief
 
@@ -58,6 +59,16 @@ class SpillList(Sequence):
             self._items.append(item)
             return
         self._batch.append(self._dump(item) if self._dump else item)
+        if len(self._batch) >= self.BATCH:
+            self._seal()
+
+    def append_dumped(self, obj):
+        """append() of an item given in the form `dump` makes: loaded now if the list keeps
+        it in memory, else spilled as it is (the item is only made when it is read)."""
+        if len(self._items) < self.keep:
+            self._items.append(self._load(obj) if self._load else obj)
+            return
+        self._batch.append(obj)
         if len(self._batch) >= self.BATCH:
             self._seal()
 
@@ -140,6 +151,18 @@ def _launch_dump(launch):
         s["qmd_fields"] = None
     return (s, launch.qmd_bytes, launch.version, launch.record_index, launch.submission_index,
             launch.channel, launch.pid, launch.hChannel)
+
+
+def _api_call_load(t):
+    """A spilled API call: ApiCall.compact() parsed again, to_json() and its kernel name."""
+    from decoders.cuda.calls import ApiCall
+    compact, kernel = t
+    if compact is None:             # a call whose records' bytes were not at hand: its dict
+        return kernel
+    d = ApiCall.restore(compact).to_json()
+    if kernel:
+        d["kernel"] = kernel[0]
+    return d
 
 
 def _launch_load(t):
@@ -252,10 +275,27 @@ def _gp_entry(raw):
 
 
 def _submission_entry(rec):
-    b = rec.body
+    return _submission_dict(rec.index, rec.pid, rec.tid, rec.t_start, rec.body)
+
+
+# A spilled submission is its record's body bytes, parsed again when read: the same dict
+# (the parse is the one the reader made), and nothing to build or marshal item by item.
+_SUBMISSION_BODY = _FAST_BODIES.get("SUBMISSION")
+
+
+def _submission_raw(rec):
+    return (rec.index, rec.pid, rec.tid, rec.t_start, rec.raw)
+
+
+def _submission_load(t):
+    index, pid, tid, t_start, raw = t
+    return _submission_dict(index, pid, tid, t_start, _SUBMISSION_BODY(raw)[0])
+
+
+def _submission_dict(index, pid, tid, t_start, b):
     # "hex" holds the bytes; the JSON view renders bytes as hex (tracer/report.py _clean).
     return {
-        "index": rec.index, "pid": rec.pid, "tid": rec.tid, "t": rec.t_start,
+        "index": index, "pid": pid, "tid": tid, "t": t_start,
         "token": b["token"], "hClient": b["hClient"], "channel": b["hChannel"],
         "class": b["hClass"], "gp_put_prev": b["gp_put_prev"], "gp_put": b["gp_put"],
         "gp_entries": b["gp_entries"], "flags": b["flags"], "gpfifo_va": b["gpfifo_va"],
@@ -304,10 +344,14 @@ def _decode_capture(path, branch, launches, keep):
             "version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
             "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor})
         model.objects = ObjectTree(branch)
+        lazy_submissions = keep is not None and _SUBMISSION_BODY is not None
         if keep is not None:
-            model.submissions = SpillList(keep)
+            # items go in through append_dumped (_submission_raw) when lazy_submissions
+            model.submissions = SpillList(keep, load=_submission_load) \
+                if lazy_submissions else SpillList(keep)
             model.launches = SpillList(keep, _launch_dump, _launch_load)
-            model.api_calls = SpillList(keep)
+            # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
+            model.api_calls = SpillList(keep, load=_api_call_load)
         from decoders.cuda.attribute import Attribution
         from decoders.cuda.calls import ApiCalls
         api = model.api = ApiCalls()
@@ -339,7 +383,10 @@ def _decode_capture(path, branch, launches, keep):
             t = rec.type
             b = rec.body
             if t == "SUBMISSION":
-                model.submissions.append(_submission_entry(rec))
+                if lazy_submissions:
+                    model.submissions.append_dumped(_submission_raw(rec))
+                else:
+                    model.submissions.append(_submission_entry(rec))
                 call = api.current(rec.pid, rec.tid)
                 if call is not None:
                     call.submissions.append(rec.index)
@@ -361,11 +408,11 @@ def _decode_capture(path, branch, launches, keep):
                 call = api.exit(rec)
                 if call is not None:
                     attr.observe(call)
-                    d = call.to_json()
+                    kernel = ()
                     if call.launch_config is not None:
                         k = attr.kernel(call.launch_config["function"])
-                        d["kernel"] = k["name"] if k else None
-                    model.api_calls.append(d)
+                        kernel = (k["name"] if k else None,)
+                    _append_call(model.api_calls, call, kernel)
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 model.ioctls.append(e)
@@ -425,10 +472,26 @@ def _decode_capture(path, branch, launches, keep):
         if subdec is not None:
             _launch_problems(model, subdec.finish(), record_offsets)
         for call in api.unfinished:     # never returned: the process died inside it
-            model.api_calls.append(call.to_json())
+            _append_call(model.api_calls, call, ())
         return model
     finally:
         stream.close()
+
+
+def _append_call(calls, call, kernel):
+    """calls.append(call.to_json() + its "kernel" when kernel is (name,)); a SpillList gets
+    the compact form and makes the dict only when the item is read."""
+    compact = call.compact() if isinstance(calls, SpillList) else None
+    if compact is not None:
+        calls.append_dumped((compact, kernel))
+        return
+    d = call.to_json()
+    if kernel:
+        d["kernel"] = kernel[0]
+    if isinstance(calls, SpillList):
+        calls.append_dumped((None, d))
+    else:
+        calls.append(d)
 
 
 def _resolve_launch(tree, s):

@@ -230,6 +230,7 @@ class Record:
     body: object          # construct Container, or None when the body did not parse
     complete: bool
     length: int = 0       # whole record, header included
+    raw: bytes = None     # the body's bytes as read (a consumer may keep these, parse later)
 
 
 def open_capture(path):
@@ -394,7 +395,7 @@ class CaptureReader:
                         self.offset = off + length
                         flags = h.flags
                         yield Record(index, off, fast[0], flags, h.pid, h.tid, h.seq, h.t_start,
-                                     h.t_end, parsed, bool(flags & complete), length)
+                                     h.t_end, parsed, bool(flags & complete), length, body)
                         index += 1
                         continue
             if h.sync != F.TL_RECORD_SYNC:
@@ -533,7 +534,7 @@ class CaptureReader:
         if tname == "END":
             self.end_record = parsed
         return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
-                      parsed, bool(h.flags & F.TL_RF_COMPLETE), h.length), used
+                      parsed, bool(h.flags & F.TL_RF_COMPLETE), h.length, body), used
 
 
 def read_capture(path):

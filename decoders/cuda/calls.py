@@ -5,7 +5,9 @@
 whose doorbell rang on that thread belongs to it), and keeps what later attribution
 needs: module images by handle, function and kernel names, allocations.
 """
-from decoders.capture.reader import cstr
+from collections import namedtuple
+
+from decoders.capture.reader import _FAST, cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
 from decoders.errors import CaptureError
@@ -59,14 +61,22 @@ def _base(name):
     return b
 
 
+# API_ENTER and API_EXIT bodies (one declaration, format.py TL_API), parsed as the reader does
+_API_BODY = _FAST.get("API_ENTER")
+_ApiRecord = namedtuple("_ApiRecord", "index offset pid tid t_start t_end body raw")
+
+
 class ApiCall:
     """One bracketed call. `args` are named from decoders/cuda/api.py."""
     __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
                  "sections", "out_sections", "result", "t_start", "t_end", "submissions",
-                 "launch_config", "params", "complete")
+                 "launch_config", "params", "complete", "_records")
 
     def __init__(self, rec):
         b = rec.body
+        # what compact() keeps: the API_ENTER record's fields that __init__ reads, its body bytes
+        self._records = (rec.index, rec.offset, rec.pid, rec.tid, rec.t_start,
+                         getattr(rec, "raw", None))
         slot, args = b["slot"], b["args"]
         fn = A.BY_SLOT.get(slot)
         if fn is not None and len(args) != len(fn.params):
@@ -108,6 +118,26 @@ class ApiCall:
         self.exit_index, self.result, self.t_end = rec.index, b["result"], rec.t_end
         self.out_sections = _sections(b)
         self.complete = True
+        self._records += (rec.index, rec.t_end, getattr(rec, "raw", None))
+
+    def compact(self):
+        """The call as its records' bytes (API_ENTER, API_EXIT if it returned) and its
+        submissions: restore() parses them again into an equal call (to_json() and all).
+        None when a record's bytes are not at hand."""
+        if _API_BODY is None or None in self._records[5::3]:
+            return None
+        return self._records, tuple(self.submissions)
+
+    @classmethod
+    def restore(cls, compact):
+        records, submissions = compact
+        index, offset, pid, tid, t_start, raw = records[:6]
+        c = cls(_ApiRecord(index, offset, pid, tid, t_start, None, _API_BODY(raw)[0], None))
+        if len(records) > 6:
+            index, t_end, raw = records[6:]
+            c.finish(_ApiRecord(index, None, pid, tid, None, t_end, _API_BODY(raw)[0], None))
+        c.submissions = list(submissions)
+        return c
 
     @property
     def out(self):

@@ -304,8 +304,8 @@ static void find_known(uintptr_t near) {
         const struct known_fn *k = &g_known[i];
         uintptr_t lo = (near - KNOWN_REACH) & ~(uintptr_t)15, hi = near + KNOWN_REACH;
         for (uintptr_t base = lo; base < hi; base += 4096) {
-            if (!safe_read(win, base, sizeof win) && !safe_read(win, base, 4096)) continue;
-            for (size_t o = 0; o + k->len <= sizeof win && o < 4096; o += 16) {
+            size_t n = safe_read(win, base, sizeof win) ? sizeof win : safe_read(win, base, 4096) ? 4096 : 0;
+            for (size_t o = 0; o + k->len <= n && o < 4096; o += 16) {   /* only bytes read now */
                 if (memcmp(win + o, k->code, k->len)) continue;
                 uintptr_t f = base + o + 16;
                 if (site_at(f)) continue;

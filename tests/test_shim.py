@@ -302,11 +302,16 @@ def test_libcuda_shaped_sites_are_patched_and_hooked(simdev_run):
     hooked = [r.body for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_HOOKED]
     assert len(hooked) == c["doorbells_hooked"]
     from_sites = 4 * 200 + 3                  # the worker threads and the register check
+    assert len(hooked) <= from_sites - 2 and {s.rip for s in hooked} == set(sites)
     # The first store at each site faults. So do the other threads' stores while the patch
-    # is being made (mmap, mprotect: tens of microseconds); each is still captured
-    # (test_every_submission_captured_exactly).
-    assert from_sites * 0.8 <= len(hooked) <= from_sites - 2
-    assert {s.rip for s in hooked} == set(sites)
+    # is being made (how long that takes depends on the load on this machine); each is
+    # still captured (test_every_submission_captured_exactly). Once the site is rewritten
+    # the store is gone: after the first hooked doorbell of a site, only the threads that
+    # were already faulting on it (4 workers at most) can still come through the fault.
+    for site in sites:
+        subs = sorted((r for r in recs if r.type == "SUBMISSION" and r.body.rip == site), key=lambda r: r.seq)
+        first = next(i for i, r in enumerate(subs) if r.body.flags & F.TL_SUB_HOOKED)
+        assert sum(1 for r in subs[first:] if not r.body.flags & F.TL_SUB_HOOKED) <= 4
     # the NOTE keeps the bytes from before the patch: the store, then the jmp
     codes = [bytes(r.body.text).decode().split("code from rip-16: ")[1] for r in recs
              if r.type == "NOTE" and bytes(r.body.text).decode().startswith("doorbell store site")]

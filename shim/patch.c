@@ -258,6 +258,13 @@ static const char *patch_site(struct site *s) {
     return install(s, cave, NULL, 0, rip + st->len);
 }
 
+/* A site patched (why == NULL) or refused: its state, the count, and its NOTE. */
+static void site_done(struct site *s, const char *why, const char *kind, const uint8_t *code) {
+    s->state = why ? SITE_REFUSED : SITE_LIVE;
+    STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
+    note_site(s->rip, kind, why ? why : "patched", code);
+}
+
 /* ---- functions known byte for byte (I14) -------------------------------------------- */
 /* libcuda 580.159.04 writes each GPFIFO entry through one leaf function (the ring probe,
  * docs/doorbell-hook.md): gp_entry(dst, va, bytes, sync) stores NV_GP_ENTRY0 then ENTRY1.
@@ -313,10 +320,7 @@ static void find_known(uintptr_t near) {
                 if (!s) return;
                 s->rip = f; s->kind = SITE_GP_WRITER;
                 STORE_REL(&s->valid, 1);
-                const char *why = patch_known(s, k);
-                s->state = why ? SITE_REFUSED : SITE_LIVE;
-                STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
-                note_site(f, k->name, why ? why : "patched", k->code);
+                site_done(s, patch_known(s, k), k->name, k->code);
             }
         }
     }
@@ -335,9 +339,7 @@ static void consider_site(uintptr_t rip, const struct store *st, const char *kin
             uint8_t code[48];
             memcpy(code, (const uint8_t *)rip - 16, sizeof code);
             const char *why = patch_site(s);
-            s->state = why ? SITE_REFUSED : SITE_LIVE;
-            STAT(why ? TL_STAT_SITES_REFUSED : TL_STAT_SITES_PATCHED);
-            note_site(rip, kind, why ? why : "patched", code);
+            site_done(s, why, kind, code);
             /* libcuda's GP entry writer lies near its GP_PUT store */
             if (!why && s_prefix(kind, "GP_PUT", 6)) find_known(rip);
         }

@@ -795,9 +795,10 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
             uintptr_t a = ring + 8ull * ((idx + k) % entries);
             if (LOAD_ACQ(&c->entries_ok) && gp_shadow_take(a, floor, &e[k])) {
                 shadowed++;
-                if (check && dev_load64(a) != e[k]) {
+                uint64_t d = check ? dev_load64(a) : e[k];   /* one uncached read when checked */
+                if (d != e[k]) {
                     STORE_REL(&c->entries_ok, 0); STAT(TL_STAT_GP_ENTRY_SHADOW_MISMATCH);
-                    e[k] = dev_load64(a); shadowed--;
+                    e[k] = d; shadowed--;
                 }
             } else e[k] = dev_load64(a);
             uint32_t lo = (uint32_t)e[k], hi = (uint32_t)(e[k] >> 32);

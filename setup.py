@@ -24,9 +24,10 @@ setup(
     ext_modules=[Extension(
         "tracer.libtracelaunch",
         sources=["shim/tracelaunch.c"],
-        depends=["shim/abi.h", "shim/cuapi.c"],
+        depends=["shim/abi.h", "shim/cuapi.c", "shim/patch.c", "shim/cflags"],
         include_dirs=["shim"],
-        extra_compile_args=["-O2", "-fvisibility=hidden", "-Wall", "-std=gnu11"],
+        # shim/cflags: shared with the tests' build; -mgeneral-regs-only is invariant I16
+        extra_compile_args=open("shim/cflags").read().split(),
         libraries=["dl", "pthread"],
     )],
     cmdclass={"build_ext": BuildShim},

@@ -62,6 +62,10 @@ def run_mode(mode, launches, workdir):
     env = dict(os.environ)
     if variant == "stream":   # streaming loads instead of memcpy for the pushbuffer copy
         env["TRACE_LAUNCH_COPY"] = "stream"
+    if variant == "ntstore":  # streaming stores into the capture for the pushbuffer copy
+        env["TRACE_LAUNCH_COPY"] = "ntstore"
+    if variant == "xsave":    # stubs that save the x87/SSE/AVX state too (before I16)
+        env["TRACE_LAUNCH_XSAVE"] = "1"
     if variant == "noapi":    # full capture without the driver-API brackets: their cost
         env["TRACE_LAUNCH_API"] = "0"
     if variant == "nopatch":  # every doorbell faults: the store sites are not patched
@@ -120,7 +124,7 @@ def main():
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
                          "doorbell store, no capture: isolates the fault cost), full; full+VARIANT "
-                         "with VARIANT one of noapi, nopatch, noknown, noprefault, profile, stream, shm")
+                         "with VARIANT one of noapi, nopatch, noknown, noprefault, profile, stream, ntstore, xsave, shm")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)

@@ -50,6 +50,12 @@
  *     pages ahead of the cursor, so that writing a record faults on nothing. It blocks every
  *     signal, holds no lock and writes no record; a forked child starts its own when it
  *     creates a channel. Without it (or when it falls behind) rec_begin grows the file itself.
+ *  I16 No vector registers: the shim is built with -mgeneral-regs-only and calls no libc
+ *     function that may use them where a patched site's hook runs (its own mem and str
+ *     functions, raw syscalls, the vDSO clock). So the hook's trampoline saves only the GPRs
+ *     and flags; the program's x87/SSE/AVX state is never touched. The one exception, the
+ *     streaming-load copy (TRACE_LAUNCH_COPY=stream), puts back the xmm0 it uses.
+ *     tests/test_shim_vector.py checks the built library.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -176,8 +182,45 @@ static TLS struct trap *t_stepping;     /* fallback: the trap being single-stepp
 #define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define STAT(i) ADD(&g_stats[(i)], 1)
 
+/* ---- the shim's own memory and string functions (I16) ------------------------------ */
+/* libc's use vector registers, which the trampolines of patched sites do not save. These
+ * are hidden, so only the shim's own calls (and those the compiler makes) bind to them;
+ * string instructions run with DF clear (the ABI; the trampolines clear it too). */
+#define HIDDEN __attribute__((visibility("hidden")))
+HIDDEN void *memcpy(void *restrict d, const void *restrict s, size_t n) {
+    void *r = d;
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+    return r;
+}
+HIDDEN void *memmove(void *d, const void *s, size_t n) {
+    if ((uintptr_t)d - (uintptr_t)s >= n) return memcpy(d, s, n);   /* no overlap from behind */
+    uint8_t *dd = (uint8_t *)d + n - 1; const uint8_t *ss = (const uint8_t *)s + n - 1;
+    __asm__ volatile("std; rep movsb; cld" : "+D"(dd), "+S"(ss), "+c"(n) : : "memory", "cc");
+    return d;
+}
+HIDDEN void *memset(void *d, int c, size_t n) {
+    void *r = d;
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    return r;
+}
+HIDDEN int memcmp(const void *a, const void *b, size_t n) {
+    const uint8_t *x = a, *y = b;
+    for (size_t i = 0; i < n; i++) if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+HIDDEN size_t strlen(const char *s) { size_t n = 0; while (s[n]) n++; return n; }
+static int str_diff(const char *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return (uint8_t)a[i] < (uint8_t)b[i] ? -1 : 1;
+        if (!a[i]) return 0;
+    }
+    return 0;
+}
+HIDDEN int strncmp(const char *a, const char *b, size_t n) { return str_diff(a, b, n); }
+HIDDEN int strcmp(const char *a, const char *b) { return str_diff(a, b, (size_t)-1); }
+
 /* ---- small async-signal-safe helpers ------------------------------------------------ */
-static size_t s_len(const char *s) { size_t n = 0; while (s[n]) n++; return n; }
+static size_t s_len(const char *s) { return strlen(s); }
 static void s_copy(char *d, const char *s, size_t cap) {
     size_t i = 0; for (; s[i] && i + 1 < cap; i++) d[i] = s[i]; d[i] = 0;
 }
@@ -185,8 +228,13 @@ static int s_prefix(const char *s, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) if (s[i] != p[i]) return 0;
     return 1;
 }
+/* The vDSO's clock, called directly: the kernel builds it without vector registers (I16);
+ * libc's wrapper promises nothing. A raw syscall when there is none. */
+static int (*g_vdso_clock)(clockid_t, struct timespec *);
 static uint64_t now_ns(void) {
-    struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+    struct timespec ts;
+    int (*vc)(clockid_t, struct timespec *) = __atomic_load_n(&g_vdso_clock, __ATOMIC_RELAXED);
+    if (!vc || vc(CLOCK_MONOTONIC, &ts) != 0) syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 /* pid and tid are cached (a syscall each would cost more than the rest of a record);
@@ -226,7 +274,10 @@ static uint64_t dev_load64(uintptr_t a) { return *(volatile const uint64_t *)a; 
 static int g_profile;
 static uint64_t tsc(void) {
     if (!g_profile) return 0;
-    _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t;
+    __asm__ volatile("lfence" ::: "memory");
+    uint64_t t = __rdtsc();
+    __asm__ volatile("lfence" ::: "memory");
+    return t;
 }
 #define PROF(i, v) do { if (g_profile) ADD(&g_stats[(i)], (v)); } while (0)
 static void dev_copy(uint8_t *dst, uintptr_t src, size_t n) {
@@ -244,6 +295,8 @@ static void resolve(void) {
     real_dup2 = dlsym(RTLD_NEXT, "dup2");
     real_dup3 = dlsym(RTLD_NEXT, "dup3");
     real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+    void *vdso = dlopen("linux-vdso.so.1", RTLD_NOLOAD | RTLD_LAZY);
+    if (vdso) __atomic_store_n(&g_vdso_clock, dlvsym(vdso, "__vdso_clock_gettime", "LINUX_2.6"), __ATOMIC_RELAXED);
     __atomic_store_n(&real_ioctl, dlsym(RTLD_NEXT, "ioctl"), __ATOMIC_RELEASE);
 }
 
@@ -252,8 +305,8 @@ static int reopen_capture(void) {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_dev != g_dev || st.st_ino != g_ino) { syscall(SYS_close, fd); return -1; }
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != g_dev || st.st_ino != g_ino) { syscall(SYS_close, fd); return -1; }
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, FD_FLOOR);
     if (hi >= 0) { syscall(SYS_close, fd); fd = hi; }
     g_fd = fd;
     return 0;
@@ -271,7 +324,7 @@ static int grow(uint64_t end, int may_reopen) {
     for (int attempt = 0; attempt < 2; attempt++) {
         struct stat st;
         int fd = g_fd;
-        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
+        if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
             /* fallocate only grows: processes racing here can never shrink the file. */
             if (st.st_size >= (off_t)want || syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)want) == 0) {
                 /* Fault the new pages in with one call rather than one fault per page. */
@@ -467,7 +520,7 @@ static int is_usermode(uint32_t client, uint32_t obj) {
     return 0;
 }
 
-static int g_nt_copy;                  /* streaming loads for system-memory copies */
+static int g_nt_copy;                  /* system-memory copies: 1 streaming loads, 2 streaming stores */
 
 /* The newest readable CPU mapping holding byte `memoff` of memory object (client, mem). */
 static struct cpumap *find_cpu(uint32_t client, uint32_t mem, uint64_t memoff) {
@@ -533,14 +586,33 @@ static uintptr_t mem_to_cpu(uint32_t client, uint32_t mem, uint64_t memoff, uint
 
 /* System memory (the pushbuffer) may be mapped write-combined: 16-byte streaming loads
  * read it far faster than ordinary loads. Used only when the CPU has SSE4.1. */
-__attribute__((target("sse4.1"))) static void nt_copy(uint8_t *dst, uintptr_t src, size_t n) {
+__attribute__((noinline)) static void nt_copy(uint8_t *dst, uintptr_t src, size_t n) {
     size_t i = 0;
     while (((src + i) & 15) && i + 4 <= n) { uint32_t v = dev_load32(src + i); memcpy(dst + i, &v, 4); i += 4; }
-    for (; i + 16 <= n; i += 16) {
-        __m128i v = _mm_stream_load_si128((__m128i *)(src + i));
-        _mm_storeu_si128((__m128i *)(dst + i), v);
+    if (i + 16 <= n) {
+        /* xmm0 is the program's (I16): kept in `keep` and put back */
+        uint8_t keep[16], *d = dst + i; const uint8_t *q = (const uint8_t *)(src + i);
+        size_t blocks = (n - i) / 16;
+        __asm__ volatile("movdqu %%xmm0, (%3)\n"
+                         "1: movntdqa (%1), %%xmm0\n movdqu %%xmm0, (%0)\n"
+                         "   add $16, %0\n add $16, %1\n dec %2\n jnz 1b\n"
+                         "movdqu (%3), %%xmm0\n"
+                         : "+r"(d), "+r"(q), "+r"(blocks) : "r"(keep) : "memory", "cc");
+        i += (n - i) / 16 * 16;
     }
     if (i < n) dev_copy(dst + i, src + i, n - i);
+}
+
+/* Streaming stores (TRACE_LAUNCH_COPY=ntstore, for measuring): the capture's fresh lines are
+ * written without being read first. The caller fences before it publishes. */
+static void nts_copy(uint8_t *dst, const uint8_t *src, size_t n) {
+    size_t i = 0;
+    if (!((uintptr_t)dst & 7))
+        for (; i + 8 <= n; i += 8) {
+            uint64_t v; memcpy(&v, src + i, 8);
+            __asm__ volatile("movnti %1, %0" : "=m"(*(uint64_t *)(dst + i)) : "r"(v));
+        }
+    if (i < n) memcpy(dst + i, src + i, n - i);
 }
 
 static struct channel *channel_by_token(uint32_t token) {
@@ -851,12 +923,14 @@ static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbel
                 if (s[k].size) {
                     uint64_t tc = tsc();
                     if (s[k].kind != K_CTL && s[k].kind != K_OTHER) dev_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
-                    else if (g_nt_copy) nt_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
+                    else if (g_nt_copy == 1) nt_copy(q + TL_SEGMENT__data, s[k].cpu, s[k].size);
+                    else if (g_nt_copy == 2) nts_copy(q + TL_SEGMENT__data, (const uint8_t *)s[k].cpu, s[k].size);
                     else memcpy(q + TL_SEGMENT__data, (void *)s[k].cpu, s[k].size);
                     tcopy += tsc() - tc;
                 }
                 q += TL_SEGMENT__FIXED + pad8(s[k].size);
             }
+            if (g_nt_copy == 2) __asm__ volatile("sfence" ::: "memory");   /* before the publish */
             w64(r, TL_RECORD_HEADER__t_end, now_ns());
             rec_publish(r, TL_REC_SUBMISSION, TL_RF_COMPLETE);
         }
@@ -1203,20 +1277,22 @@ __attribute__((constructor)) static void tl_init(void) {
     g_probe_ring = pr && !strcmp(pr, "ring");
     const char *sc = getenv("TRACE_LAUNCH_SHADOW_CHECK");
     if (sc && atoi(sc) > 0) g_shadow_check = (uint32_t)atoi(sc);
+    const char *xs = getenv("TRACE_LAUNCH_XSAVE");
+    g_xsave = xs && !strcmp(xs, "1");
     const char *pf = getenv("TRACE_LAUNCH_PROFILE");
     g_profile = pf && !strcmp(pf, "1");
     xstate_init();
     __builtin_cpu_init();
     /* Measured on the H100: the pushbuffer is cached system memory, where memcpy is ~5x
      * faster than streaming loads; "stream" is kept for write-combined pushbuffers. */
-    g_nt_copy = __builtin_cpu_supports("sse4.1") && cp && !strcmp(cp, "stream");
+    g_nt_copy = cp && !strcmp(cp, "stream") ? (__builtin_cpu_supports("sse4.1") ? 1 : 0) : cp && !strcmp(cp, "ntstore") ? 2 : 0;
     api_init();
     int fd = (int)syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return;
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, FD_FLOOR);
     if (hi >= 0) { syscall(SYS_close, fd); fd = hi; }
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < TL_HEADER_SIZE) { syscall(SYS_close, fd); return; }
+    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_size < TL_HEADER_SIZE) { syscall(SYS_close, fd); return; }
     void *base = real_mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (base == MAP_FAILED) { syscall(SYS_close, fd); return; }
     if (memcmp(base, TL_MAGIC, 8) != 0) { real_munmap(base, WINDOW); syscall(SYS_close, fd); return; }
@@ -1269,7 +1345,7 @@ EXPORT int __open64_2(const char *path, int flags) { return __open_2(path, flags
 
 /* Keep the capture fd out of the program's way: move it before the program takes its number. */
 static void move_capture_fd(void) {
-    int nfd = fcntl(g_fd, F_DUPFD_CLOEXEC, g_fd + 1);
+    int nfd = (int)syscall(SYS_fcntl, g_fd, F_DUPFD_CLOEXEC, g_fd + 1);
     if (nfd >= 0) { int old = g_fd; g_fd = nfd; syscall(SYS_close, old); }
 }
 

@@ -116,6 +116,13 @@ class SparseMemory:
         data = self._cached(va, limit)
         if data is not None:
             return data
+        page, off = divmod(va, PAGE)
+        if 0 < limit <= PAGE - off:             # within one page: one slice
+            entry = self._pages.get(page)
+            if entry is None:
+                return b""
+            stop = entry[1].find(0, off, off + limit)
+            return bytes(entry[0][off:off + limit if stop == -1 else stop])
         out = bytearray()
         pos = 0
         while pos < limit:
@@ -145,19 +152,23 @@ class Launch:
 
     summary["qmd_fields"] (every field of the QMD) and .fields are computed on first
     access from the QMD bytes: the summary's other keys need only ~90 of the ~200 fields.
+    summary["cbank0_driver"] likewise, from the driver constants' bytes (`driver`: the
+    key of driver_constants()): nothing reads it while decoding, and a spilled launch
+    keeps 528 bytes instead of a dict holding their hex.
     The dict handed out is the same either way (same keys, same order, same values).
     decode_submissions() also sets where it came from: .record_index (capture record),
     .submission_index (n-th submission fed), .channel (work-submit token), .pid, .hChannel.
     """
-    __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words",
+    __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words", "_driver",
                  "record_index", "submission_index", "channel", "pid", "hChannel")
 
-    def __init__(self, summary, qmd_bytes, fields, version, words=None):
+    def __init__(self, summary, qmd_bytes, fields, version, words=None, driver=None):
         self._summary = summary
         self.qmd_bytes = qmd_bytes
         self._fields = fields
         self.version = version
         self._words = words
+        self._driver = driver
         self._node = None
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
@@ -176,6 +187,9 @@ class Launch:
         s = self._summary
         if s["qmd_fields"] is None:
             s["qmd_fields"] = self.fields
+        if self._driver is not None:
+            s["cbank0_driver"] = driver_constants(*self._driver)
+            self._driver = None
         return s
 
     @property
@@ -770,8 +784,9 @@ class LaunchDecoder:
         if len(words) != sp.nwords:     # the words of data[:384] are those of data[:size]
             words = qmdmod.padded_words(data, version)
         parts = sp.parts(words, family)
-        launch = Launch(self._summary(va, version, words, parts, family, source, pkt[0],
-                                      plan.class_id, parent), data, None, version, words)
+        summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
+                                        plan.class_id, parent)
+        launch = Launch(summary, data, None, version, words, driver)
         self.launches.append(launch)
         self._launched[va] = data
         ch.last_launch = launch
@@ -786,8 +801,8 @@ class LaunchDecoder:
             if data is None:
                 deps.append({"pointer": target, "decoded": False})
                 continue
-            if self._launched.get(target) == data[:len(self._launched.get(target, b""))] \
-                    and target in self._launched:
+            done = self._launched.get(target)
+            if done is not None and data[:len(done)] == done:
                 deps.append({"pointer": target, "decoded": False, "why": "already decoded"})
                 continue
             deps.append({"pointer": target, "decoded": True})
@@ -795,6 +810,7 @@ class LaunchDecoder:
                             depth=depth + 1, parent=launch._summary["qmd_address"])
 
     def _summary(self, va, version, words, parts, family, source, offset, cls, parent):
+        """(summary, the driver_constants() key of its constant bank 0 or None)."""
         shape, cbanks, cb0, releases, _ = parts
         (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
          program) = shape
@@ -832,13 +848,13 @@ class LaunchDecoder:
             "dependents": [],
             "qmd_fields": None,      # filled from the QMD words on first access (Launch.summary)
         }
-        if cb0 is not None:
-            self._params(summary, cb0, arch)
-        return summary
+        if cb0 is None:
+            return summary, None
+        return summary, self._params(summary, cb0, arch)
 
     def _params(self, summary, cb0, arch):
-        if cb0 is None:
-            return
+        """summary["params"]; returns the key of summary["cbank0_driver"]
+        (driver_constants(), made when the summary is first read: Launch.summary)."""
         spec = ARCH_CBANK0[arch]
         base = spec["param_base"]
         limit = (cb0["size"] - base) if cb0["size"] > base else 0x8000
@@ -860,17 +876,8 @@ class LaunchDecoder:
                 "offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
                 "uploaded": uploaded is not None})
         summary["params"] = params
-        driver = self.memory.read_known(cb0["address"], base)
-        key = (arch, driver, self._uploads.get(cb0["address"]))
-        drv = _DRIVER.get(key)
-        if drv is None:
-            named = {}
-            for name, off, size in spec["fields"]:
-                if off + size <= len(driver):
-                    named[name] = int.from_bytes(driver[off:off + size], "little")
-            drv = _remember(_DRIVER, key, {"offset": 0, "size": len(driver), "fields": named,
-                                           "hex": driver.hex(), "upload_size": key[2]})
-        summary["cbank0_driver"] = drv
+        return arch, self.memory.read_known(cb0["address"], base), \
+            self._uploads.get(cb0["address"])
 
 
 class _SummaryPlan:
@@ -1054,6 +1061,23 @@ class _SummaryPlan:
 _SUMMARY_PLANS = {}
 _PARAMS = {}        # (arch, argument bytes, uploaded) -> summary["params"]
 _DRIVER = {}        # (arch, driver constant bytes, upload size) -> summary["cbank0_driver"]
+
+
+def driver_constants(arch, driver, upload_size):
+    """summary["cbank0_driver"]: the driver's constants (constant bank 0 below the
+    parameter base, `driver` as far as known) with the fields ARCH_CBANK0 names, and the
+    size of the upload that wrote them. Launches whose bytes are the same get the same
+    (shared, never changed) dict."""
+    key = (arch, driver, upload_size)
+    drv = _DRIVER.get(key)
+    if drv is None:
+        named = {}
+        for name, off, size in ARCH_CBANK0[arch]["fields"]:
+            if off + size <= len(driver):
+                named[name] = int.from_bytes(driver[off:off + size], "little")
+        drv = _remember(_DRIVER, key, {"offset": 0, "size": len(driver), "fields": named,
+                                       "hex": driver.hex(), "upload_size": upload_size})
+    return drv
 
 
 def _remember(cache, key, value, limit=1024):

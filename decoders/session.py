@@ -149,8 +149,9 @@ def _launch_dump(launch):
     if s["qmd_fields"] is not None:     # every field is rebuilt from the QMD bytes on load
         s = dict(s)
         s["qmd_fields"] = None
+    # cbank0_driver, when not made yet, goes as its bytes (Launch._driver) and is made on load
     return (s, launch.qmd_bytes, launch.version, launch.record_index, launch.submission_index,
-            launch.channel, launch.pid, launch.hChannel)
+            launch.channel, launch.pid, launch.hChannel, launch._driver)
 
 
 def _api_call_load(t):
@@ -167,8 +168,8 @@ def _api_call_load(t):
 
 def _launch_load(t):
     from decoders.launch import Launch
-    s, qmd, version, ri, si, channel, pid, hch = t
-    launch = Launch(s, qmd, None, version)
+    s, qmd, version, ri, si, channel, pid, hch, driver = t
+    launch = Launch(s, qmd, None, version, driver=driver)
     launch.record_index, launch.submission_index, launch.channel = ri, si, channel
     launch.pid, launch.hChannel = pid, hch
     return launch

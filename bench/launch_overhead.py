@@ -65,8 +65,6 @@ def run_mode(mode, launches, workdir):
     env = dict(os.environ)
     if variant == "stream":   # streaming loads instead of memcpy for the pushbuffer copy
         env["TRACE_LAUNCH_COPY"] = "stream"
-    if variant == "nowarm":   # no prefetching of the capture's next lines
-        env["TRACE_LAUNCH_WARM"] = "0"
     if variant == "xsave":    # stubs that save the x87/SSE/AVX state too (before I16)
         env["TRACE_LAUNCH_XSAVE"] = "1"
     if variant == "noapi":    # full capture without the driver-API brackets: their cost
@@ -127,7 +125,7 @@ def main():
     ap.add_argument("--modes", default="native,ioctl,full",
                     help="comma list of native, ioctl (shim, no trap), trap (trap and emulate the "
                          "doorbell store, no capture: isolates the fault cost), full; full+VARIANT "
-                         "with VARIANT one of noapi, nopatch, noknown, noprefault, profile, stream, xsave, nowarm, shm")
+                         "with VARIANT one of noapi, nopatch, noknown, noprefault, profile, stream, xsave, shm")
     args = ap.parse_args()
     if args.child:
         return child(args.launches)

@@ -391,21 +391,6 @@ static void pf_start(void) {
     syscall(SYS_futex, &g_pf_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* The capture's next lines are fetched for writing WARM_AHEAD bytes before a record needs
- * them: a fresh line costs a read from memory before it can be written, and a launch writes
- * about 30 (on the H100, 800 of the 2,500 cycles a submission took were its segment copy). */
-#define WARM_AHEAD 4096
-static int g_warm = 1;                  /* TRACE_LAUNCH_WARM=0: no prefetching (for measuring) */
-static uint64_t g_warm_to;              /* capture offset up to which lines were prefetched */
-static void warm(uint64_t from) {
-    uint64_t w = __atomic_load_n(&g_warm_to, __ATOMIC_RELAXED), to = from + WARM_AHEAD;
-    if (w >= to) return;
-    uint64_t known = __atomic_load_n(&g_known_size, __ATOMIC_RELAXED);
-    if (to > known) to = known;            /* past the file: pages not mapped yet */
-    for (uint64_t a = (w > from ? w : from) & ~(uint64_t)63; a < to; a += 64) __builtin_prefetch(g_base + a, 1, 3);
-    __atomic_store_n(&g_warm_to, to, __ATOMIC_RELAXED);   /* a hint: a lost race costs a refetch */
-}
-
 /* Reserve `len` bytes for one record. Returns NULL (and counts) when recording is off or full. */
 static uint8_t *rec_begin(size_t len) {
     if (!g_on || !g_base) return NULL;
@@ -415,7 +400,6 @@ static uint8_t *rec_begin(size_t len) {
         STAT(TL_STAT_RECORDS_DROPPED); ADD(&g_stats[TL_STAT_BYTES_DROPPED], len);
         return NULL;
     }
-    if (g_warm) warm(off + len);
     uint8_t *p = g_base + off;
     /* sync and length in one 8-byte store: a reader never sees a length without its sync. */
     __atomic_store_n((uint64_t *)p, (uint64_t)TL_RECORD_SYNC | ((uint64_t)len << 32), __ATOMIC_RELAXED);
@@ -1279,8 +1263,6 @@ __attribute__((constructor)) static void tl_init(void) {
     g_probe_ring = pr && !strcmp(pr, "ring");
     const char *sc = getenv("TRACE_LAUNCH_SHADOW_CHECK");
     if (sc && atoi(sc) > 0) g_shadow_check = (uint32_t)atoi(sc);
-    const char *wm = getenv("TRACE_LAUNCH_WARM");
-    if (wm && !strcmp(wm, "0")) g_warm = 0;
     const char *xs = getenv("TRACE_LAUNCH_XSAVE");
     g_xsave = xs && !strcmp(xs, "1");
     const char *pf = getenv("TRACE_LAUNCH_PROFILE");

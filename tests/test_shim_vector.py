@@ -19,8 +19,9 @@ pytestmark = pytest.mark.skipif(CC is None or OBJDUMP is None, reason="needs a C
 
 # A register of the x87, MMX, SSE, AVX or AVX-512 files, or an AVX-512 mask register.
 VECTOR_REG = re.compile(r"%(?:[xyz]mm\d+|mm\d|st\b|st\(\d\)|k[0-7]\b)")
-# What the hook may call in libc: plain system-call stubs, no vector code.
-HOOK_LIBC = {"syscall", "__errno_location"}
+# What the hook may call in libc: plain system-call stubs, no vector code; and where the
+# compiler protects the stack by default (Ubuntu's gcc), the abort on a smashed canary.
+HOOK_LIBC = {"syscall", "__errno_location", "__stack_chk_fail"}
 # Where the hook calls through a pointer: the GP entry writer's copy, and the vDSO clock.
 HOOK_INDIRECT = {"tl_site_hook", "now_ns"}
 

@@ -155,12 +155,17 @@ class Launch:
     summary["cbank0_driver"] likewise, from the driver constants' bytes (`driver`: the
     key of driver_constants()): nothing reads it while decoding, and a spilled launch
     keeps 528 bytes instead of a dict holding their hex.
+    While decoding, the summary holds the remembered QMD parts themselves (grid, grid_raw,
+    cluster, block, constant_buffers, the releases' semaphore fields: _SummaryPlan, shared
+    by every launch whose words hold the same values; read, never changed); the first read
+    of .summary gives it its own copies, so each summary handed out has its own lists and
+    dicts (and a spilled batch marshals one copy of each shared part).
     The dict handed out is the same either way (same keys, same order, same values).
     decode_submissions() also sets where it came from: .record_index (capture record),
     .submission_index (n-th submission fed), .channel (work-submit token), .pid, .hChannel.
     """
     __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words", "_driver",
-                 "record_index", "submission_index", "channel", "pid", "hChannel")
+                 "_own", "record_index", "submission_index", "channel", "pid", "hChannel")
 
     def __init__(self, summary, qmd_bytes, fields, version, words=None, driver=None):
         self._summary = summary
@@ -169,6 +174,7 @@ class Launch:
         self.version = version
         self._words = words
         self._driver = driver
+        self._own = False           # the summary's parts not copied yet (see above)
         self._node = None
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
@@ -185,6 +191,9 @@ class Launch:
     @property
     def summary(self):
         s = self._summary
+        if not self._own:
+            _own_parts(s)
+            self._own = True
         if s["qmd_fields"] is None:
             s["qmd_fields"] = self.fields
         if self._driver is not None:
@@ -203,6 +212,17 @@ class Launch:
         if self._node is None:
             self._node = build_node(self)
         return self._node
+
+
+def _own_parts(s):
+    """Give a summary its own copies of the parts it may share with other launches'."""
+    for key in ("grid", "grid_raw", "cluster", "block"):
+        if s[key] is not None:
+            s[key] = list(s[key])
+    s["constant_buffers"] = [dict(cb) for cb in s["constant_buffers"]]
+    for sem in s["semaphores"]:
+        if isinstance(sem, dict) and "fields" in sem:
+            sem["fields"] = dict(sem["fields"])
 
 
 _DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
@@ -391,6 +411,7 @@ class LaunchDecoder:
         the NON_INC LOAD_INLINE_DATA after it, on one subchannel, one upload op."""
         tpl, binding, host = key
         bound = dict(binding)
+        words = tuple(words)        # a memoryview over the segment (StreamDecoder.feed_raw)
         ops = []
         for i, h, m, k, plan in self._plan(tpl.replay(words, base, va, bound, host)):
             rel, form, subch, method, data, is_bound, w, expected = tpl.packets[i]
@@ -444,7 +465,7 @@ class LaunchDecoder:
     def _w_call(self, ch, words, data, base, va, op):
         _, h, m, k, plan, (rel, form, subch, method, pdata, cls, host, assumed, w, expected) = op
         if pdata.__class__ is slice:
-            pdata = words[pdata]
+            pdata = tuple(words[pdata])
         pkt = (base + rel, va + rel if va is not None else None, form, subch, method, pdata,
                cls, host, assumed, w, expected, False)
         if k is None:
@@ -795,9 +816,11 @@ class LaunchDecoder:
         return launch
 
     def _follow_dependents(self, ch, launch, targets, pkt, plan, depth):
+        deps = launch._summary["dependents"]
         for n, target in targets:
-            deps = launch._summary["dependents"]
-            data = self.read(target, 384) or self.read(target, 256)
+            data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
+            if len(data) != 384:
+                data = self.read(target, 384) or self.read(target, 256)
             if data is None:
                 deps.append({"pointer": target, "decoded": False})
                 continue
@@ -814,14 +837,15 @@ class LaunchDecoder:
         shape, cbanks, cb0, releases, _ = parts
         (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
          program) = shape
-        cbanks = [dict(cb) for cb in cbanks]        # each summary has its own lists and dicts
+        # The parts go in as they are remembered: Launch.summary gives each summary its
+        # own copies when it is first read.
         if cb0 is not None:
             cb0 = cbanks[cb0]
         sems = []
         for source_name, fields, pick in releases:
             address, payload = pick(words)
             sems.append({"source": source_name, "address": address, "payload": payload,
-                         "fields": dict(fields)})
+                         "fields": fields})
         arch = FAMILY_ARCH.get(family, "sm_90")
         summary = {
             "qmd_address": va,
@@ -829,14 +853,14 @@ class LaunchDecoder:
             "source": source,
             "parent_qmd": parent,
             "pushbuf_offset": offset,
-            "class": f"{cls:#06x}" if cls is not None else None,
+            "class": _class_text(cls),
             "qmd_type": qmd_type,
             "kernel": kernel,
-            "grid": list(grid),
+            "grid": grid,
             "grid_units": grid_units,
-            "grid_raw": list(grid_raw),
-            "cluster": list(cluster) if cluster is not None else None,
-            "block": list(block),
+            "grid_raw": grid_raw,
+            "cluster": cluster,
+            "block": block,
             "registers": registers,
             "shared_memory_bytes": smem,
             "shared_memory_driver_reserved_bytes": reserved,
@@ -1078,6 +1102,17 @@ def driver_constants(arch, driver, upload_size):
         drv = _remember(_DRIVER, key, {"offset": 0, "size": len(driver), "fields": named,
                                        "hex": driver.hex(), "upload_size": upload_size})
     return drv
+
+
+_CLASS_TEXT = {}
+
+
+def _class_text(cls):
+    """summary["class"]: "0xcbc0" (remembered: a capture launches from a class or two)."""
+    text = _CLASS_TEXT.get(cls)
+    if text is None:
+        text = _remember(_CLASS_TEXT, cls, f"{cls:#06x}" if cls is not None else None)
+    return text
 
 
 def _remember(cache, key, value, limit=1024):

@@ -16,6 +16,7 @@ the subchannel (dev_pbdma.ref, NV_UDMA).
 """
 import json
 import struct
+import sys
 
 from decoders.fields import FieldTable
 from decoders.methods import (SUBCH_COMPUTE, SUBCH_COPY, class_info, gpu_defaults,
@@ -230,23 +231,31 @@ class StreamDecoder:
         self.position = base + len(data)
         if len(data) % 4:
             self._tail = bytes(data[4 * n:])
-        words = _words(n).unpack_from(data) if n else ()
         self.template = None
         if self._pending is None and n:
+            if not packets and _WORD_VIEW:
+                # The words read where they lie: a replayed segment's consumer reads a few
+                # dozen of its hundreds (heads, then the data its ops use).
+                data = data if data.__class__ is bytes else bytes(data)
+                words = memoryview(data)[:4 * n].cast("I")
+            else:
+                words = _words(n).unpack_from(data)
             # A segment with the header words of one decoded before parses the same way.
             for tpl in _TEMPLATES.get(n, ()):
                 if tpl.heads(words) == tpl.values:
                     self.template = tpl
                     if not packets:
-                        self.words, self.base = words, base
-                        self.data = data if data.__class__ is bytes else bytes(data)
+                        self.words, self.base, self.data = words, base, data
                         return None
                     return tpl.replay(words, base, va, self.binding, self.host_class)
+            if words.__class__ is not tuple:
+                words = tuple(words)
             nproblems = len(self.problems)
             out = self._parse(words, n, 0, base, va, [])
             if self._pending is None and len(self.problems) == nproblems:
                 _remember(n, out, base)
             return out
+        words = _words(n).unpack_from(data) if n else ()
         out = []
         i = 0
         if self._pending is not None and n:
@@ -433,6 +442,9 @@ def _remember(n, out, base):
 
 
 _WORDS = {}
+# memoryview.cast("I") reads native 32-bit words: the stream's little-endian words where
+# the host is little-endian with a 4-byte unsigned int (else struct unpacks them all).
+_WORD_VIEW = sys.byteorder == "little" and struct.calcsize("I") == 4
 
 
 def _words(n):

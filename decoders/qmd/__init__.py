@@ -27,6 +27,7 @@ def _extractor(version):
 
 _VERSION_0304 = TABLES["V04_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
 _VERSION_05 = TABLES["V05_00"].picker(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
+_V0304 = {(3, 0): "V03_00", (4, 0): "V04_00"}      # (major, minor) at dword 18
 
 _WORDS = {}     # word count -> its struct.Struct
 
@@ -55,10 +56,8 @@ def version_of_words(words, prefer_v05=False):
     """detect_version() of a QMD image's words (words_of(data[:384]))."""
     if len(words) < 19:
         return None
-    major0304, minor0304 = _VERSION_0304(words)
-    major05, minor05 = _VERSION_05(words)
-    v0304 = {(3, 0): "V03_00", (4, 0): "V04_00"}.get((major0304, minor0304))
-    v05 = "V05_00" if (major05, minor05) == (5, 0) else None
+    v0304 = _V0304.get(_VERSION_0304(words))
+    v05 = "V05_00" if _VERSION_05(words) == (5, 0) else None
     if prefer_v05 and v05 and len(words) >= 96:
         return v05
     if v0304 == "V04_00" and len(words) < 96:

@@ -64,6 +64,18 @@ class Info:
     notes: list = field(default_factory=list)
 
 
+_SIZES = {}     # id(struct) -> (struct, its size): construct's sizeof() walks it each time
+
+
+def _sizeof(st):
+    entry = _SIZES.get(id(st))
+    if entry is None or entry[0] is not st:
+        if len(_SIZES) >= 4096:
+            _SIZES.clear()
+        entry = _SIZES[id(st)] = (st, st.sizeof())
+    return entry[1]
+
+
 def _get(rec, name, default=None):
     try:
         value = getattr(rec, name)
@@ -206,7 +218,7 @@ class _Builder:
         size = bits(self.request, *ESC.IOC_SIZE)
         before = _get(self.rec, "before", b"") if self.flags & TL_IF_ARG_BEFORE else None
         after = _get(self.rec, "after", b"") if self.flags & TL_IF_ARG_AFTER else None
-        if nr == ESC.ESCAPE_BY_NAME["NV_ESC_IOCTL_XFER_CMD"] and size == nv_ioctl_xfer_t.sizeof():
+        if nr == ESC.ESCAPE_BY_NAME["NV_ESC_IOCTL_XFER_CMD"] and size == _sizeof(nv_ioctl_xfer_t):
             self.xfer(before, after)
             return
         self.escape(nr, size, before, after, "ioctl")
@@ -360,9 +372,9 @@ class _Builder:
         sname, st, hints, note = spec
         if note:
             self.note(note)
-        if st.sizeof() != size:
+        if _sizeof(st) != size:
             # A layout that disagrees with the caller's size is not trusted as decoded.
-            self.note(f"paramsSize {size} != sizeof({sname}) {st.sizeof()}: decoded what is whole")
+            self.note(f"paramsSize {size} != sizeof({sname}) {_sizeof(st)}: decoded what is whole")
             self.info.params_decoded = False
         ins, outs, notes, after_nodes = _render_pair(
             st, before or b"", after or b"", before is not None, after is not None,
@@ -394,8 +406,8 @@ class _Builder:
             elif before or after:
                 self.raw_dump(before if before is not None else after, size, note or "layout unknown")
             return
-        if size and size != st.sizeof():
-            self.note(f"arg_size {size} != sizeof {st.sizeof()}: decoded what is whole")
+        if size and size != _sizeof(st):
+            self.note(f"arg_size {size} != sizeof {_sizeof(st)}: decoded what is whole")
         if before is None and after is None:
             return
         ins, outs, notes, after_nodes = _render_pair(

@@ -5,6 +5,7 @@ import gzip
 import io
 import os
 import random
+import struct
 
 import pytest
 
@@ -62,3 +63,53 @@ def test_one_step_records_equal_general_path_damaged():
         assert one == _read(case, False)
         damaged += bool(one[1])
     assert damaged >= 5                   # (7 with this seed)
+
+
+def _plain(obj):
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+@pytest.mark.parametrize("name", ["builtin-vadd", "torch-small", "two-streams"])
+def test_generated_parsers_equal_construct(name):
+    """The fast parsers (_fast_body: the leading integer run before the step loop, integer
+    arrays through remembered Structs) == construct's own parse of the same declaration, on
+    every whole body of a recording; on each body cut short they raise one of the errors
+    records() catches (as the construct parse raises one), never anything else."""
+    from construct import ConstructError
+    from decoders.capture import format as F
+    raw = _raw(name)
+    rd = R.CaptureReader(io.BytesIO(raw), name="t")
+    seen = {}
+    for rec in rd.records():
+        if rec.raw is not None and rec.type in R._FAST:
+            seen.setdefault(rec.type, []).append(rec.raw)
+    assert {"SUBMISSION", "API_ENTER", "API_EXIT", "IOCTL"} <= set(seen)
+    for tname, bodies in seen.items():
+        fast, declared = R._FAST[tname], F.BODY[tname]
+        for body in bodies[:200]:
+            parsed, used = fast(body)
+            assert used == len(body)
+            assert _plain(parsed) == _plain(declared.parse(body))
+            for cut in (len(body) - 1, len(body) // 2, 3):
+                with pytest.raises(R._BODY_ERRORS):
+                    fast(body[:cut])
+                with pytest.raises((ConstructError, struct.error)):
+                    declared.parse(body[:cut])
+
+
+def test_render_plan_sizes_equal_construct():
+    """escapes/render.py works out each Struct's plan once (field kinds, unpackers, size):
+    its size and ioctl._sizeof == construct's sizeof() for every declared escape struct."""
+    from decoders import ioctl as I
+    from decoders.escapes import numbers as ESC
+    from decoders.escapes import render
+    structs = [st for row in ESC.ESCAPES.values() for k, st in row[1].items()
+               if isinstance(k, int)]
+    assert structs
+    for st in structs:
+        assert render.sizeof(st) == st.sizeof() == I._sizeof(st)
+        assert [p[2] for p in render._plan(st)] == [sc.sizeof() for sc in st.subcons]

@@ -35,6 +35,7 @@ def _struct_parser(con):
 
 
 _HEADER = F.TL_RECORD_HEADER.compile()
+_new_tuple = tuple.__new__
 _HEADER_FAST = _struct_parser(F.TL_RECORD_HEADER)
 if _HEADER_FAST is None or _HEADER_FAST[0].size != F.TL_RECORD_HEADER_SIZE:
     _HEADER_FAST = None
@@ -148,18 +149,27 @@ def _fast_body(con):
     steps = tuple(steps)
     short = struct.error
     update = dict.update     # Container is a dict; its own update() is a Python loop
+    # Every declaration starts with a run of integers: that step goes before the loop.
+    first, steps = (steps[0], steps[1:]) if steps and steps[0][0] == "fixed" else (None, steps)
 
     def parse(data, pos=0):
         result = Container()
         n = len(data)
+        if first is not None:
+            st = first[1]
+            if pos + st.size > n:
+                raise short(f"unpack requires a buffer of {st.size} bytes")
+            update(result, zip(first[2], st.unpack_from(data, pos)))
+            pos += st.size
         for step in steps:
             kind = step[0]
-            if kind == "fixed":
-                st = step[1]
-                if pos + st.size > n:
-                    raise short(f"unpack requires a buffer of {st.size} bytes")
-                update(result, zip(step[2], st.unpack_from(data, pos)))
-                pos += st.size
+            if kind == "structs":
+                items = ListContainer()
+                inner = step[3]
+                for _ in range(result[step[2]]):
+                    item, pos = inner(data, pos)
+                    items.append(item)
+                result[step[1]] = items
             elif kind == "bytes":
                 size = result[step[2]]
                 end = pos + size
@@ -172,18 +182,27 @@ def _fast_body(con):
                 count, size = result[step[2]], step[4]
                 if pos + count * size > n:
                     raise short(f"unpack requires a buffer of {size} bytes")
-                result[step[1]] = ListContainer(struct.unpack_from(f"<{count}{step[3]}", data, pos))
+                result[step[1]] = ListContainer(_ints(step[3], count).unpack_from(data, pos))
                 pos += count * size
             else:
-                items = ListContainer()
-                inner = step[3]
-                for _ in range(result[step[2]]):
-                    item, pos = inner(data, pos)
-                    items.append(item)
-                result[step[1]] = items
+                st = step[1]
+                if pos + st.size > n:
+                    raise short(f"unpack requires a buffer of {st.size} bytes")
+                update(result, zip(step[2], st.unpack_from(data, pos)))
+                pos += st.size
         return result, pos
 
     return parse
+
+
+def _ints(fmt, count, _cache={}):
+    """The struct.Struct of `count` little-endian `fmt` integers (remembered)."""
+    st = _cache.get((fmt, count))
+    if st is None:
+        if len(_cache) >= 1024:
+            _cache.clear()
+        st = _cache[(fmt, count)] = struct.Struct(f"<{count}{fmt}")
+    return st
 
 
 _FAST = {}
@@ -372,8 +391,9 @@ class CaptureReader:
                                   f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
             if _HEADER_FAST:
-                # straight from the window: no copy of the header bytes
-                h = _HEADER_FAST[1]._make(_HEADER_FAST[0].unpack_from(self._buf, self._bpos))
+                # straight from the window: no copy of the header bytes (tuple.__new__ is
+                # namedtuple._make without its length check: unpack gives every field)
+                h = _new_tuple(_HEADER_FAST[1], _HEADER_FAST[0].unpack_from(self._buf, self._bpos))
             else:
                 h = _HEADER.parse(self._peek(hsize))
             if h.sync == sync and h.length >= hsize and not h.length % align and \

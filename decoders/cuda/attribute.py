@@ -255,7 +255,7 @@ class Attribution:
         if not layout and info is not None:
             layout = [{"index": p["index"], "offset": p["offset"], "size": p["size"],
                        "bytes": None} for p in info.params]
-        types = param_types(k["name"]) if k else None
+        types = param_types(k["name"]) if k and layout else None   # no arguments: not needed
         args = []
         for p in layout:
             ctype = types[p["index"]] if types and p["index"] < len(types) else None

@@ -30,27 +30,55 @@ class Hints(dict):
 
 
 def _plan(st):
-    plan = _PLANS.get(id(st))
-    if plan is not None:
-        return plan
+    """[(name, offset, size, subcon, default display kind, what it is, integer unpack)]
+    per field of `st`, worked out once per Struct: render() walks this."""
+    entry = _PLANS.get(id(st))
+    if entry is not None:
+        return entry[0]
     plan, offset = [], 0
     for sc in st.subcons:
         name = sc.name if isinstance(sc, Renamed) else None
         inner = sc.subcon if isinstance(sc, Renamed) else sc
         size = inner.sizeof()
-        plan.append((name, offset, size, inner))
+        if name is None:
+            what = None
+        elif isinstance(inner, Padded) or name.startswith("reserved") or name.startswith("_pad"):
+            what = "reserved"
+        elif isinstance(inner, FormatField):
+            what = "int"
+        elif isinstance(inner, Struct):
+            what = "struct"
+        elif isinstance(inner, Array):
+            what = "array"
+        else:
+            what = "bytes"
+        plan.append((name, offset, size, inner, _default_kind(name, inner) if name else None,
+                     what, _unpacker(inner) if what == "int" else None))
         offset += size
-    _PLANS[id(st)] = plan
+    if len(_PLANS) >= 4096:                 # a Struct made per call (an array escape)
+        _PLANS.clear()
+    _PLANS[id(st)] = (plan, offset, st)     # st kept: its id stays its own
     return plan
 
 
 def sizeof(st):
-    return sum(p[2] for p in _plan(st))
+    _plan(st)
+    return _PLANS[id(st)][1]
+
+
+def _unpacker(inner):
+    """The one-integer unpack of a FormatField (remembered per format)."""
+    st = _UNPACK.get(inner.fmtstr)
+    if st is None:
+        st = _UNPACK[inner.fmtstr] = _struct.Struct(inner.fmtstr)
+    return st.unpack
+
+
+_UNPACK = {}
 
 
 def _int(inner, data):
-    fmt = inner.fmtstr
-    return _struct.unpack(fmt, data)[0]
+    return _unpacker(inner)(data)[0]
 
 
 def _uuid(b):
@@ -123,38 +151,38 @@ def render(st, data, path, hints=None, tables=None, base=0):
     nodes, data = [], bytes(data)
     n = len(data)
     counts = {}
-    for name, offset, size, inner in _plan(st):
-        if name is None:
+    for name, offset, size, inner, default_kind, what, unpack in _plan(st):
+        if what is None:
             continue
         fpath = f"{path}.{name}"
         if offset >= n:
             return nodes, f"truncated at {name} (offset {offset:#x}: have {n} of {sizeof(st)} B)"
         chunk = data[offset:offset + size]
         whole = len(chunk) == size
-        kind = hints.get(name) or _default_kind(name, inner)
-        if isinstance(inner, Padded) or name.startswith("reserved") or name.startswith("_pad"):
+        kind = hints.get(name) or default_kind
+        if what == "reserved":
             if any(chunk):
                 nodes.append(Node(fpath, name, chunk, f"!nonzero reserved {chunk.hex()}", base + offset))
             if not whole:
                 return nodes, f"truncated in {name}"
             continue
-        if isinstance(inner, FormatField):
+        if what == "int":
             if not whole:
                 return nodes, f"truncated at {name} (offset {offset:#x}: have {n} of {sizeof(st)} B)"
-            value = _int(inner, chunk)
+            value = unpack(chunk)[0]
             if isinstance(kind, str) and kind.startswith("count_of:"):
                 counts[kind.split(":", 1)[1]] = value
                 kind = None
             nodes.append(Node(fpath, name, value, format_value(value, kind, tables), base + offset))
             continue
-        if isinstance(inner, Struct):
+        if what == "struct":
             sub_hints = hints.get(name + ".") or {}
             children, note = render(inner, chunk, fpath, sub_hints, tables, base + offset)
             nodes.append(Node(fpath, name, None, _brief(children), base + offset, children, note))
             if note:
                 return nodes, f"truncated in {name}"
             continue
-        if isinstance(inner, Array):
+        if what == "array":
             elem = inner.subcon
             esize = elem.sizeof()
             have = len(chunk) // esize if esize else 0

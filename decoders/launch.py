@@ -229,6 +229,14 @@ _DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
 # LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT (hw-facts.md 3.1)
 _I2M_REGS = {0x180: "line_length", 0x184: "line_count", 0x188: "upper", 0x18C: "lower",
              0x190: "pitch"}
+_I2M_ORDER = tuple(_I2M_REGS.values())
+
+
+def _reg_positions(regs):
+    """((register name, word index), ...) written in order -> the word index of each
+    register's last write in _I2M_ORDER (None: not written): the same final registers."""
+    last = dict(regs)
+    return tuple(last.get(name) for name in _I2M_ORDER)
 
 
 class _I2M:
@@ -420,8 +428,8 @@ class LaunchDecoder:
             if h is None:
                 op = (self._w_inline, subch, 4 * data.start, 4 * data.stop, rel)
                 if last is not None and last[0] == self._w_i2m_dma and last[1] == subch:
-                    ops[-1] = (self._w_upload, subch, last[2], last[3], last[4], last[5],
-                               op[2], op[3], rel)
+                    ops[-1] = (self._w_upload, subch, _reg_positions(last[2]), last[3],
+                               last[4], last[5], op[2], op[3], rel, _i2m_launch_fields(last[5]))
                     continue
             elif j is not None and h == self._i2m_register:
                 reg = (_I2M_REGS[m], j)
@@ -494,14 +502,22 @@ class LaunchDecoder:
         self._inline_data(ch, subch, data[a:b], (base + rel, va + rel if va is not None else None))
 
     def _w_upload(self, ch, words, data, base, va, op):
-        _, subch, regs, j, rel, cls, a, b, data_rel = op
+        _, subch, (jl, jc, ju, jo, jp), j, rel, cls, a, b, data_rel, launch_fields = op
         st = ch.i2m.get(subch)
         if st is None:
             st = self._i2m_state(ch, subch)
-        for name, r in regs:
-            setattr(st, name, words[r])
+        if jl is not None:
+            st.line_length = words[jl]
+        if jc is not None:
+            st.line_count = words[jc]
+        if ju is not None:
+            st.upper = words[ju]
+        if jo is not None:
+            st.lower = words[jo]
+        if jp is not None:
+            st.pitch = words[jp]
         value = words[j]
-        layout, completion = _i2m_launch_fields(cls)(value)
+        layout, completion = launch_fields(value)
         need = st.line_length * st.line_count
         if layout == 1 and completion != 2 and not st.need and 0 < need <= b - a < need + 4 \
                 and (st.line_count <= 1 or st.pitch in (0, st.line_length)):
@@ -1297,9 +1313,9 @@ class SubmissionDecoder:
         if ld is None:
             ld = self.decoder(pid)
         nl, nlp = len(ld.launches), len(ld.problems)
-        where = _Where(record_index, token)
         lost = body["lost"]
         if body["flags"] & TL_SUB_LOST or lost:
+            where = _Where(record_index, token)
             self.problems.append(DecodeError(
                 f"{where}: {lost} GP entries were overwritten before the capture read "
                 f"them; the method stream has a hole", path="pushbuf"))
@@ -1323,10 +1339,11 @@ class SubmissionDecoder:
             if want > size:
                 why = ("segment not mapped in the traced process" if seg_flags & TL_SF_UNMAPPED
                        else "segment clipped by the capture")
+                where = _Where(record_index, token)
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
         if len(dec.problems) != self._seen_problems[key] or len(ld.problems) != nlp:
-            self._convert(key, dec, ld, nlp, where)
+            self._convert(key, dec, ld, nlp, _Where(record_index, token))
         launches = ld.launches
         if len(launches) == nl:
             new = []
@@ -1352,7 +1369,8 @@ class SubmissionDecoder:
             pending = self._pending
             if new:
                 ch = ld._channels.get(key)
-                pending.extend((launch, ch) for launch in new)
+                for launch in new:
+                    pending.append((launch, ch))
             while pending and pending[0][1].last_launch is not pending[0][0]:
                 self.sink(pending.popleft()[0])
         return new

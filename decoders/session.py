@@ -365,16 +365,16 @@ def _decode_capture(path, branch, launches, keep):
             tree, keep_launch = model.objects, model.launches.append
 
             def sink(launch):
-                _resolve_launch(tree, launch._summary)
+                s = launch._summary
+                _resolve_launch(tree, s)
                 call = launch_call.pop(id(launch), None)
                 if attr.any_calls or call is not None:
                     a = attr.for_launch(launch, call)
-                    launch._summary["api_call"] = a["api_call"]
-                    launch._summary["verified"] = a["verified"]
-                    launch._summary["attribution"] = a
-                    if launch.kernel:
-                        model.verified[{True: "verified", False: "mismatch"}.get(
-                            a["verified"], "not_checked")] += 1
+                    s["api_call"] = a["api_call"]
+                    s["verified"] = a["verified"]
+                    s["attribution"] = a
+                    if s["kernel"]:
+                        model.verified[_VERIFIED.get(a["verified"], "not_checked")] += 1
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         for rec in reader.records():
@@ -479,6 +479,9 @@ def _decode_capture(path, branch, launches, keep):
         stream.close()
 
 
+_VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
+
+
 def _append_call(calls, call, kernel):
     """calls.append(call.to_json() + its "kernel" when kernel is (name,)); a SpillList gets
     the compact form and makes the dict only when the item is read."""
@@ -510,8 +513,9 @@ def _resolve_launch(tree, s):
                                  for cb in s["constant_buffers"]],
             "semaphores": []}
     sems, done = s["semaphores"], r["semaphores"]
-    for sem in sems[len(done):]:
-        done.append(tree.resolution(sem["address"]) if sem.get("address") else None)
+    if len(done) < len(sems):
+        for sem in sems[len(done):]:
+            done.append(tree.resolution(sem["address"]) if sem.get("address") else None)
 
 
 def _at_record(exc, index, offset):

@@ -135,3 +135,26 @@ def test_ops_equal_packet_walk_real(name):
     problems of every launch (tests/test_launch_decode.py covers more captures)."""
     from tests.test_launch_decode import _decode_captured
     assert _decode_captured(name, True) == _decode_captured(name, False)
+
+
+def test_upload_register_positions_equal_writes_in_order():
+    """synthetic-regs: an upload op's register writes, folded to the word of each register's
+    last write (_reg_positions), leave the I2M state the writes in order leave, whatever
+    the order and repeats."""
+    import itertools
+    import random
+    from decoders.launch import _I2M, _I2M_ORDER, _reg_positions
+    rnd = random.Random(3)
+    words = [rnd.randrange(1 << 32) for _ in range(64)]
+    for n in range(0, 8):
+        for _ in range(40):
+            regs = tuple((rnd.choice(_I2M_ORDER), rnd.randrange(64)) for _ in range(n))
+            a, b = _I2M(), _I2M()
+            for name, j in regs:
+                setattr(a, name, words[j])
+            for name, j in zip(_I2M_ORDER, _reg_positions(regs)):
+                if j is not None:
+                    setattr(b, name, words[j])
+            assert [getattr(a, x) for x in _I2M_ORDER] == [getattr(b, x) for x in _I2M_ORDER]
+    assert list(itertools.islice(_I2M_ORDER, 5)) == ["line_length", "line_count", "upper",
+                                                     "lower", "pitch"]

@@ -374,11 +374,14 @@ class CaptureReader:
         index = 0
         hsize = F.TL_RECORD_HEADER_SIZE
         sync, align, complete = F.TL_RECORD_SYNC, F.TL_ALIGN, F.TL_RF_COMPLETE
+        buf = self._buf                 # the window: always this bytearray, changed in place
+        unpack_header, header_type = _HEADER_FAST if _HEADER_FAST else (None, None)
+        by_type = _BY_TYPE
         while True:
             off = self.offset
             if self.data_end and off >= self.data_end and not self._past_cursor(off, index):
                 break
-            have = len(self._buf) - self._bpos
+            have = len(buf) - self._bpos
             if have < hsize:
                 have = self._fill(hsize)
             if have < hsize:
@@ -390,22 +393,22 @@ class CaptureReader:
                     self._problem(f"file ends at offset {off + have:#x}, before the header's "
                                   f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
-            if _HEADER_FAST:
+            if unpack_header is not None:
                 # straight from the window: no copy of the header bytes (tuple.__new__ is
                 # namedtuple._make without its length check: unpack gives every field)
-                h = _new_tuple(_HEADER_FAST[1], _HEADER_FAST[0].unpack_from(self._buf, self._bpos))
+                h = _new_tuple(header_type, unpack_header.unpack_from(buf, self._bpos))
             else:
                 h = _HEADER.parse(self._peek(hsize))
-            if h.sync == sync and h.length >= hsize and not h.length % align and \
-                    h.length <= MAX_RECORD and (not self.data_end or off + h.length <=
-                                                self.data_end) and have >= h.length:
+            length = h.length
+            if h.sync == sync and length >= hsize and not length % align and \
+                    length <= MAX_RECORD and (not self.data_end or off + length <=
+                                              self.data_end) and have >= length:
                 # The usual record: whole, in the window, a body type the fast parser knows
                 # (each check below, passed; the rest of the loop is the same in one step).
-                length = h.length
-                fast = _BY_TYPE.get(h.type)
+                fast = by_type.get(h.type)
                 if fast is not None:
                     bpos = self._bpos
-                    body = bytes(self._buf[bpos + hsize:bpos + length])
+                    body = bytes(buf[bpos + hsize:bpos + length])
                     try:
                         parsed, used = fast[1](body)
                     except _BODY_ERRORS:

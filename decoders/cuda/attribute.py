@@ -276,19 +276,10 @@ class Attribution:
         """The differences between the call and the QMD; `self.checked` names what was
         compared (shared memory needs the cubin's static size, arguments their bytes)."""
         diffs = []
-        self.checked = []
-
-        def check(name, api, qmd):
-            if api is None:
-                return
-            self.checked.append(name)
-            if api != qmd:
-                diffs.append({"field": name, "api": api, "qmd": qmd})
-
-        check("grid", cfg["grid"], s.get("grid"))
-        check("block", cfg["block"], s.get("block"))
+        checked = self.checked = []
         required = info.required_cluster_dims if info is not None else None
-        check("cluster", cfg["cluster"] or required, s.get("cluster"))
+        pairs = [("grid", cfg["grid"], s.get("grid")), ("block", cfg["block"], s.get("block")),
+                 ("cluster", cfg["cluster"] or required, s.get("cluster"))]
         if cfg["shared_memory_bytes"] is not None and info is not None:
             # The QMD holds the static size, the driver's 1 KiB reserve and the dynamic size.
             # Measured on the H100: an NVRTC cubin's .nv.shared.<kernel> already includes the
@@ -298,8 +289,14 @@ class Attribution:
             static = info.shared_memory_bytes
             if static < reserve:
                 static += reserve
-            check("shared_memory_bytes", static + cfg["shared_memory_bytes"],
-                  s.get("shared_memory_bytes"))
+            pairs.append(("shared_memory_bytes", static + cfg["shared_memory_bytes"],
+                          s.get("shared_memory_bytes")))
+        for name, api, qmd in pairs:         # what the call asked for against the QMD
+            if api is None:
+                continue
+            checked.append(name)
+            if api != qmd:
+                diffs.append({"field": name, "api": api, "qmd": qmd})
         if any(p["bytes"] is not None for p in params or []):
             self.checked.append("argument bytes")
         for p in params or []:

@@ -38,7 +38,9 @@ def _sections(body):
     out = {}
     for s in body["sections"]:
         tag = s["tag"]
-        name = A.SECTIONS.get(tag, f"SECTION_{tag}")
+        name = A.SECTIONS.get(tag)
+        if name is None:
+            name = f"SECTION_{tag}"
         out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
                      "full_size": s["full_size"]}
     return out

@@ -113,3 +113,17 @@ def test_render_plan_sizes_equal_construct():
     for st in structs:
         assert render.sizeof(st) == st.sizeof() == I._sizeof(st)
         assert [p[2] for p in render._plan(st)] == [sc.sizeof() for sc in st.subcons]
+
+
+def test_general_body_parser_compiled_on_first_use(monkeypatch):
+    """A body type without a fast parser goes through the declaration, compiled when first
+    needed (_body_parser): same records as its fast parser gives."""
+    raw = _raw("builtin-vadd")
+    want = _read(raw, False)
+    monkeypatch.setattr(R, "_FAST", {k: v for k, v in R._FAST.items() if k != "MMAP"})
+    monkeypatch.setattr(R, "_BODIES", dict(R.F.BODY))
+    got = _read(raw, False)
+    assert R._BODIES["MMAP"] is not R.F.BODY["MMAP"]        # compiled now
+    assert got[1:] == want[1:]
+    assert [r[:9] + (_plain(r[9]),) + r[10:] for r in got[0]] == \
+        [r[:9] + (_plain(r[9]),) + r[10:] for r in want[0]]

@@ -84,12 +84,21 @@ def _compilable(con):
     return con
 
 
-_BODIES = {}
-for _name, _struct in F.BODY.items():
-    try:
-        _BODIES[_name] = _compilable(_struct).compile()
-    except Exception:  # construct cannot compile every form; the core parser is then used
-        _BODIES[_name] = _struct
+# Body parsers for a type the fast parser (below) does not know: the declaration, compiled
+# when first needed (every body on the hot path has a fast parser, and compiling them all
+# took ~12 ms of each run's import).
+_BODIES = dict(F.BODY)
+_NOT_COMPILED = set()
+
+
+def _body_parser(tname):
+    parser = _BODIES[tname]
+    if parser is F.BODY.get(tname) and tname not in _NOT_COMPILED:
+        try:
+            parser = _BODIES[tname] = _compilable(parser).compile()
+        except Exception:  # construct cannot compile every form; the core parser is then used
+            _NOT_COMPILED.add(tname)
+    return parser
 
 def _field_ref(expr, known):
     """The field name of a `this.name` length/count expression over an earlier field of the
@@ -545,7 +554,7 @@ class CaptureReader:
         elif tname in _BODIES:
             stream = io.BytesIO(body)
             try:
-                parsed = _BODIES[tname].parse_stream(stream)
+                parsed = _body_parser(tname).parse_stream(stream)
             except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
                     struct.error) as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "

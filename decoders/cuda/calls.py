@@ -11,7 +11,7 @@ from decoders.capture.reader import _FAST, cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
 from decoders.errors import CaptureError
-from decoders.fields import bits, low_bits
+from decoders.fields import low_bits
 
 _CONFIG = T.CUlaunchConfig.compile()
 _CONFIG_SIZE = T.CUlaunchConfig.sizeof()
@@ -44,11 +44,6 @@ def _sections(body):
         out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
                      "full_size": s["full_size"]}
     return out
-
-
-def _u32(v):
-    """An `unsigned int` argument: the low 32 bits of its register word (the rest is junk)."""
-    return bits(v, 0, 32)
 
 
 _BASE = {}      # call name -> A.base_name(name)
@@ -164,11 +159,12 @@ class ApiCall:
         """{grid, block, shared_memory_bytes, stream, cluster, attributes} of a launch."""
         if self.kind in ("LAUNCH", "LAUNCH_COOP"):
             a = self.args
-            # `unsigned int` arguments: the low 32 bits of their register words (_u32)
-            return {"function": a["f"],
-                    "grid": low_bits((a["gridDimX"], a["gridDimY"], a["gridDimZ"]), 32),
-                    "block": low_bits((a["blockDimX"], a["blockDimY"], a["blockDimZ"]), 32),
-                    "shared_memory_bytes": _u32(a["sharedMemBytes"]), "stream": a["hStream"],
+            # `unsigned int` arguments: the low 32 bits of their register words (the rest is
+            # junk), in one call
+            u = low_bits((a["gridDimX"], a["gridDimY"], a["gridDimZ"], a["blockDimX"],
+                          a["blockDimY"], a["blockDimZ"], a["sharedMemBytes"]), 32)
+            return {"function": a["f"], "grid": u[0:3], "block": u[3:6],
+                    "shared_memory_bytes": u[6], "stream": a["hStream"],
                     "cluster": None, "cooperative": self.kind == "LAUNCH_COOP", "attributes": []}
         if self.kind != "LAUNCH_EX":
             return None

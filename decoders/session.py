@@ -358,6 +358,7 @@ def _decode_capture(path, branch, launches, keep):
         api = model.api = ApiCalls()
         attr = model.attribution = Attribution(model.objects, sm=_sm(meta))
         launch_call = {}     # id(pending launch) -> the API call its doorbell rang in
+        feeding = [None, None]   # the SUBMISSION record being fed, and its call
         record_offsets = {}
         subdec = None
         if launches:
@@ -368,6 +369,10 @@ def _decode_capture(path, branch, launches, keep):
                 s = launch._summary
                 _resolve_launch(tree, s)
                 call = launch_call.pop(id(launch), None)
+                if call is None and launch.record_index == feeding[0]:
+                    # handed over inside feed() (a GRID_NULL QMD before its kernel's, say):
+                    # the call the submission being fed rang its doorbell in
+                    call = feeding[1]
                 if attr.any_calls or call is not None:
                     a = attr.for_launch(launch, call)
                     s["api_call"] = a["api_call"]
@@ -393,7 +398,11 @@ def _decode_capture(path, branch, launches, keep):
                     call.submissions.append(rec.index)
                 if subdec is not None:
                     nproblems = len(subdec.problems)
-                    subdec.feed(rec.index, b)
+                    feeding[:] = rec.index, call
+                    try:
+                        subdec.feed(rec.index, b)
+                    finally:
+                        feeding[0] = None
                     if len(subdec.problems) != nproblems:
                         record_offsets[rec.index] = rec.offset
                     for launch, _ in subdec._pending:

@@ -191,6 +191,10 @@ class Attribution:
             return self._by_address(out, s)
         out["api_call"] = {"name": call.name, "index": call.index,
                            "launch": call.launch_config, "t_start": call.t_start}
+        if not s.get("kernel"):
+            out["why"] = (f"a {s.get('qmd_type')} QMD runs no kernel: nothing to check against "
+                          f"{call.base}")
+            return out
         if call.kind not in LAUNCH_KINDS:
             node = self._graph_node(call, s, hw_bytes) if call.base == "cuGraphLaunch" else None
             if node is None:

@@ -54,46 +54,52 @@ class SparseMemory:
 
     The last few writes are also kept whole (`RECENT`, none overlapping another: a write
     drops the ones it overlaps), so a read inside one of them is a slice: a QMD or
-    constant bank is read right after the upload that wrote it."""
+    constant bank is read right after the upload that wrote it.
+    A page is a pair of memoryviews over its bytearrays (data, known): a memoryview takes
+    a same-size slice assignment ~3x faster than a bytearray, and reads copy only once."""
 
     RECENT = 4
 
     def __init__(self):
-        self._pages = {}      # page number -> (bytearray data, bytearray known)
+        self._pages = {}      # page number -> (data, known): memoryviews of bytearray(PAGE)
         self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
+
+    def _page(self, page):
+        entry = self._pages[page] = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
+        return entry
 
     def write(self, va, data):
         n = len(data)
-        page, off = divmod(va, PAGE)
-        if off + n <= PAGE:                     # within one page (a QMD, a constant bank)
-            if not n:
-                return
-            entry = self._pages.get(page)
-            if entry is None:
-                entry = self._pages[page] = (bytearray(PAGE), bytearray(PAGE))
-            entry[0][off:off + n] = data
-            entry[1][off:off + n] = _ONES[:n]
-            pos = n
-        else:
-            pos = 0
-        while pos < n:
-            page, off = divmod(va + pos, PAGE)
-            chunk = min(n - pos, PAGE - off)
-            entry = self._pages.get(page)
-            if entry is None:
-                entry = self._pages[page] = (bytearray(PAGE), bytearray(PAGE))
-            entry[0][off:off + chunk] = data[pos:pos + chunk]
-            entry[1][off:off + chunk] = _ONES[:chunk]
-            pos += chunk
         if not n:
             return
+        if data.__class__ is not bytes:
+            data = bytes(data)
+        page, off = divmod(va, PAGE)
+        stop = off + n
+        if stop <= PAGE:                        # within one page (a QMD, a constant bank)
+            entry = self._pages.get(page)
+            if entry is None:
+                entry = self._page(page)
+            entry[0][off:stop] = data
+            entry[1][off:stop] = _ONES[:n]
+        else:
+            pos = 0
+            while pos < n:
+                page, off = divmod(va + pos, PAGE)
+                chunk = min(n - pos, PAGE - off)
+                entry = self._pages.get(page)
+                if entry is None:
+                    entry = self._page(page)
+                entry[0][off:off + chunk] = data[pos:pos + chunk]
+                entry[1][off:off + chunk] = _ONES[:chunk]
+                pos += chunk
         end = va + n
         recent = self._recent
-        for r in recent:
-            if r[0] < end and va < r[1]:        # overlapped: no longer the latest bytes
+        for start, last, _ in recent:
+            if start < end and va < last:       # overlapped: no longer the latest bytes
                 recent = self._recent = [r for r in recent if r[1] <= va or r[0] >= end]
                 break
-        recent.append((va, end, data if data.__class__ is bytes else bytes(data)))
+        recent.append((va, end, data))
         if len(recent) > self.RECENT:
             del recent[0]
 
@@ -113,15 +119,17 @@ class SparseMemory:
 
     def read_known(self, va, limit):
         """The known bytes from va onward, up to the first unknown byte or `limit` bytes."""
-        data = self._cached(va, limit)
-        if data is not None:
-            return data
+        if limit > 0:                           # _cached(), inline
+            stop = va + limit
+            for start, end, data in self._recent:
+                if start <= va and stop <= end:
+                    return data[va - start:stop - start]
         page, off = divmod(va, PAGE)
         if 0 < limit <= PAGE - off:             # within one page: one slice
             entry = self._pages.get(page)
             if entry is None:
                 return b""
-            stop = entry[1].find(0, off, off + limit)
+            stop = entry[1].obj.find(0, off, off + limit)
             return bytes(entry[0][off:off + limit if stop == -1 else stop])
         out = bytearray()
         pos = 0
@@ -131,7 +139,7 @@ class SparseMemory:
             entry = self._pages.get(page)
             if entry is None:
                 break
-            stop = entry[1].find(0, off, off + chunk)
+            stop = entry[1].obj.find(0, off, off + chunk)
             if stop == -1:
                 out += entry[0][off:off + chunk]
                 pos += chunk
@@ -144,7 +152,7 @@ class SparseMemory:
         return self.read(va, n) is not None
 
     def __len__(self):
-        return sum(e[1].count(1) for e in self._pages.values())
+        return sum(e[1].obj.count(1) for e in self._pages.values())
 
 
 class Launch:
@@ -1312,7 +1320,8 @@ class SubmissionDecoder:
         ld = self._decoders.get(pid)
         if ld is None:
             ld = self.decoder(pid)
-        nl, nlp = len(ld.launches), len(ld.problems)
+        launches = ld.launches
+        nl, nlp = len(launches), len(ld.problems)
         lost = body["lost"]
         if body["flags"] & TL_SUB_LOST or lost:
             where = _Where(record_index, token)
@@ -1321,19 +1330,22 @@ class SubmissionDecoder:
                 f"them; the method stream has a hole", path="pushbuf"))
         lengths = segment_lengths(body["entries"])
         nlen = len(lengths)
-        for k, seg in enumerate(body["segments"]):
+        k = 0
+        for seg in body["segments"]:
             seg_size, seg_flags = seg["size"], seg["flags"]
             want = lengths[k] if k < nlen else seg_size
+            k += 1
             size = seg_size if seg_flags & TL_SF_COPIED else 0
             if size:
                 data = seg["data"]
                 if len(data) != size:
                     data = data[:size]
                 info["bytes"] += size
-                packets = dec.feed_raw(data, seg["va"], packets=False)
+                va = seg["va"]
+                packets = dec.feed_raw(data, va, packets=False)
                 if packets is None:         # a replayed template: ops on its words
                     ld.feed_template(key, dec.template, tuple(dec.binding.items()),
-                                     dec.host_class, dec.words, dec.data, dec.base, seg["va"])
+                                     dec.host_class, dec.words, dec.data, dec.base, va)
                 else:
                     ld.feed_raw(packets, channel=key)
             if want > size:
@@ -1344,14 +1356,11 @@ class SubmissionDecoder:
                         seg.va + size)
         if len(dec.problems) != self._seen_problems[key] or len(ld.problems) != nlp:
             self._convert(key, dec, ld, nlp, _Where(record_index, token))
-        launches = ld.launches
-        if len(launches) == nl:
-            new = []
-        else:
-            new = launches[nl:]
-            if self.sink is not None:
-                del launches[:]
         n = self._count
+        self._count = n + 1
+        if len(launches) == nl:
+            return []
+        new = launches[nl:]
         for launch in new:
             launch.record_index = record_index
             launch.submission_index = n
@@ -1362,17 +1371,20 @@ class SubmissionDecoder:
             s["record_index"] = record_index
             s["submission_index"] = n
             s["channel"] = token
-        self._count = n + 1
-        if self.sink is None:
+        sink = self.sink
+        if sink is None:
             self.launches.extend(new)
-        else:
-            pending = self._pending
-            if new:
-                ch = ld._channels.get(key)
-                for launch in new:
-                    pending.append((launch, ch))
-            while pending and pending[0][1].last_launch is not pending[0][0]:
-                self.sink(pending.popleft()[0])
+            return new
+        del launches[:]
+        pending = self._pending
+        ch = ld._channels.get(key)
+        for launch in new:
+            pending.append((launch, ch))
+        while pending:
+            head = pending[0]
+            if head[1].last_launch is head[0]:
+                break
+            sink(pending.popleft()[0])
         return new
 
     def _convert(self, key, dec, ld, nlp, where):

@@ -26,8 +26,12 @@ class Node:
             yield from c.walk()
 
     def find(self, path):
-        for n in self.walk():
-            if n.path == path:
+        """The first node in walk() order whose path is `path`, else None."""
+        if self.path == path:
+            return self
+        for c in self.children:     # recursion, not walk()'s generator chain per level
+            n = c.find(path)
+            if n is not None:
                 return n
         return None
 

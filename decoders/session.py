@@ -367,7 +367,9 @@ def _decode_capture(path, branch, launches, keep):
 
             def sink(launch):
                 s = launch._summary
-                _resolve_launch(tree, s)
+                r = s.get("resolved")
+                if r is None or len(r["semaphores"]) < len(s["semaphores"]):
+                    _resolve_launch(tree, s)
                 call = launch_call.pop(id(launch), None)
                 if call is None and launch.record_index == feeding[0]:
                     # handed over inside feed() (a GRID_NULL QMD before its kernel's, say):
@@ -406,7 +408,10 @@ def _decode_capture(path, branch, launches, keep):
                     if len(subdec.problems) != nproblems:
                         record_offsets[rec.index] = rec.offset
                     for launch, _ in subdec._pending:
-                        _resolve_launch(model.objects, launch._summary)
+                        ls = launch._summary
+                        lr = ls.get("resolved")
+                        if lr is None or len(lr["semaphores"]) < len(ls["semaphores"]):
+                            _resolve_launch(tree, ls)
                         if call is not None and launch.record_index == rec.index:
                             launch_call[id(launch)] = call
             elif t == "API_ENTER":
@@ -513,18 +518,19 @@ def _resolve_launch(tree, s):
     submission is decoded (a semaphore set by a later method: when that one is).
     Lists follow constant_buffers and semaphores index for index."""
     r = s.get("resolved")
+    res = tree.resolution
     if r is None:
         prog = s.get("program_address")
         r = s["resolved"] = {
-            "qmd_address": tree.resolution(s["qmd_address"]),
-            "program_address": tree.resolution(prog) if prog else None,
-            "constant_buffers": [tree.resolution(cb["address"]) if cb["address"] else None
+            "qmd_address": res(s["qmd_address"]),
+            "program_address": res(prog) if prog else None,
+            "constant_buffers": [res(cb["address"]) if cb["address"] else None
                                  for cb in s["constant_buffers"]],
             "semaphores": []}
     sems, done = s["semaphores"], r["semaphores"]
     if len(done) < len(sems):
         for sem in sems[len(done):]:
-            done.append(tree.resolution(sem["address"]) if sem.get("address") else None)
+            done.append(res(sem["address"]) if sem.get("address") else None)
 
 
 def _at_record(exc, index, offset):

@@ -73,6 +73,20 @@ def _value(raw, ctype):
     return None
 
 
+_NO_KERNEL_WHY = {}     # (QMD type, call base name) -> the text (one string object: a spilled
+                        # batch of launches marshals it once)
+
+
+def _no_kernel_why(qmd_type, base):
+    key = (qmd_type, base)
+    text = _NO_KERNEL_WHY.get(key)
+    if text is None:
+        text = f"a {qmd_type} QMD runs no kernel: nothing to check against {base}"
+        if len(_NO_KERNEL_WHY) < 256:
+            _NO_KERNEL_WHY[key] = text
+    return text
+
+
 class Attribution:
     """Fed each API call as it returns (`observe`); `for_launch(launch, call)` per decoded
     launch, with the call its doorbell rang in (None outside any bracketed call). Keeps only
@@ -182,7 +196,8 @@ class Attribution:
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
         # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
-        hw = (s.get("params") or {}).get("hex")
+        params = s.get("params")
+        hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
         out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                "verified": None, "checked": [], "differences": [], "why": None}
@@ -192,8 +207,7 @@ class Attribution:
         out["api_call"] = {"name": call.name, "index": call.index,
                            "launch": call.launch_config, "t_start": call.t_start}
         if not s.get("kernel"):
-            out["why"] = (f"a {s.get('qmd_type')} QMD runs no kernel: nothing to check against "
-                          f"{call.base}")
+            out["why"] = _no_kernel_why(s.get("qmd_type"), call.base)
             return out
         if call.kind not in LAUNCH_KINDS:
             node = self._graph_node(call, s, hw_bytes) if call.base == "cuGraphLaunch" else None

@@ -113,6 +113,8 @@ def _default_kind(name, inner):
 
 def format_value(value, kind=None, tables=None):
     """Display text of one scalar under a display kind."""
+    if kind is None:                # the usual field: no hint, no name rule
+        return f"{value:#x}" if value > 9 else str(value)
     if kind == "class":
         return class_display(value)
     if kind == "status":
@@ -246,8 +248,9 @@ def changed(before_nodes, after_nodes, always=("status", "rmStatus", "Status")):
     Nodes are matched by their path below the first two components' prefix (`x.in.f` and
     `x.out.f` compare as `f`); status fields are always outputs.
     """
-    def key(path, prefix_parts):
-        return ".".join(path.split(".")[prefix_parts:])
+    def key(path, prefix_parts):        # ".".join(path.split(".")[prefix_parts:])
+        parts = path.split(".", prefix_parts)
+        return parts[prefix_parts] if len(parts) > prefix_parts else ""
 
     if not after_nodes:
         return []
@@ -257,7 +260,8 @@ def changed(before_nodes, after_nodes, always=("status", "rmStatus", "Status")):
         # Children count: an array of structs keeps its display ("5 of 16") while its
         # entries change (TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO samples, torch-small).
         raw = node.raw if not isinstance(node.raw, list) else tuple(node.raw)
-        return (raw, node.display, tuple(sig(c) for c in node.children or ()))
+        children = node.children
+        return (raw, node.display, tuple(map(sig, children)) if children else ())
 
     old = {}
     for node in before_nodes:

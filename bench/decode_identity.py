@@ -27,7 +27,9 @@ DEFAULT_PATHS = (
     "decoders/capture/reader.py", "decoders/rm/objects.py", "decoders/qmd/__init__.py",
     "decoders/qmd/v03_00.py", "decoders/qmd/v04_00.py", "decoders/qmd/v05_00.py",
     "decoders/session.py", "decoders/cuda/calls.py", "decoders/cuda/attribute.py",
-    "decoders/ioctl.py", "decoders/escapes/render.py", "decoders/node.py", "tracer/report.py",
+    "decoders/ioctl.py", "decoders/escapes/render.py", "decoders/node.py",
+    "decoders/rm/controls_data.py", "decoders/rm/gen_controls.py", "decoders/cubin/__init__.py",
+    "tracer/report.py",
 )
 VIEWS = {"json": ["--json"], "text": []}
 

@@ -165,7 +165,8 @@ class Launch:
     keeps 528 bytes instead of a dict holding their hex.
     While decoding, the summary holds the remembered QMD parts themselves (grid, grid_raw,
     cluster, block, constant_buffers, the releases' semaphore fields: _SummaryPlan, shared
-    by every launch whose words hold the same values; read, never changed); the first read
+    by every launch whose words hold the same values; the fields of a semaphore method:
+    _method_fields, per value; read, never changed); the first read
     of .summary gives it its own copies, so each summary handed out has its own lists and
     dicts (and a spilled batch marshals one copy of each shared part).
     The dict handed out is the same either way (same keys, same order, same values).
@@ -799,8 +800,11 @@ class LaunchDecoder:
         rec["reconstructed"] = True
 
     def _semaphore(self, ch, sem):
-        if ch.last_launch is not None:
-            ch.last_launch._summary["semaphores"].append(sem)
+        launch = ch.last_launch
+        if launch is not None:
+            if launch._own and "fields" in sem:     # its summary was read: not shared
+                sem["fields"] = dict(sem["fields"])
+            launch._summary["semaphores"].append(sem)
 
     # -- QMDs ---------------------------------------------------------------------
     def _launch_at(self, ch, va, source, pkt, plan, data=None, depth=0, parent=None):
@@ -1159,7 +1163,10 @@ _METHOD_FIELDS = {}
 
 def _method_fields(class_id, method, value):
     """{field: display} of one method value, through the class table; cached per value
-    (semaphore methods repeat the same few values), a fresh dict each call."""
+    (semaphore methods repeat the same few values). The remembered dict itself: it goes
+    into a summary's semaphores, shared as the QMD's release fields are (Launch.summary
+    gives a summary its own copy when first read; _semaphore copies it for one already
+    read)."""
     key = (class_id, method, value)
     out = _METHOD_FIELDS.get(key)
     if out is None:
@@ -1168,7 +1175,7 @@ def _method_fields(class_id, method, value):
         out = {n: d for n, v, d in mdef.decode(value)} if mdef is not None else {}
         if len(_METHOD_FIELDS) < 4096:
             _METHOD_FIELDS[key] = out
-    return dict(out)
+    return out
 
 
 def _i2m_launch_fields(class_id):

@@ -384,15 +384,17 @@ def _decode_capture(path, branch, launches, keep):
                         model.verified[_VERIFIED.get(a["verified"], "not_checked")] += 1
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
+        nrecords = 0
+        append_submission = model.submissions.append_dumped if lazy_submissions else None
         for rec in reader.records():
-            model.records += 1
-            if not model.records & 0x3FF:
+            nrecords += 1
+            if not nrecords & 0x3FF:
                 gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body
             if t == "SUBMISSION":
-                if lazy_submissions:
-                    model.submissions.append_dumped(_submission_raw(rec))
+                if append_submission is not None:
+                    append_submission(_submission_raw(rec))
                 else:
                     model.submissions.append(_submission_entry(rec))
                 call = api.current(rec.pid, rec.tid)
@@ -400,7 +402,8 @@ def _decode_capture(path, branch, launches, keep):
                     call.submissions.append(rec.index)
                 if subdec is not None:
                     nproblems = len(subdec.problems)
-                    feeding[:] = rec.index, call
+                    feeding[0] = rec.index
+                    feeding[1] = call
                     try:
                         subdec.feed(rec.index, b)
                     finally:
@@ -479,6 +482,7 @@ def _decode_capture(path, branch, launches, keep):
                 model.end = {"exit_status": b.exit_status, "cursor": b.cursor}
             elif t == "UNFINISHED":
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
+        model.records = nrecords
         model.problems[:0] = reader.problems
         if model.end is None:
             last = f"after record {model.records - 1}" if model.records else "before any record"

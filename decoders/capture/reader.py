@@ -39,6 +39,10 @@ _new_tuple = tuple.__new__
 _HEADER_FAST = _struct_parser(F.TL_RECORD_HEADER)
 if _HEADER_FAST is None or _HEADER_FAST[0].size != F.TL_RECORD_HEADER_SIZE:
     _HEADER_FAST = None
+else:   # where each header field lies in the unpacked tuple (records() reads them so)
+    (I_SYNC, I_LENGTH, I_TYPE, I_FLAGS, I_PID, I_TID, I_SEQ, I_T_START,
+     I_T_END) = map(_HEADER_FAST[1]._fields.index, (
+        "sync", "length", "type", "flags", "pid", "tid", "seq", "t_start", "t_end"))
 
 
 class _PaddedBytes(Construct):
@@ -115,8 +119,12 @@ def _fast_body(con):
     body on the hot path): struct.unpack_from on the record's bytes, no BytesIO, no parse
     context. Same Containers, same values, and for short bytes the same exception types as
     the compiled parser (struct.error for a short integer, StreamError for short bytes).
-    None when the declaration holds anything else (the compiled parser is then used)."""
-    from construct import FormatField, ListContainer
+    None when the declaration holds anything else (the compiled parser is then used).
+
+    Each step after the leading integer run is a closure of its kind; an array of Structs
+    that are an integer run and padded byte strings sized by it (a segment, a section, an
+    ioctl buffer) is parsed in one loop, without a call per item."""
+    from construct import FormatField
     steps = []           # ("fixed", struct, names) / ("bytes", name, ref, modulus) / arrays
     known = set()
     run_names, run_fmt = [], "<"
@@ -155,53 +163,125 @@ def _fast_body(con):
             return None
         known.add(name)
     close_run()
-    steps = tuple(steps)
-    short = struct.error
-    update = dict.update     # Container is a dict; its own update() is a Python loop
     # Every declaration starts with a run of integers: that step goes before the loop.
     first, steps = (steps[0], steps[1:]) if steps and steps[0][0] == "fixed" else (None, steps)
+    parse = _parser(first, tuple(_step(step) for step in steps))
+    parse.layout = (first, tuple(steps))
+    return parse
+
+
+_short = struct.error
+_update = dict.update     # Container is a dict; its own update() is a Python loop
+
+
+def _parser(first, steps):
+    """parse(data, pos=0) -> (Container, pos) of a leading integer run and step closures."""
+    if first is None:
+        fixed, fnames, fsize = None, (), 0
+    else:
+        fixed, fnames = first[1].unpack_from, first[2]
+        fsize = first[1].size
 
     def parse(data, pos=0):
+        if data.__class__ is not bytes:
+            data = bytes(data)
         result = Container()
         n = len(data)
-        if first is not None:
-            st = first[1]
-            if pos + st.size > n:
-                raise short(f"unpack requires a buffer of {st.size} bytes")
-            update(result, zip(first[2], st.unpack_from(data, pos)))
-            pos += st.size
+        if fixed is not None:
+            if pos + fsize > n:
+                raise _short(f"unpack requires a buffer of {fsize} bytes")
+            _update(result, zip(fnames, fixed(data, pos)))
+            pos += fsize
         for step in steps:
-            kind = step[0]
-            if kind == "structs":
-                items = ListContainer()
-                inner = step[3]
-                for _ in range(result[step[2]]):
-                    item, pos = inner(data, pos)
-                    items.append(item)
-                result[step[1]] = items
-            elif kind == "bytes":
-                size = result[step[2]]
-                end = pos + size
-                pad = -size % step[3]
-                if end + pad > n:
-                    raise StreamError(f"stream read less than specified amount, expected {size}")
-                result[step[1]] = bytes(data[pos:end])
-                pos = end + pad
-            elif kind == "ints":
-                count, size = result[step[2]], step[4]
-                if pos + count * size > n:
-                    raise short(f"unpack requires a buffer of {size} bytes")
-                result[step[1]] = ListContainer(_ints(step[3], count).unpack_from(data, pos))
-                pos += count * size
-            else:
-                st = step[1]
-                if pos + st.size > n:
-                    raise short(f"unpack requires a buffer of {st.size} bytes")
-                update(result, zip(step[2], st.unpack_from(data, pos)))
-                pos += st.size
+            pos = step(result, data, pos, n)
         return result, pos
 
     return parse
+
+
+def _step(step):
+    """One step of _fast_body as a closure (result, data, pos, n) -> pos."""
+    from construct import ListContainer
+    kind = step[0]
+    if kind == "fixed":
+        _, st, names = step
+        unpack, size = st.unpack_from, st.size
+
+        def fixed(result, data, pos, n):
+            if pos + size > n:
+                raise _short(f"unpack requires a buffer of {size} bytes")
+            _update(result, zip(names, unpack(data, pos)))
+            return pos + size
+        return fixed
+    if kind == "bytes":
+        _, name, ref, modulus = step
+
+        def padded(result, data, pos, n):
+            size = result[ref]
+            end = pos + size
+            pad = -size % modulus
+            if end + pad > n:
+                raise StreamError(f"stream read less than specified amount, expected {size}")
+            result[name] = data[pos:end]
+            return end + pad
+        return padded
+    if kind == "ints":
+        _, name, ref, fmt, size = step
+
+        structs = {}        # count -> its struct.Struct (as _ints, without the call)
+
+        def ints(result, data, pos, n):
+            count = result[ref]
+            if pos + count * size > n:
+                raise _short(f"unpack requires a buffer of {size} bytes")
+            st = structs.get(count)
+            if st is None:
+                if len(structs) >= 256:
+                    structs.clear()
+                st = structs[count] = _ints(fmt, count)
+            result[name] = ListContainer(st.unpack_from(data, pos))
+            return pos + count * size
+        return ints
+    _, name, ref, inner = step
+    first, inner_steps = inner.layout
+    if first is not None and inner_steps and all(s[0] == "bytes" and s[2] in first[2]
+                                                  for s in inner_steps):
+        # Items that are an integer run and byte strings sized by it: one loop.
+        st, names = first[1], first[2]
+        unpack, isize = st.unpack_from, st.size
+        strings = tuple((s[1], names.index(s[2]), s[3]) for s in inner_steps)
+
+        def records(result, data, pos, n):
+            items = ListContainer()
+            for _ in range(result[ref]):
+                if pos + isize > n:
+                    raise _short(f"unpack requires a buffer of {isize} bytes")
+                values = unpack(data, pos)
+                item = Container()
+                _update(item, zip(names, values))
+                pos += isize
+                for sname, at, modulus in strings:
+                    size = values[at]
+                    end = pos + size
+                    pad = -size % modulus
+                    if end + pad > n:
+                        raise StreamError(f"stream read less than specified amount, "
+                                          f"expected {size}")
+                    item[sname] = data[pos:end]
+                    pos = end + pad
+                items.append(item)
+            result[name] = items
+            return pos
+        return records
+
+    def structs(result, data, pos, n):
+        items = ListContainer()
+        for _ in range(result[ref]):
+            item, pos = inner(data, pos)
+            items.append(item)
+        result[name] = items
+        return pos
+    return structs
 
 
 def _ints(fmt, count, _cache={}):
@@ -384,7 +464,8 @@ class CaptureReader:
         hsize = F.TL_RECORD_HEADER_SIZE
         sync, align, complete = F.TL_RECORD_SYNC, F.TL_ALIGN, F.TL_RF_COMPLETE
         buf = self._buf                 # the window: always this bytearray, changed in place
-        unpack_header, header_type = _HEADER_FAST if _HEADER_FAST else (None, None)
+        unpack_header, header_type = (_HEADER_FAST[0].unpack_from, _HEADER_FAST[1]) \
+            if _HEADER_FAST else (None, None)
         by_type = _BY_TYPE
         while True:
             off = self.offset
@@ -403,33 +484,37 @@ class CaptureReader:
                                   f"cursor {self.data_end:#x}: capture cut short", off, index)
                 break
             if unpack_header is not None:
-                # straight from the window: no copy of the header bytes (tuple.__new__ is
-                # namedtuple._make without its length check: unpack gives every field)
-                h = _new_tuple(header_type, unpack_header.unpack_from(buf, self._bpos))
+                # straight from the window: no copy of the header bytes, and for the usual
+                # record no namedtuple either (fields by their declared position)
+                bpos = self._bpos
+                hv = unpack_header(buf, bpos)
+                length = hv[I_LENGTH]
+                data_end = self.data_end
+                if hv[I_SYNC] == sync and length >= hsize and not length % align and \
+                        length <= MAX_RECORD and (not data_end or off + length <= data_end) \
+                        and have >= length:
+                    # The usual record: whole, in the window, a body type the fast parser
+                    # knows (each check below, passed; the rest of the loop in one step).
+                    fast = by_type.get(hv[I_TYPE])
+                    if fast is not None:
+                        body = bytes(buf[bpos + hsize:bpos + length])
+                        try:
+                            parsed, used = fast[1](body)
+                        except _BODY_ERRORS:
+                            parsed = None
+                        if parsed is not None and used == len(body):
+                            self._bpos = bpos + length
+                            self.offset = off + length
+                            flags = hv[I_FLAGS]
+                            yield Record(index, off, fast[0], flags, hv[I_PID], hv[I_TID],
+                                         hv[I_SEQ], hv[I_T_START], hv[I_T_END], parsed,
+                                         bool(flags & complete), length, body)
+                            index += 1
+                            continue
+                # tuple.__new__ is namedtuple._make without its length check
+                h = _new_tuple(header_type, hv)
             else:
                 h = _HEADER.parse(self._peek(hsize))
-            length = h.length
-            if h.sync == sync and length >= hsize and not length % align and \
-                    length <= MAX_RECORD and (not self.data_end or off + length <=
-                                              self.data_end) and have >= length:
-                # The usual record: whole, in the window, a body type the fast parser knows
-                # (each check below, passed; the rest of the loop is the same in one step).
-                fast = by_type.get(h.type)
-                if fast is not None:
-                    bpos = self._bpos
-                    body = bytes(buf[bpos + hsize:bpos + length])
-                    try:
-                        parsed, used = fast[1](body)
-                    except _BODY_ERRORS:
-                        parsed = None
-                    if parsed is not None and used == len(body):
-                        self._bpos = bpos + length
-                        self.offset = off + length
-                        flags = h.flags
-                        yield Record(index, off, fast[0], flags, h.pid, h.tid, h.seq, h.t_start,
-                                     h.t_end, parsed, bool(flags & complete), length, body)
-                        index += 1
-                        continue
             if h.sync != F.TL_RECORD_SYNC:
                 head = self._peek(hsize)
                 # A hole (a writer died between reserving and framing) or garbage: resync on

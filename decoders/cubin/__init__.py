@@ -16,7 +16,6 @@ import subprocess
 
 from decoders.cubin import fatbin as _fatbin
 from decoders.cubin import nvinfo as _nvinfo
-from decoders.cubin import sass as _sass
 from decoders.cubin.elf import WRAPPED, Elf, is_elf
 from decoders.errors import CaptureError, TraceLaunchError
 
@@ -249,6 +248,7 @@ def kernels_json(cubins):
 def sass_listing(cubin, kernel=None, nvdisasm=True):
     """[{kernel, offset, word0, word1, stall, yield, write_barrier, read_barrier, wait_mask,
     reuse, control, text?}] of every kernel (or one). `text` is nvdisasm's, when installed."""
+    from decoders.cubin import sass as _sass     # only `trace-decode sass` lists instructions
     names = [k.mangled for k in cubin.kernels]
     if kernel is not None:
         names = [cubin.kernel(kernel).mangled]

@@ -110,12 +110,13 @@ class Attribution:
         self.any_calls = True
         if c.result != 0:
             return
-        if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
-            self._kernels.clear()
-        if c.kind in LAUNCH_KINDS:
+        if c.kind in LAUNCH_KINDS:      # (never a load or a lookup: nothing to forget)
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
-        elif c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
+            return
+        if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
+            self._kernels.clear()
+        if c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
             self.images[c.out] = c
         elif c.kind == "GET_BY_NAME" and c.out is not None:
             parent = c.args.get("hmod", c.args.get("library"))

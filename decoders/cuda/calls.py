@@ -76,21 +76,19 @@ class ApiCall:
                          getattr(rec, "raw", None))
         slot, args = b["slot"], b["args"]
         fn = A.BY_SLOT.get(slot)
-        if fn is not None and len(args) != len(fn.params):
-            # the shim writes exactly the declared words: anything else is damage
-            raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(args)} "
-                               f"argument words, the declaration has {len(fn.params)}",
-                               offset=rec.offset)
+        if fn is not None:
+            if len(args) != len(fn.params):
+                # the shim writes exactly the declared words: anything else is damage
+                raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(args)} "
+                                   f"argument words, the declaration has {len(fn.params)}",
+                                   offset=rec.offset)
+            self.name, self.kind = fn.name, fn.kind
+            self.args = dict(zip(fn.params, args))
+        else:
+            self.name, self.kind = f"api_slot_{slot}", "PLAIN"
+            self.args = {f"arg{i}": v for i, v in enumerate(args)}
         self.index, self.exit_index = rec.index, None
         self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
-        self.name = fn.name if fn else f"api_slot_{slot}"
-        self.kind = fn.kind if fn else "PLAIN"
-        names = fn.params if fn else ()
-        if len(args) == len(names):
-            self.args = dict(zip(names, args))
-        else:
-            self.args = {(names[i] if i < len(names) else f"arg{i}"): v
-                         for i, v in enumerate(args)}
         self.sections = _sections(b)
         self.out_sections = {}
         self.result = None

@@ -52,10 +52,27 @@ def detect_version(data, prefer_v05=False):
     return version_of_words(words_of(data[:384]), prefer_v05)
 
 
+# The whole words the version fields lie in: equal keys, equal version (remembered per key).
+_VERSION_KEY_0304 = TABLES["V04_00"].word_key(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
+_VERSION_KEY_05 = TABLES["V05_00"].word_key(("QMD_MAJOR_VERSION", "QMD_MINOR_VERSION"))
+_VERSION_OF = {}
+
+
 def version_of_words(words, prefer_v05=False):
     """detect_version() of a QMD image's words (words_of(data[:384]))."""
     if len(words) < 19:
         return None
+    key = (_VERSION_KEY_0304(words), _VERSION_KEY_05(words), prefer_v05, len(words) >= 96)
+    version = _VERSION_OF.get(key, _VERSION_OF)
+    if version is _VERSION_OF:
+        version = _version_of_words(words, prefer_v05)
+        if len(_VERSION_OF) >= 1024:
+            _VERSION_OF.clear()
+        _VERSION_OF[key] = version
+    return version
+
+
+def _version_of_words(words, prefer_v05):
     v0304 = _V0304.get(_VERSION_0304(words))
     v05 = "V05_00" if _VERSION_05(words) == (5, 0) else None
     if prefer_v05 and v05 and len(words) >= 96:

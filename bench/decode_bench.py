@@ -134,9 +134,13 @@ def main(launches=20000, repeat=3, profile=False):
     return launches / best
 
 
-# What decode_capture imports (at module level or on first use), imported before timing.
+# What decode_capture imports (at module level or on first use), imported before timing;
+# with the method tables of the classes launch-loop-10k's channels use (H100: host C86F,
+# compute CBC0, copy C8B5, each importing the table it builds on), which a decode imports
+# on first use of each class (decoders.methods.class_module).
 IMPORTS = ("decoders.session", "decoders.launch", "decoders.pushbuf", "decoders.rm.objects",
-           "decoders.ioctl", "decoders.cuda.attribute", "decoders.cuda.calls", "decoders.qmd")
+           "decoders.ioctl", "decoders.cuda.attribute", "decoders.cuda.calls", "decoders.qmd",
+           "decoders.methods.clc86f", "decoders.methods.clcbc0", "decoders.methods.clc8b5")
 
 
 def _import_decoders():

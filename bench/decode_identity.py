@@ -29,7 +29,7 @@ DEFAULT_PATHS = (
     "decoders/session.py", "decoders/cuda/calls.py", "decoders/cuda/attribute.py",
     "decoders/ioctl.py", "decoders/escapes/render.py", "decoders/node.py",
     "decoders/rm/controls_data.py", "decoders/rm/gen_controls.py", "decoders/cubin/__init__.py",
-    "tracer/report.py",
+    "decoders/methods/__init__.py", "tracer/report.py",
 )
 VIEWS = {"json": ["--json"], "text": []}
 

@@ -467,6 +467,11 @@ class LaunchDecoder:
                     ops[-1] = (self._w_report_regs, last[1] + (reg,))
                     continue
                 op = (self._w_report_regs, (reg,))
+            elif j is not None and h == self._report_execute:
+                cls = bound.get(subch, (None, True))[0] if is_bound else None
+                op = (self._w_report_execute, j, rel, cls)
+            elif j is not None and h == self._host and m == 0x6C:
+                op = (self._w_host_execute, j, rel, host)
             else:
                 cls, assumed = bound.get(subch, (None, True)) if is_bound else (None, False)
                 op = (self._w_call, h, m, k, plan, (rel, form, subch, method, data, cls, host,
@@ -558,6 +563,22 @@ class LaunchDecoder:
         report = ch.report
         for n, j in op[1]:
             report[n] = words[j]
+
+    def _w_report_execute(self, ch, words, data, base, va, op):
+        # _report_execute without the packet tuple: it reads the offset and class only
+        _, j, rel, cls = op
+        hi, lo, payload = ch.report
+        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
+                             "payload": payload, "fields": _method_fields(cls, 0x1B0C, words[j]),
+                             "offset": base + rel})
+
+    def _w_host_execute(self, ch, words, data, base, va, op):
+        # _host's SEM_EXECUTE without the packet tuple (the offset and host class)
+        _, j, rel, host = op
+        lo, hi, plo, phi = ch.host_sem
+        self._semaphore(ch, {
+            "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
+            "fields": _method_fields(host, 0x6C, words[j]), "offset": base + rel})
 
     def _run(self, ch, methods, prog):
         for i, h, m, k, plan in prog:
@@ -881,7 +902,7 @@ class LaunchDecoder:
             "source": source,
             "parent_qmd": parent,
             "pushbuf_offset": offset,
-            "class": _class_text(cls),
+            "class": _CLASS_TEXT.get(cls) or _class_text(cls),
             "qmd_type": qmd_type,
             "kernel": kernel,
             "grid": grid,
@@ -907,18 +928,19 @@ class LaunchDecoder:
     def _params(self, summary, cb0, arch):
         """summary["params"]; returns the key of summary["cbank0_driver"]
         (driver_constants(), made when the summary is first read: Launch.summary)."""
-        spec = ARCH_CBANK0[arch]
-        base = spec["param_base"]
-        limit = (cb0["size"] - base) if cb0["size"] > base else 0x8000
+        base = ARCH_CBANK0[arch]["param_base"]
+        address, size = cb0["address"], cb0["size"]
+        limit = (size - base) if size > base else 0x8000
         # The argument block is what the stream uploaded to cbank0 + base (h100-measured.md 1
         # step 2); with no such upload in view, the known bytes there (which may run into
         # bytes an earlier launch left in a reused bank).
-        uploaded = self._uploads.get(cb0["address"] + base)
+        uploads, read_known = self._uploads, self.memory.read_known
+        uploaded = uploads.get(address + base)
         if uploaded is not None and uploaded <= limit:
-            data = self.memory.read_known(cb0["address"] + base, uploaded)
+            data = read_known(address + base, uploaded)
         else:
             uploaded = None
-            data = self.memory.read_known(cb0["address"] + base, limit)
+            data = read_known(address + base, limit)
         # Launches whose bytes are the same get the same (shared, never changed) dicts: a
         # launch loop uploads identical driver constants and arguments again and again.
         key = (arch, data, uploaded is not None)
@@ -928,8 +950,7 @@ class LaunchDecoder:
                 "offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
                 "uploaded": uploaded is not None})
         summary["params"] = params
-        return arch, self.memory.read_known(cb0["address"], base), \
-            self._uploads.get(cb0["address"])
+        return arch, read_known(address, base), uploads.get(address)
 
 
 class _SummaryPlan:

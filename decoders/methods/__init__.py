@@ -94,27 +94,41 @@ def _fields(decl):
 
 
 class MethodTable:
-    """A class's methods compiled to byte offset -> MethodDef (arrays expanded)."""
+    """A class's methods compiled to byte offset -> MethodDef (arrays expanded). Each
+    MethodDef (its FieldTable) is made when its offset is first asked for: a decode asks
+    for a few dozen of the ~900 a compute class declares (~4 ms to make them all)."""
 
     def __init__(self, info, module):
         self.info = info
         self.module = module
         self.provenance = getattr(module, "PROVENANCE", None)
-        self.by_offset = {}
+        self._decls = {}        # offset -> (name, base name, array index, field declaration)
+        self._defs = {}         # offset -> MethodDef, made on first get()
         for offset, decl in module.METHODS.items():
             name, fdecl = decl[0], decl[1]
-            fields = _fields(fdecl)
             if len(decl) > 2:
                 stride, count = decl[2], decl[3]
                 base = name.split("(")[0]
                 for i in range(count):
-                    self.by_offset[offset + i * stride] = MethodDef(
-                        f"{base}({i})", name, i, fields, info.name)
+                    self._decls[offset + i * stride] = (f"{base}({i})", name, i, fdecl)
             else:
-                self.by_offset[offset] = MethodDef(name, name, None, fields, info.name)
+                self._decls[offset] = (name, name, None, fdecl)
 
     def get(self, offset):
-        return self.by_offset.get(offset)
+        mdef = self._defs.get(offset)
+        if mdef is None:
+            decl = self._decls.get(offset)
+            if decl is None:
+                return None
+            name, base, index, fdecl = decl
+            mdef = self._defs[offset] = MethodDef(name, base, index, _fields(fdecl),
+                                                  self.info.name)
+        return mdef
+
+    @property
+    def by_offset(self):
+        """{offset: MethodDef} of every method, in declaration order."""
+        return {offset: self.get(offset) for offset in self._decls}
 
 
 _TABLES = {}

@@ -424,13 +424,21 @@ class _Builder:
 
 
 def st_name(st, escape):
-    from decoders.escapes import structs as S
-    from decoders.rm import nvos
-    for mod in (nvos, S):
-        for n, v in vars(mod).items():
-            if v is st:
-                return n
-    return escape + " args"
+    """The module-level name a declared escape struct has (nvos, escapes.structs)."""
+    names = _ST_NAMES.get(id(st))
+    if names is None or names[0] is not st:
+        names = None
+    if names is None:
+        from decoders.escapes import structs as S
+        from decoders.rm import nvos
+        found = next((n for mod in (nvos, S) for n, v in vars(mod).items() if v is st), None)
+        if len(_ST_NAMES) >= 256:
+            _ST_NAMES.clear()
+        names = _ST_NAMES[id(st)] = (st, found)     # st kept: its id stays its own
+    return names[1] if names[1] is not None else escape + " args"
+
+
+_ST_NAMES = {}      # id(struct) -> (struct, its name in nvos / escapes.structs or None)
 
 
 ESC_HINTS = {

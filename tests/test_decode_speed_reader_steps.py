@@ -70,7 +70,7 @@ def test_item_loops_used():
                          ("IOCTL", "buffers")):
         first, steps = R._FAST[tname].layout
         step = [s for s in steps if s[0] == "structs" and s[1] == field]
-        assert step and R._step(step[0]).__name__ == "records"
+        assert step and R._step(step[0]).__name__ == "item_loop"
 
 
 def test_controls_table_equals_tsv():

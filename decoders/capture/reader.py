@@ -251,7 +251,7 @@ def _step(step):
         unpack, isize = st.unpack_from, st.size
         strings = tuple((s[1], names.index(s[2]), s[3]) for s in inner_steps)
 
-        def records(result, data, pos, n):
+        def item_loop(result, data, pos, n):
             items = ListContainer()
             for _ in range(result[ref]):
                 if pos + isize > n:
@@ -272,7 +272,7 @@ def _step(step):
                 items.append(item)
             result[name] = items
             return pos
-        return records
+        return item_loop
 
     def structs(result, data, pos, n):
         items = ListContainer()
@@ -467,6 +467,10 @@ class CaptureReader:
         unpack_header, header_type = (_HEADER_FAST[0].unpack_from, _HEADER_FAST[1]) \
             if _HEADER_FAST else (None, None)
         by_type = _BY_TYPE
+        if unpack_header is not None:   # the one-step path's names, as locals
+            i_sync, i_length, i_type, i_flags = I_SYNC, I_LENGTH, I_TYPE, I_FLAGS
+            i_pid, i_tid, i_seq, i_t_start, i_t_end = I_PID, I_TID, I_SEQ, I_T_START, I_T_END
+        record, max_record, body_errors = Record, MAX_RECORD, _BODY_ERRORS
         while True:
             off = self.offset
             if self.data_end and off >= self.data_end and not self._past_cursor(off, index):
@@ -488,26 +492,26 @@ class CaptureReader:
                 # record no namedtuple either (fields by their declared position)
                 bpos = self._bpos
                 hv = unpack_header(buf, bpos)
-                length = hv[I_LENGTH]
+                length = hv[i_length]
                 data_end = self.data_end
-                if hv[I_SYNC] == sync and length >= hsize and not length % align and \
-                        length <= MAX_RECORD and (not data_end or off + length <= data_end) \
+                if hv[i_sync] == sync and length >= hsize and not length % align and \
+                        length <= max_record and (not data_end or off + length <= data_end) \
                         and have >= length:
                     # The usual record: whole, in the window, a body type the fast parser
                     # knows (each check below, passed; the rest of the loop in one step).
-                    fast = by_type.get(hv[I_TYPE])
+                    fast = by_type.get(hv[i_type])
                     if fast is not None:
                         body = bytes(buf[bpos + hsize:bpos + length])
                         try:
                             parsed, used = fast[1](body)
-                        except _BODY_ERRORS:
+                        except body_errors:
                             parsed = None
                         if parsed is not None and used == len(body):
                             self._bpos = bpos + length
                             self.offset = off + length
-                            flags = hv[I_FLAGS]
-                            yield Record(index, off, fast[0], flags, hv[I_PID], hv[I_TID],
-                                         hv[I_SEQ], hv[I_T_START], hv[I_T_END], parsed,
+                            flags = hv[i_flags]
+                            yield record(index, off, fast[0], flags, hv[i_pid], hv[i_tid],
+                                         hv[i_seq], hv[i_t_start], hv[i_t_end], parsed,
                                          bool(flags & complete), length, body)
                             index += 1
                             continue

@@ -144,9 +144,10 @@ class Attribution:
 
     def kernel(self, handle):
         """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None."""
-        if handle not in self._kernels:
-            self._kernels[handle] = self._kernel(handle)
-        return self._kernels[handle]
+        k = self._kernels.get(handle, self)
+        if k is self:
+            k = self._kernels[handle] = self._kernel(handle)
+        return k
 
     def _kernel(self, handle):
         entry = self.functions.get(handle)
@@ -296,10 +297,8 @@ class Attribution:
         compared (shared memory needs the cubin's static size, arguments their bytes)."""
         diffs = []
         checked = self.checked = []
-        required = info.required_cluster_dims if info is not None else None
-        pairs = [("grid", cfg["grid"], s.get("grid")), ("block", cfg["block"], s.get("block")),
-                 ("cluster", cfg["cluster"] or required, s.get("cluster"))]
-        if cfg["shared_memory_bytes"] is not None and info is not None:
+        smem = cfg["shared_memory_bytes"]
+        if smem is not None and info is not None:
             # The QMD holds the static size, the driver's 1 KiB reserve and the dynamic size.
             # Measured on the H100: an NVRTC cubin's .nv.shared.<kernel> already includes the
             # reserve (tl_dynsmem: 256 B static -> 1280 B section; QMD 1280 + dynamic), an
@@ -308,26 +307,32 @@ class Attribution:
             static = info.shared_memory_bytes
             if static < reserve:
                 static += reserve
-            pairs.append(("shared_memory_bytes", static + cfg["shared_memory_bytes"],
-                          s.get("shared_memory_bytes")))
-        for name, api, qmd in pairs:         # what the call asked for against the QMD
+            smem += static
+        else:
+            smem = None
+        cluster = cfg["cluster"] or (info.required_cluster_dims if info is not None else None)
+        # what the call asked for against the QMD
+        for name, api in (("grid", cfg["grid"]), ("block", cfg["block"]), ("cluster", cluster),
+                          ("shared_memory_bytes", smem)):
             if api is None:
                 continue
             checked.append(name)
+            qmd = s.get(name)
             if api != qmd:
                 diffs.append({"field": name, "api": api, "qmd": qmd})
-        if any(p["bytes"] is not None for p in params or []):
-            self.checked.append("argument bytes")
-        for p in params or []:
-            if p["bytes"] is None:
-                continue
-            got = hw_bytes[p["offset"]:p["offset"] + p["size"]]
-            if got != p["bytes"]:
-                diffs.append({"field": f"param[{p['index']}] @{p['offset']:#x}",
-                              "api": p["bytes"].hex(), "qmd": got.hex() or None})
+        if params:
+            if any(p["bytes"] is not None for p in params):
+                checked.append("argument bytes")
+            for p in params:
+                if p["bytes"] is None:
+                    continue
+                got = hw_bytes[p["offset"]:p["offset"] + p["size"]]
+                if got != p["bytes"]:
+                    diffs.append({"field": f"param[{p['index']}] @{p['offset']:#x}",
+                                  "api": p["bytes"].hex(), "qmd": got.hex() or None})
         extra = call.sections.get("EXTRA_BUFFER")
         if not params and extra and extra["data"]:
-            self.checked.append("argument bytes")
+            checked.append("argument bytes")
             got = hw_bytes[:len(extra["data"])]
             if got != extra["data"]:
                 diffs.append({"field": "param buffer", "api": extra["data"].hex(), "qmd": got.hex()})

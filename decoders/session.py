@@ -525,11 +525,12 @@ def _resolve_launch(tree, s):
     res = tree.resolution
     if r is None:
         prog = s.get("program_address")
+        cbs = s["constant_buffers"]
         r = s["resolved"] = {
             "qmd_address": res(s["qmd_address"]),
             "program_address": res(prog) if prog else None,
             "constant_buffers": [res(cb["address"]) if cb["address"] else None
-                                 for cb in s["constant_buffers"]],
+                                 for cb in cbs] if cbs else [],
             "semaphores": []}
     sems, done = s["semaphores"], r["semaphores"]
     if len(done) < len(sems):

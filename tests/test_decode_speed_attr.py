@@ -83,3 +83,45 @@ def test_st_name_equals_search():
         want = next((n for mod in (nvos, S) for n, v in vars(mod).items() if v is st),
                     "X args")
         assert I.st_name(st, "X") == want
+
+
+def _for_launch_reference(self, launch, call):
+    """Attribution.for_launch as it was (one dict, filled in), for the paths that do not
+    reach _verify: no call, and a QMD that runs no kernel."""
+    s = getattr(launch, "_summary", None) or launch.summary
+    out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
+           "verified": None, "checked": [], "differences": [], "why": None}
+    if call is None:
+        out["why"] = "the doorbell rang outside any bracketed API call"
+        return self._by_address(out, s)
+    out["api_call"] = {"name": call.name, "index": call.index,
+                       "launch": call.launch_config, "t_start": call.t_start}
+    out["why"] = (f"a {s.get('qmd_type')} QMD runs no kernel: nothing to check against "
+                  f"{call.base}")
+    return out
+
+
+@pytest.mark.parametrize("name", ["builtin-vadd", "two-streams", "graph-replay"])
+def test_for_launch_without_kernel_equals_reference(name, monkeypatch):
+    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    if not os.path.exists(path):
+        pytest.skip(f"captures/{name} not present")
+    seen = []
+    real = A.Attribution.for_launch
+
+    def spy(self, launch, call):
+        got = real(self, launch, call)
+        if call is None or not launch._summary["kernel"]:
+            want = _for_launch_reference(self, launch, call)
+            assert list(got.items()) == list(want.items())      # same keys, same order
+            seen.append(call is None)
+        assert list(got) == ["api_call", "graph_node", "kernel", "args", "verified",
+                             "checked", "differences", "why"]
+        return got
+    monkeypatch.setattr(A.Attribution, "for_launch", spy)
+    decode_capture(path, keep=None)
+    assert seen
+    # a kernel QMD whose doorbell rang outside any call (no capture here has one)
+    launch = type("L", (), {"_summary": {"kernel": True, "program_address": 0x1000}})()
+    assert real(A.Attribution(), launch, None) == \
+        _for_launch_reference(A.Attribution(), launch, None)

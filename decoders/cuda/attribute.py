@@ -198,19 +198,22 @@ class Attribution:
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
         # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
+        if call is None:
+            out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
+                   "verified": None, "checked": [], "differences": [],
+                   "why": "the doorbell rang outside any bracketed API call"}
+            return self._by_address(out, s)
+        api_call = {"name": call.name, "index": call.index, "launch": call.launch_config,
+                    "t_start": call.t_start}
+        if not s.get("kernel"):     # (the same keys in the same order, made at once)
+            return {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
+                    "verified": None, "checked": [], "differences": [],
+                    "why": _no_kernel_why(s.get("qmd_type"), call.base)}
+        out = {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
+               "verified": None, "checked": [], "differences": [], "why": None}
         params = s.get("params")
         hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
-        out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
-               "verified": None, "checked": [], "differences": [], "why": None}
-        if call is None:
-            out["why"] = "the doorbell rang outside any bracketed API call"
-            return self._by_address(out, s)
-        out["api_call"] = {"name": call.name, "index": call.index,
-                           "launch": call.launch_config, "t_start": call.t_start}
-        if not s.get("kernel"):
-            out["why"] = _no_kernel_why(s.get("qmd_type"), call.base)
-            return out
         if call.kind not in LAUNCH_KINDS:
             node = self._graph_node(call, s, hw_bytes) if call.base == "cuGraphLaunch" else None
             if node is None:

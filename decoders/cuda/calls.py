@@ -111,7 +111,7 @@ class ApiCall:
     def finish(self, rec):
         b = rec.body
         self.exit_index, self.result, self.t_end = rec.index, b["result"], rec.t_end
-        self.out_sections = _sections(b)
+        self.out_sections = _sections(b) if b["sections"] else {}
         self.complete = True
         self._records += (rec.index, rec.t_end, getattr(rec, "raw", None))
 

@@ -19,6 +19,14 @@ RECORD_HEADER = 40
 SYNC = 0x52434C54          # "TLCR"
 
 
+def capture_path(name):
+    """captures/<name>/capture.tlc.gz as a string; the test is skipped where it is absent."""
+    path = CAPTURES / name / "capture.tlc.gz"
+    if not path.exists():
+        pytest.skip(f"captures/{name} not present")
+    return str(path)
+
+
 def manifest(name):
     return json.loads((CAPTURES / name / "manifest.json").read_text())
 

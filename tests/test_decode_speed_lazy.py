@@ -2,21 +2,13 @@
 (decoders/launch.py Launch): cbank0_driver from the driver constants' bytes. The summary
 read equals the one made at once, whether the launch stayed in memory or was spilled
 (keep=0: its bytes went through marshal) or its summary was read before it was spilled."""
-import os
 
 import pytest
 
 from decoders import launch as L
 from decoders.session import _launch_dump, _launch_load, decode_capture
 
-CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
-
-
-def _path(name):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
-    if not os.path.exists(path):
-        pytest.skip(f"captures/{name} not present")
-    return path
+from tests.conftest import capture_path as _path
 
 
 @pytest.mark.parametrize("name", ["builtin-vadd", "torch-small", "launch-shapes"])

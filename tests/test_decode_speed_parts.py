@@ -2,7 +2,6 @@
 constant_buffers, release semaphore fields) while decoding and get their own copies on the
 first read of Launch.summary; a replayed segment's words are read through a memoryview
 (pushbuf._WORD_VIEW). Both give what the plain path gives, on real captures."""
-import os
 
 import pytest
 
@@ -11,15 +10,8 @@ from decoders import pushbuf
 from decoders.capture.reader import read_capture
 from decoders.session import decode_capture
 
-CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
+from tests.conftest import capture_path as _path
 PARTS = ("grid", "grid_raw", "cluster", "block", "constant_buffers")
-
-
-def _path(name):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
-    if not os.path.exists(path):
-        pytest.skip(f"captures/{name} not present")
-    return path
 
 
 def test_parts_shared_while_decoding_own_once_read():

@@ -2,7 +2,6 @@
 session._submission_raw, ApiCall.compact) read back equal to the dicts built at once:
 keep=0 and keep=3 (spilled, partly spilled) against keep=None (every dict made while
 decoding), item for item; each read of a spilled item is a fresh copy."""
-import os
 
 import pytest
 
@@ -10,14 +9,7 @@ from decoders.capture.reader import read_capture
 from decoders.cuda.calls import ApiCall, ApiCalls
 from decoders.session import SpillList, decode_capture
 
-CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
-
-
-def _path(name):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
-    if not os.path.exists(path):
-        pytest.skip(f"captures/{name} not present")
-    return path
+from tests.conftest import capture_path as _path
 
 
 @pytest.mark.parametrize("name", ["torch-small", "two-streams", "sigkill", "graph-replay"])

@@ -232,6 +232,14 @@ def _own_parts(s):
     for sem in s["semaphores"]:
         if isinstance(sem, dict) and "fields" in sem:
             sem["fields"] = dict(sem["fields"])
+    call = s.get("api_call")
+    if call is not None:        # one per API call, shared by its launches (ApiCall.api_call_json)
+        from decoders.cuda.calls import own_launch_config
+        own = dict(call, launch=own_launch_config(call["launch"]))
+        s["api_call"] = own
+        a = s.get("attribution")
+        if a is not None and a.get("api_call") is call:
+            a["api_call"] = own
 
 
 _DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))

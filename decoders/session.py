@@ -377,6 +377,10 @@ def _decode_capture(path, branch, launches, keep):
                     call = feeding[1]
                 if attr.any_calls or call is not None:
                     a = attr.for_launch(launch, call)
+                    if launch._own and a["api_call"] is not None:   # summary already read
+                        from decoders.cuda.calls import own_launch_config
+                        a["api_call"] = dict(a["api_call"],
+                                             launch=own_launch_config(a["api_call"]["launch"]))
                     s["api_call"] = a["api_call"]
                     s["verified"] = a["verified"]
                     s["attribution"] = a

@@ -203,8 +203,7 @@ class Attribution:
                    "verified": None, "checked": [], "differences": [],
                    "why": "the doorbell rang outside any bracketed API call"}
             return self._by_address(out, s)
-        api_call = {"name": call.name, "index": call.index, "launch": call.launch_config,
-                    "t_start": call.t_start}
+        api_call = call.api_call_json()
         if not s.get("kernel"):     # (the same keys in the same order, made at once)
             return {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
                     "verified": None, "checked": [], "differences": [],

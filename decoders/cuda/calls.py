@@ -60,14 +60,30 @@ def _base(name):
 
 # API_ENTER and API_EXIT bodies (one declaration, format.py TL_API), parsed as the reader does
 _API_BODY = _FAST.get("API_ENTER")
+# (slot, argument words) -> ApiCall._from_args(): shared by the calls made with those words;
+# its launch_config is read, never changed (to_json and Launch.summary hand out copies)
+_SAME_ARGS = {}
 _ApiRecord = namedtuple("_ApiRecord", "index offset pid tid t_start t_end body raw")
+
+
+def own_launch_config(cfg):
+    """A copy of a launch_config with its own lists and dicts (one may be shared by the
+    calls made with the same argument words: _SAME_ARGS)."""
+    if cfg is None:
+        return None
+    out = dict(cfg)
+    for key in ("grid", "block", "cluster"):
+        if out[key] is not None:
+            out[key] = list(out[key])
+    out["attributes"] = [dict(a, value=dict(a["value"])) for a in cfg["attributes"]]
+    return out
 
 
 class ApiCall:
     """One bracketed call. `args` are named from decoders/cuda/api.py."""
     __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
                  "sections", "out_sections", "result", "t_start", "t_end", "submissions",
-                 "launch_config", "params", "complete", "_records")
+                 "launch_config", "params", "complete", "_records", "_json")
 
     def __init__(self, rec):
         b = rec.body
@@ -75,6 +91,30 @@ class ApiCall:
         self._records = (rec.index, rec.offset, rec.pid, rec.tid, rec.t_start,
                          getattr(rec, "raw", None))
         slot, args = b["slot"], b["args"]
+        # A launch loop makes the same call with the same argument words again and again:
+        # what they alone decide (name, kind, named arguments, a LAUNCH's launch_config) is
+        # worked out once per (slot, words)
+        key = (slot, *args)
+        same = _SAME_ARGS.get(key)
+        if same is None:
+            same = self._from_args(slot, args, rec)
+        self.name, self.kind, named, config = same
+        self.args = named.copy()
+        self.index, self.exit_index = rec.index, None
+        self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
+        self.sections = _sections(b) if b["sections"] else {}
+        self.out_sections = {}
+        self.result = None
+        self.t_start, self.t_end = rec.t_start, None
+        self.submissions = []
+        self.complete = False
+        self._json = None
+        self.launch_config = config if config is not None else self._launch_config()
+        self.params = self._params() if self.sections else None
+
+    def _from_args(self, slot, args, rec):
+        """(name, kind, {argument: word}, launch_config of a LAUNCH/LAUNCH_COOP or None) of
+        one call's argument words, remembered in _SAME_ARGS."""
         fn = A.BY_SLOT.get(slot)
         if fn is not None:
             if len(args) != len(fn.params):
@@ -82,21 +122,26 @@ class ApiCall:
                 raise CaptureError(f"record {rec.index}: {fn.name} API record has {len(args)} "
                                    f"argument words, the declaration has {len(fn.params)}",
                                    offset=rec.offset)
-            self.name, self.kind = fn.name, fn.kind
-            self.args = dict(zip(fn.params, args))
+            name, kind, named = fn.name, fn.kind, dict(zip(fn.params, args))
         else:
-            self.name, self.kind = f"api_slot_{slot}", "PLAIN"
-            self.args = {f"arg{i}": v for i, v in enumerate(args)}
-        self.index, self.exit_index = rec.index, None
-        self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
-        self.sections = _sections(b)
-        self.out_sections = {}
-        self.result = None
-        self.t_start, self.t_end = rec.t_start, None
-        self.submissions = []
-        self.complete = False
-        self.launch_config = self._launch_config()
-        self.params = self._params()
+            name, kind = f"api_slot_{slot}", "PLAIN"
+            named = {f"arg{i}": v for i, v in enumerate(args)}
+        self.kind, self.args = kind, named
+        config = self._launch_config() if kind in ("LAUNCH", "LAUNCH_COOP") else None
+        same = (name, kind, named, config)
+        if len(_SAME_ARGS) >= 4096:
+            _SAME_ARGS.clear()
+        _SAME_ARGS[(slot, *args)] = same
+        return same
+
+    def api_call_json(self):
+        """attribution's "api_call" of a launch made in this call: one dict per call, shared
+        by its launches (read, never changed; Launch.summary gives each its own copy)."""
+        d = self._json
+        if d is None:
+            d = self._json = {"name": self.name, "index": self.index,
+                              "launch": self.launch_config, "t_start": self.t_start}
+        return d
 
     @property
     def base(self):
@@ -246,7 +291,7 @@ class ApiCall:
                 "t_start": self.t_start,
                 "t_end": self.t_end if self.t_end is not None else self.t_start,
                 "complete": self.complete,
-                "launch": self.launch_config,
+                "launch": own_launch_config(self.launch_config),
                 "params": [dict(p) for p in self.params] if self.params is not None else None,
                 "image_bytes": len(self.image) if self.image is not None else None,
                 "submissions": list(self.submissions)}

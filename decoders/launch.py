@@ -232,6 +232,7 @@ def _own_parts(s):
     for sem in s["semaphores"]:
         if isinstance(sem, dict) and "fields" in sem:
             sem["fields"] = dict(sem["fields"])
+    s["dependents"] = [dict(d) for d in s["dependents"]]
     call = s.get("api_call")
     if call is not None:        # one per API call, shared by its launches (ApiCall.api_call_json)
         from decoders.cuda.calls import own_launch_config
@@ -240,6 +241,9 @@ def _own_parts(s):
         a = s.get("attribution")
         if a is not None and a.get("api_call") is call:
             a["api_call"] = own
+    a = s.get("attribution")
+    if a is not None and a.get("kernel") is not None:      # one per kernel (Attribution)
+        a["kernel"] = dict(a["kernel"])
 
 
 _DATA_FORMS = frozenset((INC, NON_INC, ONE_INC, IMMD))
@@ -848,6 +852,28 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"{source}: QMD at {va:#x} not in the reconstructed "
                                                f"memory image"))
             return None
+        # A QMD image seen before (the driver's GRID_NULL QMDs of a launch loop cycle through
+        # a ring of a few slots with the same bytes) gives the same words, version and parts
+        seen = _QMD_IMAGES.get((family, data))
+        if seen is None:
+            seen = self._image(family, data, va, source, pkt)
+            if seen is None:
+                return None
+        data, words, version, parts = seen
+        summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
+                                        plan.class_id, parent)
+        launch = Launch(summary, data, None, version, words, driver)
+        self.launches.append(launch)
+        self._launched[va] = data
+        ch.last_launch = launch
+        if depth < MAX_DEPENDENT_CHAIN:
+            self._follow_dependents(ch, launch, parts[4], pkt, plan, depth)
+        return launch
+
+    def _image(self, family, data, va, source, pkt):
+        """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD
+        image `data`, remembered in _QMD_IMAGES; None (a problem) when it has no version."""
+        key = (family, data)
         words = qmdmod.words_of(data[:384])
         version = qmdmod.version_of_words(words, prefer_v05=(family == "blackwell"))
         if version is None:
@@ -861,16 +887,8 @@ class LaunchDecoder:
             data = data[:sp.size]
         if len(words) != sp.nwords:     # the words of data[:384] are those of data[:size]
             words = qmdmod.padded_words(data, version)
-        parts = sp.parts(words, family)
-        summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
-                                        plan.class_id, parent)
-        launch = Launch(summary, data, None, version, words, driver)
-        self.launches.append(launch)
-        self._launched[va] = data
-        ch.last_launch = launch
-        if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, parts[4], pkt, plan, depth)
-        return launch
+        return _remember(_QMD_IMAGES, key, (data, words, version, sp.parts(words, family)),
+                         limit=256)
 
     def _follow_dependents(self, ch, launch, targets, pkt, plan, depth):
         deps = launch._summary["dependents"]
@@ -883,7 +901,12 @@ class LaunchDecoder:
                 continue
             done = self._launched.get(target)
             if done is not None and data[:len(done)] == done:
-                deps.append({"pointer": target, "decoded": False, "why": "already decoded"})
+                # one dict per target (a ring of QMD slots), shared: read, never changed
+                d = _ALREADY_DECODED.get(target)
+                if d is None:
+                    d = _remember(_ALREADY_DECODED, target,
+                                  {"pointer": target, "decoded": False, "why": "already decoded"})
+                deps.append(d)
                 continue
             deps.append({"pointer": target, "decoded": True})
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
@@ -891,47 +914,24 @@ class LaunchDecoder:
 
     def _summary(self, va, version, words, parts, family, source, offset, cls, parent):
         """(summary, the driver_constants() key of its constant bank 0 or None)."""
-        shape, cbanks, cb0, releases, _ = parts
-        (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
-         program) = shape
-        # The parts go in as they are remembered: Launch.summary gives each summary its
-        # own copies when it is first read.
-        if cb0 is not None:
-            cb0 = cbanks[cb0]
+        _, cbanks, cb0, releases, _, proto = parts
         sems = []
         for source_name, fields, pick in releases:
             address, payload = pick(words)
             sems.append({"source": source_name, "address": address, "payload": payload,
                          "fields": fields})
-        arch = FAMILY_ARCH.get(family, "sm_90")
-        summary = {
-            "qmd_address": va,
-            "qmd_version": version,
-            "source": source,
-            "parent_qmd": parent,
-            "pushbuf_offset": offset,
-            "class": _CLASS_TEXT.get(cls) or _class_text(cls),
-            "qmd_type": qmd_type,
-            "kernel": kernel,
-            "grid": grid,
-            "grid_units": grid_units,
-            "grid_raw": grid_raw,
-            "cluster": cluster,
-            "block": block,
-            "registers": registers,
-            "shared_memory_bytes": smem,
-            "shared_memory_driver_reserved_bytes": reserved,
-            "program_address": program,
-            "constant_buffers": cbanks,
-            "params": None,
-            "cbank0_driver": None,
-            "semaphores": sems,
-            "dependents": [],
-            "qmd_fields": None,      # filled from the QMD words on first access (Launch.summary)
-        }
+        # the parts' keys and values (_SummaryPlan.prototype), then this launch's own
+        summary = proto.copy()
+        summary["qmd_address"] = va
+        summary["source"] = source
+        summary["parent_qmd"] = parent
+        summary["pushbuf_offset"] = offset
+        summary["class"] = _CLASS_TEXT.get(cls) or _class_text(cls)
+        summary["semaphores"] = sems
+        summary["dependents"] = []
         if cb0 is None:
             return summary, None
-        return summary, self._params(summary, cb0, arch)
+        return summary, self._params(summary, cbanks[cb0], FAMILY_ARCH.get(family, "sm_90"))
 
     def _params(self, summary, cb0, arch):
         """summary["params"]; returns the key of summary["cbank0_driver"]
@@ -971,6 +971,7 @@ class _SummaryPlan:
 
     def __init__(self, version):
         c = qmdmod.COMMON[version]
+        self.version = version
         self.table = table = qmdmod.TABLES[version]
         self.size = qmdmod.MODULES[version].SIZE
         self.nwords = qmdmod.MODULES[version].NWORDS
@@ -1090,15 +1091,49 @@ class _SummaryPlan:
         return self._remember(self._cbanks, key, (cbanks, cb0))
 
     def parts(self, words, family):
-        """(shape(), *cbanks(), releases(), dependent_targets()) at once, remembered per
-        distinct words holding any of their fields (one key instead of four)."""
+        """(shape(), *cbanks(), releases(), dependent_targets(), prototype()) at once,
+        remembered per distinct words holding any of their fields (one key instead of four)."""
         key = (family, self._parts_key(words))
         part = self._parts.get(key)
         if part is None:
+            shape, cbanks = self.shape(words, family), self.cbanks(words)
             part = self._remember(self._parts, key, (
-                self.shape(words, family), *self.cbanks(words), self.releases(words),
-                self.dependent_targets(words)))
+                shape, *cbanks, self.releases(words), self.dependent_targets(words),
+                self.prototype(shape, cbanks[0])))
         return part
+
+    def prototype(self, shape, cbanks):
+        """A launch summary's keys in their order, with the values its parts decide (shape,
+        constant banks); LaunchDecoder._summary copies it and sets the launch's own."""
+        (qmd_type, kernel, grid, grid_units, grid_raw, cluster, block, registers, smem, reserved,
+         program) = shape
+        # The parts go in as they are remembered: Launch.summary gives each summary its
+        # own copies when it is first read.
+        return {
+            "qmd_address": None,
+            "qmd_version": self.version,
+            "source": None,
+            "parent_qmd": None,
+            "pushbuf_offset": None,
+            "class": None,
+            "qmd_type": qmd_type,
+            "kernel": kernel,
+            "grid": grid,
+            "grid_units": grid_units,
+            "grid_raw": grid_raw,
+            "cluster": cluster,
+            "block": block,
+            "registers": registers,
+            "shared_memory_bytes": smem,
+            "shared_memory_driver_reserved_bytes": reserved,
+            "program_address": program,
+            "constant_buffers": cbanks,
+            "params": None,
+            "cbank0_driver": None,
+            "semaphores": None,
+            "dependents": None,
+            "qmd_fields": None,      # filled from the QMD words on first access (Launch.summary)
+        }
 
     def dependent_targets(self, words):
         """((n, QMD VA), ...) of the enabled dependent QMD pointers that are not 0."""
@@ -1140,6 +1175,8 @@ class _SummaryPlan:
 
 
 _SUMMARY_PLANS = {}
+_QMD_IMAGES = {}        # (GPU family, QMD bytes) -> LaunchDecoder._image()
+_ALREADY_DECODED = {}   # dependent QMD pointer -> summary["dependents"] item of a QMD seen before
 _PARAMS = {}        # (arch, argument bytes, uploaded) -> summary["params"]
 _DRIVER = {}        # (arch, driver constant bytes, upload size) -> summary["cbank0_driver"]
 

@@ -103,6 +103,7 @@ class Attribution:
         self._cubins = {}
         self._by_program = {}   # program address -> kernel dict (from attributed launches)
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
+        self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
         self.any_calls = False
 
     def observe(self, c):
@@ -116,6 +117,7 @@ class Attribution:
             return
         if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
             self._kernels.clear()
+            self._kernel_json.clear()
         if c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
             self.images[c.out] = c
         elif c.kind == "GET_BY_NAME" and c.out is not None:
@@ -225,12 +227,19 @@ class Attribution:
                                  "matched_by": "grid, block and argument bytes"}
             call = node
         cfg = call.launch_config
-        k = self.kernel(cfg["function"])
+        handle = cfg["function"]
+        k = self.kernel(handle)
         info = k["info"] if k else None
         if k:
-            out["kernel"] = {"name": k["name"], "mangled": k["mangled"], "module": k["module"],
-                             "image_call": k["image_call"], "cubin_arch": k["cubin"]}
-            self._by_program[s.get("program_address")] = out["kernel"]
+            # one dict per kernel() entry, shared by its launches (read, never changed;
+            # Launch.summary gives each its own copy)
+            kj = self._kernel_json.get(handle)
+            if kj is None:
+                kj = self._kernel_json[handle] = {
+                    "name": k["name"], "mangled": k["mangled"], "module": k["module"],
+                    "image_call": k["image_call"], "cubin_arch": k["cubin"]}
+            out["kernel"] = kj
+            self._by_program[s.get("program_address")] = kj
         params = call.params or self._from_windows(call, info)
         out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")

@@ -1,0 +1,71 @@
+"""A QMD image seen before gives its remembered words, version and parts
+(launch._QMD_IMAGES: a launch loop's GRID_NULL QMDs cycle through a ring of slots with the
+same bytes); a summary is its parts' prototype with the launch's own values set; an
+"already decoded" dependent and a launch's attribution "kernel" are one shared dict until
+the summary is read. Checked against decoding with nothing remembered on real captures,
+for a QMD with no version (never remembered: the problem is reported every time), and for
+independence of the summaries handed out."""
+
+import pytest
+
+from decoders import launch as L
+from decoders.capture.reader import read_capture
+from decoders.session import decode_capture
+
+from tests.conftest import capture_path as _path
+
+
+class _Never(dict):
+    """A memo that remembers nothing: every QMD image takes the general path."""
+
+    def get(self, key, default=None):
+        return default
+
+
+def _subs(name, limit=None):
+    _, records = read_capture(_path(name))
+    subs = [(r.index, r.body, r.pid) for r in records if r.type == "SUBMISSION"]
+    return subs[:limit] if limit else subs
+
+
+@pytest.mark.parametrize("name", ["launch-loop-10k", "builtin-vadd", "two-streams",
+                                  "launch-shapes", "torch-small", "multi-gpu"])
+def test_remembered_images_equal_general_path(name, monkeypatch):
+    subs = _subs(name, 3000)
+    L._QMD_IMAGES.clear()
+    fast = L.decode_submissions(subs)
+    monkeypatch.setattr(L, "_QMD_IMAGES", _Never())
+    slow = L.decode_submissions(subs)
+    assert len(fast.launches) == len(slow.launches) and fast.launches
+    for a, b in zip(fast.launches, slow.launches):
+        assert list(a.summary.items()) == list(b.summary.items())     # same keys, same order
+        assert a.qmd_bytes == b.qmd_bytes and a.fields == b.fields
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+
+
+def test_image_without_version_is_reported_each_time():
+    """The same bytes with no QMD version, sent twice: two problems, no launch."""
+    L._QMD_IMAGES.clear()
+    dec = L.LaunchDecoder()
+    plan = L._ClassPlan(dec, 0xCBC0)
+    ch = L._Channel()
+    junk = bytes(384)
+    for offset in (0x10, 0x20):
+        assert dec._launch_at(ch, 0x1000, "SEND_PCAS_A", (offset, None), plan, data=junk) is None
+    assert [p["offset"] for p in dec.problems] == [0x10, 0x20]
+    assert all("no known QMD version" in p["message"] for p in dec.problems)
+    assert not any(key[1] == junk for key in L._QMD_IMAGES)
+
+
+def test_shared_parts_are_own_once_read():
+    model = decode_capture(_path("launch-shapes"), keep=None)
+    done = [l.summary for l in model.launches
+            if any(d.get("why") == "already decoded" for d in l.summary["dependents"])]
+    kernels = [l.summary for l in model.launches
+               if (l.summary.get("attribution") or {}).get("kernel")]
+    for group, part in ((done, lambda s: s["dependents"][0]),
+                        (kernels, lambda s: s["attribution"]["kernel"])):
+        assert len(group) >= 2
+        want = dict(part(group[1]))
+        part(group[0])["changed"] = True
+        assert part(group[1]) == want

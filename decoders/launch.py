@@ -233,6 +233,9 @@ def _own_parts(s):
         if isinstance(sem, dict) and "fields" in sem:
             sem["fields"] = dict(sem["fields"])
     s["dependents"] = [dict(d) for d in s["dependents"]]
+    r = s.get("resolved")
+    if r is not None:           # its constant bank list: one per tree state (session)
+        r["constant_buffers"] = list(r["constant_buffers"])
     call = s.get("api_call")
     if call is not None:        # one per API call, shared by its launches (ApiCall.api_call_json)
         from decoders.cuda.calls import own_launch_config

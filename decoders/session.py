@@ -528,14 +528,23 @@ def _resolve_launch(tree, s):
     r = s.get("resolved")
     res = tree.resolution
     if r is None:
-        prog = s.get("program_address")
-        cbs = s["constant_buffers"]
-        r = s["resolved"] = {
-            "qmd_address": res(s["qmd_address"]),
-            "program_address": res(prog) if prog else None,
-            "constant_buffers": [res(cb["address"]) if cb["address"] else None
-                                 for cb in cbs] if cbs else [],
-            "semaphores": []}
+        # A launch loop's QMDs sit in a ring of slots and share their program and constant
+        # banks (one remembered list per cbanks part): resolved once per tree state
+        # (ObjectTree.launch_memo); the constant bank list is shared until the summary is
+        # read (Launch.summary gives it its own copy).
+        va, prog, cbs = s["qmd_address"], s.get("program_address"), s["constant_buffers"]
+        memo = tree.launch_memo
+        key = (va, prog, id(cbs))
+        seen = memo.get(key)
+        if seen is None or seen[0] is not cbs:      # (the entry keeps cbs, so its id)
+            seen = (cbs, res(va), res(prog) if prog else None,
+                    [res(cb["address"]) if cb["address"] else None for cb in cbs]
+                    if cbs else [])
+            if len(memo) >= 4096:
+                memo.clear()
+            memo[key] = seen
+        r = s["resolved"] = {"qmd_address": seen[1], "program_address": seen[2],
+                             "constant_buffers": seen[3], "semaphores": []}
     sems, done = s["semaphores"], r["semaphores"]
     if len(done) < len(sems):
         for sem in sems[len(done):]:

@@ -69,3 +69,52 @@ def test_shared_parts_are_own_once_read():
         want = dict(part(group[1]))
         part(group[0])["changed"] = True
         assert part(group[1]) == want
+
+
+class _NeverMemo(dict):
+    def get(self, key, default=None):
+        return default
+
+
+@pytest.mark.parametrize("name", ["builtin-vadd", "two-streams", "multi-gpu", "torch-small",
+                                  "memcpy-memset", "graph-replay"])
+def test_remembered_resolution_equals_general_path(name, monkeypatch):
+    """session._resolve_launch with ObjectTree.launch_memo == resolving every VA anew."""
+    fast = decode_capture(_path(name), keep=None)
+    from decoders.rm import objects
+    real_init = objects.ObjectTree.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        self.launch_memo = _NeverMemo()
+    monkeypatch.setattr(objects.ObjectTree, "__init__", init)
+    slow = decode_capture(_path(name), keep=None)
+    assert len(fast.launches) == len(slow.launches) and fast.launches
+    for a, b in zip(fast.launches, slow.launches):
+        assert a.summary["resolved"] == b.summary["resolved"]
+
+
+def test_tree_change_forgets_remembered_resolution():
+    """A mapping that goes away (munmap) must not leave a launch resolved through it."""
+    from decoders.session import _resolve_launch
+    model = decode_capture(_path("builtin-vadd"), keep=None)
+    tree = model.objects
+    s = next(l.summary for l in model.launches if l.summary["resolved"]["qmd_address"])
+    fresh = {k: v for k, v in s.items() if k != "resolved"}
+    _resolve_launch(tree, fresh)
+    assert tree.launch_memo
+    tree._forget()                   # what every feed_ioctl / feed_mmap / feed_munmap does
+    assert not tree.launch_memo
+    again = dict(fresh)
+    del again["resolved"]
+    _resolve_launch(tree, again)
+    assert again["resolved"] == fresh["resolved"]
+
+
+def test_resolved_constant_banks_own_once_read():
+    model = decode_capture(_path("launch-shapes"), keep=None)
+    with_cbs = [l.summary for l in model.launches if l.summary["resolved"]["constant_buffers"]]
+    assert len(with_cbs) >= 2
+    want = list(with_cbs[1]["resolved"]["constant_buffers"])
+    with_cbs[0]["resolved"]["constant_buffers"].append("changed")
+    assert with_cbs[1]["resolved"]["constant_buffers"] == want

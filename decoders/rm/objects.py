@@ -100,6 +100,7 @@ class ObjectTree:
         self.notes = []
         self._resolved = {}             # va -> Resolved/None, valid until the tree changes
         self._resolutions = {}          # va -> resolution() data, valid as long
+        self.launch_memo = {}           # for callers' own resolution()-derived data, as long
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -118,6 +119,7 @@ class ObjectTree:
         """The tree changed: what was resolved may not hold any more."""
         self._resolved.clear()
         self._resolutions.clear()
+        self.launch_memo.clear()
 
     def resolution(self, va):
         """Where GPU VA `va` lands, as JSON data (docs/json.md launches[].resolved): handle,

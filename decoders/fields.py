@@ -23,6 +23,18 @@ def low_bits(values, width):
     return [v & mask for v in values]
 
 
+def named(names):
+    """A compiled function values -> {names[0]: values[0], ...}, in that order: the fields
+    of a run of whole integers (a byte structure's, as struct unpacks them: no shift, no
+    mask), named as one dict display instead of a zip of pairs per record. Names are
+    declared in the source (decoders/capture/format.py), never read from input."""
+    names = tuple(names)
+    if not all(n.isidentifier() for n in names):
+        raise ValueError(f"not field names: {names!r}")
+    return eval("lambda w: {" + ", ".join(f"{n!r}: w[{i}]" for i, n in enumerate(names))
+                + "}")  # noqa: S307 - built from our own names
+
+
 def place(value, lo, width):
     """Inverse of bits(): put `value` into a word at bit `lo` (for building test input)."""
     return (value & ((1 << width) - 1)) << lo

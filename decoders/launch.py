@@ -148,6 +148,16 @@ class SparseMemory:
             break
         return bytes(out)
 
+    def holds(self, va, n, prefix):
+        """Whether the n bytes at va are all known and start with `prefix` (n >= its
+        length), compared where they lie; False also where they cross a page."""
+        page, off = divmod(va, PAGE)
+        if off + n > PAGE:
+            return False
+        entry = self._pages.get(page)
+        return entry is not None and entry[1].obj.find(0, off, off + n) == -1 and \
+            entry[0].obj.startswith(prefix, off)
+
     def known(self, va, n):
         return self.read(va, n) is not None
 
@@ -896,6 +906,16 @@ class LaunchDecoder:
     def _follow_dependents(self, ch, launch, targets, pkt, plan, depth):
         deps = launch._summary["dependents"]
         for n, target in targets:
+            done = self._launched.get(target)
+            if done is not None and self.memory.holds(target, 384, done):
+                # the usual case, without reading the bytes out (what the general path below
+                # finds for them: 384 known bytes that start with the QMD decoded there)
+                d = _ALREADY_DECODED.get(target)
+                if d is None:
+                    d = _remember(_ALREADY_DECODED, target,
+                                  {"pointer": target, "decoded": False, "why": "already decoded"})
+                deps.append(d)
+                continue
             data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
             if len(data) != 384:
                 data = self.read(target, 384) or self.read(target, 256)

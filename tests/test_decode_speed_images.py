@@ -118,3 +118,31 @@ def test_resolved_constant_banks_own_once_read():
     want = list(with_cbs[1]["resolved"]["constant_buffers"])
     with_cbs[0]["resolved"]["constant_buffers"].append("changed")
     assert with_cbs[1]["resolved"]["constant_buffers"] == want
+
+
+@pytest.mark.parametrize("name", ["launch-loop-10k", "builtin-vadd", "launch-shapes",
+                                  "torch-small"])
+def test_already_decoded_in_place_equals_general_path(name, monkeypatch):
+    """_follow_dependents' SparseMemory.holds() check == reading the bytes out and comparing."""
+    subs = _subs(name, 3000)
+    fast = L.decode_submissions(subs)
+    monkeypatch.setattr(L.SparseMemory, "holds", lambda self, va, n, prefix: False)
+    slow = L.decode_submissions(subs)
+    assert len(fast.launches) == len(slow.launches) and fast.launches
+    for a, b in zip(fast.launches, slow.launches):
+        assert a.summary["dependents"] == b.summary["dependents"]
+    assert any(d.get("why") == "already decoded" for l in fast.launches
+               for d in l.summary["dependents"])
+
+
+def test_holds_only_whole_known_equal_bytes_in_one_page():
+    mem = L.SparseMemory()
+    qmd = bytes(range(256)) + bytes(128)
+    mem.write(0x10000, qmd)
+    assert mem.holds(0x10000, 384, qmd) and mem.holds(0x10000, 384, qmd[:256])
+    assert not mem.holds(0x10000, 384, b"\xff" + qmd[1:])        # a byte differs
+    assert not mem.holds(0x10000, 385, qmd)                        # one byte not known
+    assert not mem.holds(0x20000, 384, qmd)                        # nothing there
+    mem.write(L.PAGE * 9 - 100, qmd)                               # crosses a page
+    assert mem.read(L.PAGE * 9 - 100, 384) == qmd
+    assert not mem.holds(L.PAGE * 9 - 100, 384, qmd)

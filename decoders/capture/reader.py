@@ -17,6 +17,7 @@ from construct import (Aligned, Array, Bytes, Construct, ConstructError, Contain
 
 from decoders.capture import format as F
 from decoders.errors import CaptureError
+from decoders.fields import named
 
 def _struct_parser(con):
     """A construct Struct of fixed-width integers as (struct.Struct, namedtuple class):
@@ -179,7 +180,7 @@ def _parser(first, steps):
     if first is None:
         fixed, fnames, fsize = None, (), 0
     else:
-        fixed, fnames = first[1].unpack_from, first[2]
+        fixed, fnames = first[1].unpack_from, named(first[2])
         fsize = first[1].size
 
     def parse(data, pos=0):
@@ -190,7 +191,7 @@ def _parser(first, steps):
         if fixed is not None:
             if pos + fsize > n:
                 raise _short(f"unpack requires a buffer of {fsize} bytes")
-            _update(result, zip(fnames, fixed(data, pos)))
+            _update(result, fnames(fixed(data, pos)))
             pos += fsize
         for step in steps:
             pos = step(result, data, pos, n)
@@ -205,12 +206,12 @@ def _step(step):
     kind = step[0]
     if kind == "fixed":
         _, st, names = step
-        unpack, size = st.unpack_from, st.size
+        unpack, size, names = st.unpack_from, st.size, named(names)
 
         def fixed(result, data, pos, n):
             if pos + size > n:
                 raise _short(f"unpack requires a buffer of {size} bytes")
-            _update(result, zip(names, unpack(data, pos)))
+            _update(result, names(unpack(data, pos)))
             return pos + size
         return fixed
     if kind == "bytes":
@@ -250,6 +251,7 @@ def _step(step):
         st, names = first[1], first[2]
         unpack, isize = st.unpack_from, st.size
         strings = tuple((s[1], names.index(s[2]), s[3]) for s in inner_steps)
+        names = named(names)
 
         def item_loop(result, data, pos, n):
             items = ListContainer()
@@ -258,7 +260,7 @@ def _step(step):
                     raise _short(f"unpack requires a buffer of {isize} bytes")
                 values = unpack(data, pos)
                 item = Container()
-                _update(item, zip(names, values))
+                _update(item, names(values))
                 pos += isize
                 for sname, at, modulus in strings:
                     size = values[at]

@@ -4,7 +4,7 @@ hw-facts.md 2.4: NV_PPBDMA_GP_ENTRY* (dev_pbdma.ref), NVC56F_GP_ENTRY* (clc56f.h
 NVC86F_GP_ENTRY1_OPCODE_SET_PB_SEGMENT_EXTENDED_BASE (clc86f.h/clc96f.h/clca6f.h).
 An entry with LENGTH 0 is a control entry: OPCODE in ENTRY1 7:0, OPERAND in ENTRY0.
 """
-from decoders.fields import FieldTable, split_u64
+from decoders.fields import FieldTable, join_u64, split_u64
 
 PROVENANCE = {
     "repository": "NVIDIA/open-gpu-kernel-modules",
@@ -97,7 +97,7 @@ def segment_lengths(entries):
     order: what each captured segment should hold. Control entries are skipped."""
     out = []
     for value in entries:
-        (length,) = _unpack_entry1_length(value >> 32)
+        (length,) = _unpack_entry1_length(split_u64(value)[1])
         if length:
             out.append(4 * length)
     return out
@@ -105,6 +105,7 @@ def segment_lengths(entries):
 
 def encode_entry(address, length_dwords, level=0, sync=0):
     """u64 of a segment entry (for tests and synthetic rings)."""
-    w = ENTRY.build(ENTRY0_GET=(address & 0xFFFFFFFF) >> 2, ENTRY1_GET_HI=(address >> 32) & 0xFF,
-                    ENTRY1_LENGTH=length_dwords, ENTRY1_LEVEL=level, ENTRY1_SYNC=sync)
-    return w[0] | (w[1] << 32)
+    low, high = split_u64(address)
+    w = ENTRY.build(ENTRY0_GET=low // 4, ENTRY1_GET_HI=high, ENTRY1_LENGTH=length_dwords,
+                    ENTRY1_LEVEL=level, ENTRY1_SYNC=sync)
+    return join_u64(w[0], w[1])

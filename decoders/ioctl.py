@@ -244,7 +244,7 @@ class _Builder:
         if buf.flags & TL_BF_TRUNCATED:
             self.note(f"inner args truncated by the shim to {buf.size} B")
         self.info.inner_nr = cmd
-        self.escape(cmd & 0xFF, size, inner_before, inner_after, "ioctl", via_xfer=True)
+        self.escape(bits(cmd, 0, 8), size, inner_before, inner_after, "ioctl", via_xfer=True)
 
     def escape(self, nr, size, before, after, prefix, via_xfer=False):
         row = ESC.ESCAPES.get(nr)

@@ -11,6 +11,7 @@ memory, cluster QMDs); hw-facts.md sections 3, 4, 5.
 import struct
 
 from decoders.errors import DecodeError
+from decoders.fields import join_u64, shifted
 from decoders.gpfifo import segment_lengths
 from decoders.methods import class_info
 from decoders.node import Node
@@ -481,13 +482,13 @@ class LaunchDecoder:
             elif j is not None and h == self._send_pcas:
                 op = (self._w_send_pcas, j, rel, plan)
             elif j is not None and h == self._host and 0x5C <= m <= 0x68:
-                reg = ((m - 0x5C) >> 2, j)
+                reg = ((m - 0x5C) // 4, j)
                 if last is not None and last[0] == self._w_host_regs:
                     ops[-1] = (self._w_host_regs, last[1] + (reg,))
                     continue
                 op = (self._w_host_regs, (reg,))
             elif j is not None and h == self._report_register:
-                reg = ((m - 0x1B00) >> 2, j)
+                reg = ((m - 0x1B00) // 4, j)
                 if last is not None and last[0] == self._w_report_regs:
                     ops[-1] = (self._w_report_regs, last[1] + (reg,))
                     continue
@@ -563,7 +564,7 @@ class LaunchDecoder:
             # The usual upload (one pitch line, all its data in this packet, nothing else
             # open): what _i2m_launch + _inline_data + _i2m_write do here, in one step.
             st.layout_pitch = True
-            st.dst = dst = (st.upper << 32) | st.lower
+            st.dst = dst = join_u64(st.lower, st.upper)
             st.need = 0
             if st.buf:
                 st.buf = bytearray()
@@ -576,7 +577,7 @@ class LaunchDecoder:
 
     def _w_send_pcas(self, ch, words, data, base, va, op):
         _, j, rel, plan = op
-        self._launch_at(ch, words[j] << 8, "SEND_PCAS_A",
+        self._launch_at(ch, shifted(words[j], 8), "SEND_PCAS_A",
                         (base + rel, va + rel if va is not None else None), plan)
 
     def _w_host_regs(self, ch, words, data, base, va, op):
@@ -593,7 +594,7 @@ class LaunchDecoder:
         # _report_execute without the packet tuple: it reads the offset and class only
         _, j, rel, cls = op
         hi, lo, payload = ch.report
-        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
+        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": join_u64(lo, hi),
                              "payload": payload, "fields": _method_fields(cls, 0x1B0C, words[j]),
                              "offset": base + rel})
 
@@ -602,7 +603,7 @@ class LaunchDecoder:
         _, j, rel, host = op
         lo, hi, plo, phi = ch.host_sem
         self._semaphore(ch, {
-            "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
+            "source": "host.SEM_EXECUTE", "address": join_u64(lo, hi), "payload": join_u64(plo, phi),
             "fields": _method_fields(host, 0x6C, words[j]), "offset": base + rel})
 
     def _run(self, ch, methods, prog):
@@ -650,11 +651,11 @@ class LaunchDecoder:
 
     def _host(self, ch, pkt, method, value, plan):
         if 0x5C <= method <= 0x68:
-            ch.host_sem[(method - 0x5C) >> 2] = value
+            ch.host_sem[(method - 0x5C) // 4] = value
         elif method == 0x6C:
             lo, hi, plo, phi = ch.host_sem
             self._semaphore(ch, {
-                "source": "host.SEM_EXECUTE", "address": (hi << 32) | lo, "payload": (phi << 32) | plo,
+                "source": "host.SEM_EXECUTE", "address": join_u64(lo, hi), "payload": join_u64(plo, phi),
                 "fields": _method_fields(pkt[7], 0x6C, value), "offset": pkt[0]})
 
     # -- compute / I2M methods, one handler each (_ClassPlan) ------------------------
@@ -689,7 +690,7 @@ class LaunchDecoder:
             st.sem_payload = value
 
     def _send_pcas(self, ch, pkt, method, value, plan):
-        self._launch_at(ch, value << 8, "SEND_PCAS_A", pkt, plan)
+        self._launch_at(ch, shifted(value, 8), "SEND_PCAS_A", pkt, plan)
 
     def _inline_qmd_upper(self, ch, pkt, method, value, plan):
         table = _class_table(pkt[6])
@@ -707,32 +708,32 @@ class LaunchDecoder:
         ch.inline_words = {}
 
     def _inline_qmd_word(self, ch, pkt, method, value, plan):
-        index = (method - 0x320) >> 2
+        index = (method - 0x320) // 4
         ch.inline_words[index] = value
         nwords = ch.inline_size // 4
         if len(ch.inline_words) == nwords and all(k < nwords for k in ch.inline_words):
             data = b"".join(ch.inline_words[k].to_bytes(4, "little") for k in range(nwords))
-            va = ((ch.inline_upper << 32) | ch.inline_lower) << 8
+            va = shifted(join_u64(ch.inline_lower, ch.inline_upper), 8)
             self.memory.write(va, data)
             ch.inline_words = {}
             self._launch_at(ch, va, "LOAD_INLINE_QMD_DATA", pkt, plan, data=data)
 
     def _report2_register(self, ch, pkt, method, value, plan):
-        ch.report2[(method - 0x158) >> 2] = value
+        ch.report2[(method - 0x158) // 4] = value
 
     def _report2_execute(self, ch, pkt, method, value, plan):
         plo, phi, alo, ahi = ch.report2
-        self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": (ahi << 32) | alo,
-                             "payload": (phi << 32) | plo,
+        self._semaphore(ch, {"source": "REPORT_SEMAPHORE_EXECUTE", "address": join_u64(alo, ahi),
+                             "payload": join_u64(plo, phi),
                              "fields": _method_fields(pkt[6], 0x168, value),
                              "offset": pkt[0]})
 
     def _report_register(self, ch, pkt, method, value, plan):
-        ch.report[(method - 0x1B00) >> 2] = value
+        ch.report[(method - 0x1B00) // 4] = value
 
     def _report_execute(self, ch, pkt, method, value, plan):
         hi, lo, payload = ch.report
-        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": (hi << 32) | lo,
+        self._semaphore(ch, {"source": "SET_REPORT_SEMAPHORE", "address": join_u64(lo, hi),
                              "payload": payload,
                              "fields": _method_fields(pkt[6], 0x1B0C, value),
                              "offset": pkt[0]})
@@ -746,7 +747,7 @@ class LaunchDecoder:
         if st is not None and st.need:
             self.unreconstructed.append({
                 "offset": pkt[0], "dst": st.dst, "size": st.need,
-                "why": f"data supplied by CALL_MME_MACRO({(method - 0x3800) >> 3})"})
+                "why": f"data supplied by CALL_MME_MACRO({(method - 0x3800) // 8})"})
             st.need = 0
             st.buf = bytearray()
             st.dst = None
@@ -759,11 +760,11 @@ class LaunchDecoder:
             self.problems.append(_problem(pkt, f"LAUNCH_DMA while {st.need} byte(s) of the "
                                                f"previous inline transfer were still expected"))
         st.layout_pitch = layout == 1
-        st.dst = (st.upper << 32) | st.lower
+        st.dst = join_u64(st.lower, st.upper)
         st.need = st.line_length * st.line_count
         st.buf = bytearray()
         if completion == 2:
-            self._semaphore(ch, {"source": "I2M LAUNCH_DMA", "address": (st.sem_upper << 32) | st.sem_lower,
+            self._semaphore(ch, {"source": "I2M LAUNCH_DMA", "address": join_u64(st.sem_lower, st.sem_upper),
                                  "payload": st.sem_payload, "offset": pkt[0]})
         if st.need == 0:
             st.dst = None
@@ -818,15 +819,15 @@ class LaunchDecoder:
         if f["SEMAPHORE_TYPE"]:
             self._semaphore(ch, {
                 "source": "copy LAUNCH_DMA",
-                "address": (st.get(0x240, 0) << 32) | st.get(0x244, 0),
-                "payload": (st.get(0x24C, 0) << 32) | st.get(0x248, 0) if f["SEMAPHORE_PAYLOAD_SIZE"]
+                "address": join_u64(st.get(0x244, 0), st.get(0x240, 0)),
+                "payload": join_u64(st.get(0x248, 0), st.get(0x24C, 0)) if f["SEMAPHORE_PAYLOAD_SIZE"]
                 else st.get(0x248, 0),
                 "fields": {"SEMAPHORE_TYPE": mdef.table.render("SEMAPHORE_TYPE", f["SEMAPHORE_TYPE"])},
                 "offset": pkt[0]})
         if not f["DATA_TRANSFER_TYPE"]:
             return
-        src = (st.get(0x400, 0) << 32) | st.get(0x404, 0)
-        dst = (st.get(0x408, 0) << 32) | st.get(0x40C, 0)
+        src = join_u64(st.get(0x404, 0), st.get(0x400, 0))
+        dst = join_u64(st.get(0x40C, 0), st.get(0x408, 0))
         length = st.get(0x418, 0)
         lines = st.get(0x41C, 1) if f["MULTI_LINE_ENABLE"] else 1
         rec = {"src": src, "dst": dst, "line_length": length, "line_count": lines,
@@ -910,11 +911,7 @@ class LaunchDecoder:
             if done is not None and self.memory.holds(target, 384, done):
                 # the usual case, without reading the bytes out (what the general path below
                 # finds for them: 384 known bytes that start with the QMD decoded there)
-                d = _ALREADY_DECODED.get(target)
-                if d is None:
-                    d = _remember(_ALREADY_DECODED, target,
-                                  {"pointer": target, "decoded": False, "why": "already decoded"})
-                deps.append(d)
+                deps.append(_already_decoded(target))
                 continue
             data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
             if len(data) != 384:
@@ -924,12 +921,7 @@ class LaunchDecoder:
                 continue
             done = self._launched.get(target)
             if done is not None and data[:len(done)] == done:
-                # one dict per target (a ring of QMD slots), shared: read, never changed
-                d = _ALREADY_DECODED.get(target)
-                if d is None:
-                    d = _remember(_ALREADY_DECODED, target,
-                                  {"pointer": target, "decoded": False, "why": "already decoded"})
-                deps.append(d)
+                deps.append(_already_decoded(target))
                 continue
             deps.append({"pointer": target, "decoded": True})
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
@@ -1230,6 +1222,16 @@ def _class_text(cls):
     if text is None:
         text = _remember(_CLASS_TEXT, cls, f"{cls:#06x}" if cls is not None else None)
     return text
+
+
+def _already_decoded(target):
+    """The dependents item of a QMD pointer decoded before: one dict per target (a ring of
+    QMD slots), shared: read, never changed."""
+    d = _ALREADY_DECODED.get(target)
+    if d is None:
+        d = _remember(_ALREADY_DECODED, target,
+                      {"pointer": target, "decoded": False, "why": "already decoded"})
+    return d
 
 
 def _remember(cache, key, value, limit=1024):

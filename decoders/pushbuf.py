@@ -18,7 +18,7 @@ import json
 import struct
 import sys
 
-from decoders.fields import FieldTable
+from decoders.fields import FieldTable, bits
 from decoders.methods import (SUBCH_COMPUTE, SUBCH_COPY, class_info, gpu_defaults,
                               method_table, unknown_display)
 
@@ -206,7 +206,7 @@ class StreamDecoder:
 
     def _set_object(self, subch, value):
         table = method_table(self.host_class)
-        nvclass = table.get(0).table.get((value,), "NVCLASS") if table else value & 0xFFFF
+        nvclass = table.get(0).table.get((value,), "NVCLASS") if table else bits(value, 0, 16)
         self.binding[subch] = (nvclass, False)
 
     def feed(self, data, va=None):
@@ -278,7 +278,7 @@ class StreamDecoder:
                 i += 1
                 continue
             sec, count, subch, addr, tert, mask, grp0 = unpack(w)
-            method = addr << 2
+            method = 4 * addr     # METHOD_ADDRESS counts 4-byte methods
             form = data_forms.get(sec)
             if form is not None:
                 avail = n - i - 1
@@ -501,12 +501,12 @@ def encode(form, subchannel, method, data=()):
     synthetic dumps. IMMD takes its 13-bit value as data[0]."""
     if form == IMMD:
         words = HEADER.build(SEC_OP=4, METHOD_COUNT=data[0], METHOD_SUBCHANNEL=subchannel,
-                             METHOD_ADDRESS=method >> 2)
+                             METHOD_ADDRESS=method // 4)
         return words
     if form == END_PB_SEGMENT:
         return HEADER.build(SEC_OP=7)
     words = HEADER.build(SEC_OP=_FORM_SEC_OP[form], METHOD_COUNT=len(data),
-                         METHOD_SUBCHANNEL=subchannel, METHOD_ADDRESS=method >> 2)
+                         METHOD_SUBCHANNEL=subchannel, METHOD_ADDRESS=method // 4)
     return words + list(data)
 
 

@@ -392,7 +392,7 @@ def _decode_capture(path, branch, launches, keep):
         append_submission = model.submissions.append_dumped if lazy_submissions else None
         for rec in reader.records():
             nrecords += 1
-            if not nrecords & 0x3FF:
+            if not nrecords % 1024:
                 gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body

@@ -10,6 +10,7 @@ between 580.105.08 and 580.159.04 are unknown. Name prefixes: NV01_, NVxxxx_, <A
 Roles (memory/channel/compute ...) are ours, for the object tree; they come from the class
 names and hw-facts.md 7.1.
 """
+from decoders.fields import bits
 
 # (value, name) as in g_allclasses.h 595.45.04.
 CLASSES_595 = (
@@ -297,7 +298,7 @@ for _value, _name in ALL_CLASSES.items():
     _role = _ROLE_EXPLICIT.get(_value)
     if _role is None:
         _role = next((r for part, r in _ROLE_BY_NAME_PART if part in _name), None)
-    if _role is None and (_value & 0xFF) == 0x97 and _value >= 0xC000:
+    if _role is None and bits(_value, 0, 8) == 0x97 and _value >= 0xC000:
         _role = "3d"
     ROLE[_value] = _role or "other"
 

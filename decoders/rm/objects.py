@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from decoders.ioctl import _decode, branch_of
 from decoders.rm.allocparams import NV2080_ENGINE_TYPE, memory_location
 from decoders.rm.classes import ROLE, class_name
+from decoders.fields import bits
 
 WORK_SUBMIT_TOKEN = 0xC36F0108
 
@@ -262,7 +263,7 @@ class ObjectTree:
             token = info.params_after.get("workSubmitToken")
             if ch is not None and token is not None:
                 ch.token = token
-                ch.runlist = token >> 16
+                ch.runlist = bits(token, 16, 16)      # the token is runlist << 16 | channel id
 
     def _on_uvm_map_external_allocation(self, a, p, info, pid, rec):
         obj = self.objects.get(a.get("hMemory"))

@@ -7,6 +7,7 @@ append-only in NVIDIA's history (the older stored copy 91676d66 ends at 0x7C wit
 numbers), so codes above what driver 580 knows are harmless here. Name prefix: NV_.
 Written as data by hand from the header; header text is not copied.
 """
+from decoders.fields import bits
 
 NV_STATUS = {
     0x00000000: "NV_OK",
@@ -169,4 +170,4 @@ def status_name(value):
 
 def is_error(value):
     """True for NV_ERR_* values (warnings 0x0001xxxx and NV_OK are not failures)."""
-    return value != 0 and (value >> 16) != 1
+    return value != 0 and bits(value, 16, 16) != 1

@@ -199,3 +199,36 @@ def test_cubin_layout_applied_to_pointer_windows():
     assert [(p["offset"], p["size"]) for p in got] == [(0, 8), (8, 4)]
     assert [p["bytes"] for p in got] == [struct.pack("<Q", 0x7F0000001000), struct.pack("<i", 1 << 20)]
     assert Attribution._from_windows(SimpleNamespace(param_windows=None), info) is None
+
+
+def test_a_module_image_without_the_launched_kernel(tmp_path):
+    """Synthetic (found by bench/fuzz.py, seed 6): the real builtin-vadd capture with the
+    kernel's names in its cubin renamed, so the image no longer holds the kernel that
+    cuModuleGetFunction named. The launch decodes and is attributed to `vadd` by its call,
+    with no cubin for it; before the fix the decode raised KeyError('vadd')."""
+    from tests.conftest import capture_bytes
+    data = bytearray(capture_bytes("builtin-vadd"))
+    start = data.find(b"\x7fELF")
+    end = data.find(b"TLCR", start)         # the next record: the image is all before it
+    data[start:end] = bytes(data[start:end]).replace(b"vadd\x00", b"vadx\x00")
+    path = tmp_path / "renamed.tlc"
+    path.write_bytes(bytes(data))
+    m = decode_capture(str(path))
+    attributed = [a for _, a in kernel_launches(m) if a and a["kernel"]]
+    assert attributed
+    for a in attributed:
+        assert a["kernel"]["name"] == "vadd"
+        assert a["kernel"]["cubin_arch"] is None
+
+
+def test_sass_of_a_kernel_the_cubin_lacks_is_one_line(tmp_path):
+    """`trace-decode sass --kernel NAME` for a name the cubin does not hold: exit 2 and one
+    line naming the kernels it has (tl_* are kernels/shapes.cu's, in the fixture)."""
+    from click.testing import CliRunner
+    from tracer.cli import trace_decode
+    from tests.conftest import ROOT
+    r = CliRunner().invoke(trace_decode, ["sass", str(ROOT / "tests/fixtures/cubins/shapes.sm_100.cubin"),
+                                          "--kernel", "nosuch"])
+    assert r.exit_code == 2
+    line, = r.output.strip().splitlines()
+    assert "no kernel 'nosuch' in this sm_100 cubin" in line and "tl_empty" in line

@@ -17,7 +17,7 @@ import subprocess
 from decoders.cubin import fatbin as _fatbin
 from decoders.cubin import nvinfo as _nvinfo
 from decoders.cubin.elf import WRAPPED, Elf, is_elf
-from decoders.errors import CaptureError, TraceLaunchError
+from decoders.errors import CaptureError, DecodeError, TraceLaunchError
 
 # Constant bank 0 offset of the first kernel parameter when a cubin carries no
 # EIATTR_PARAM_CBANK (shared/reference/hw-facts.md 5.1, measured with ptxas).
@@ -251,7 +251,12 @@ def sass_listing(cubin, kernel=None, nvdisasm=True):
     from decoders.cubin import sass as _sass     # only `trace-decode sass` lists instructions
     names = [k.mangled for k in cubin.kernels]
     if kernel is not None:
-        names = [cubin.kernel(kernel).mangled]
+        try:
+            names = [cubin.kernel(kernel).mangled]
+        except KeyError:
+            have = ", ".join(k.name for k in cubin.kernels) or "none"
+            raise DecodeError(f"no kernel {kernel!r} in this {cubin.arch} cubin "
+                              f"(its kernels: {have})", path="cubin") from None
     texts = _sass.nvdisasm_mnemonics(cubin.data) if nvdisasm else {}
     out = []
     for name in names:

@@ -164,7 +164,10 @@ class Attribution:
         out["image_call"] = load.index
         cubin = self._cubin(load)
         if cubin is not None:
-            k = cubin.kernel(mangled) if mangled else None
+            try:
+                k = cubin.kernel(mangled) if mangled else None
+            except KeyError:    # the module's image holds no such kernel (a damaged capture)
+                k = None
             if k is not None:
                 out.update(name=k.name, cubin=cubin.arch, info=k)
         return out

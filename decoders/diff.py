@@ -33,6 +33,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from decoders.errors import TraceLaunchError
+from decoders.fields import align_down
 
 ADDRESS_LO, ADDRESS_HI = 1 << 32, 1 << 48
 HIGH_BAND = (1 << 46, 1 << 47)
@@ -126,8 +127,13 @@ def _cbank0(s):
     return bytes(data), base, names
 
 
+def _pair_word(off):
+    """The other 4-byte word of the 8-byte value that the word at `off` is half of."""
+    return off + 4 if off % 8 == 0 else off - 4
+
+
 def _qword(data, off):
-    q = off & ~7
+    q = align_down(off, 8)
     return int.from_bytes(data[q:q + 8].ljust(8, b"\0"), "little") if q < len(data) else None
 
 
@@ -160,7 +166,7 @@ def cbank0_differences(sa, sb, objects_a=None, objects_b=None):
             name = f"cbank0[{base:#x}+{off - base:#x}]"
         else:
             name = f"cbank0[{off:#x}]" + (f" {names[off]}" if off in names else "")
-        named = (off in names or (off ^ 4) in names) and (base is None or off < base)
+        named = (off in names or _pair_word(off) in names) and (base is None or off < base)
         addr = not named and _is_address(_qword(da, off), objects_a) and \
             _is_address(_qword(db, off), objects_b)
         out.append(Difference("cbank0", name, wa, wb, addr))

@@ -55,9 +55,32 @@ def join_u64(low, high, high_shift=32):
     return (high << high_shift) | low
 
 
+def align_up(value, alignment):
+    """value rounded up to a multiple of alignment (padded ELF notes, fatbin entries)."""
+    return -(-value // alignment) * alignment
+
+
+def align_down(value, alignment):
+    """value rounded down to a multiple of alignment."""
+    return value - value % alignment
+
+
 def shifted(value, shift):
     """value << shift, for header fields stored as ADDRESS_SHIFTED8 / SIZE_SHIFTED4."""
     return value << shift
+
+
+def flag_names(value, table):
+    """'A|B|0x40': the names of the flags {bit value: NAME} set in value, then any leftover
+    bits in hex (STYLE.md 7); '0' when none is set."""
+    names, rest = [], value
+    for bit, name in sorted(table.items()):
+        if bit and value & bit == bit:
+            names.append(name)
+            rest &= ~bit
+    if rest:
+        names.append(f"{rest:#x}")
+    return "|".join(names) if names else "0"
 
 
 def render_value(field, value):
@@ -66,14 +89,7 @@ def render_value(field, value):
     if values is None:
         return f"{value:#x}" if value > 9 else str(value)
     if isinstance(values, tuple) and values and values[0] == "flags":
-        names, rest = [], value
-        for bit, name in sorted(values[1].items()):
-            if bit and value & bit == bit:
-                names.append(name)
-                rest &= ~bit
-        if rest:
-            names.append(f"{rest:#x}")
-        return "|".join(names) if names else "0"
+        return flag_names(value, values[1])
     name = values.get(value)
     return name if name is not None else f"{value:#x} {field.name}_???"
 

@@ -16,7 +16,7 @@ import subprocess
 
 from decoders.cubin import fatbin as _fatbin
 from decoders.cubin import nvinfo as _nvinfo
-from decoders.cubin.elf import WRAPPED, Elf, is_elf
+from decoders.cubin.elf import STO_CUDA_ENTRY, WRAPPED, Elf, is_elf
 from decoders.errors import CaptureError, DecodeError, TraceLaunchError
 
 # Constant bank 0 offset of the first kernel parameter when a cubin carries no
@@ -142,7 +142,7 @@ class Cubin:
                     name = by_index.get(attr.value["symbol"])
                     if name is not None:
                         self.global_info.setdefault(name, {})[attr.name] = attr.value["value"]
-        names = [s[1] for s in symbols if s[2] == "STT_FUNC" and s[3] & 0x10]
+        names = [s[1] for s in symbols if s[2] == "STT_FUNC" and s[3] & STO_CUDA_ENTRY]
         if not names:   # no symbol table: fall back to the per-kernel info sections
             names = [s.name[len(".nv.info."):] for s in self.elf.sections
                      if s.name.startswith(".nv.info.")]

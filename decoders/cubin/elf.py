@@ -26,7 +26,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from decoders.errors import CaptureError, TraceLaunchError
-from decoders.fields import bits
+from decoders.fields import align_up, bits
 
 EM_CUDA = 190
 ELFOSABI_CUDA = 0x41
@@ -191,7 +191,7 @@ class Elf:
         if len(data) < 12:
             return {}
         namesz, descsz, ntype = struct.unpack_from("<III", data, 0)
-        start = 12 + ((namesz + 3) & ~3)
+        start = 12 + align_up(namesz, 4)
         desc = data[start:start + descsz]
         if ntype != NT_CUDA_TKINFO or len(desc) < 24:
             return {}

@@ -23,7 +23,7 @@ import struct
 from construct import Bytes, Const, Int16ul, Int32ul, Int64ul, Struct, this
 
 from decoders.errors import CaptureError, TraceLaunchError
-from decoders.fields import render_value, Field
+from decoders.fields import align_up, render_value, Field
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_WRAPPER_MAGIC = 0x466243B1
@@ -71,7 +71,7 @@ FATBIN_FLAGS = Field("flags", 0, 0, 64, ("flags", {
     0x1: "64BIT", 0x2: "DEBUG", 0x4: "CUDA", 0x8: "OPENCL", 0x10: "LINUX", 0x20: "MAC",
     0x40: "WINDOWS", 0x1000: "COMPRESS", 0x2000: "COMPRESS2", 0x8000: "ZCOMPRESS"}))
 FATBIN_FLAG_OPT_MASK = 0xF00
-FATBIN_COMPRESS_LZ4 = 0x1000 | 0x2000
+FATBIN_COMPRESS_LZ4 = 0x3000       # COMPRESS, COMPRESS2
 FATBIN_COMPRESS_ZSTD = 0x8000
 
 _HEADER_C = FATBIN_HEADER.compile()
@@ -139,7 +139,7 @@ def parse_fatbin(data, base_offset=0, decompress=True):
             raise CaptureError(f"fatbin truncated (header says {hdr.fat_size:#x} B of entries, "
                                f"have {max(n - start, 0):#x})", offset=base_offset + pos + 8)
         out.extend(_entries(data, start, end, base_offset, decompress))
-        pos = (end + 7) & ~7
+        pos = align_up(end, 8)
     return out
 
 

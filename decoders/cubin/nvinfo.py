@@ -21,7 +21,7 @@ EIFMT_BVAL a u8 value and a pad byte, for EIFMT_NVAL two zero bytes.
 from construct import Int8ul, Int16ul, Int32ul, Struct
 
 from decoders.errors import CaptureError
-from decoders.fields import FieldTable
+from decoders.fields import FieldTable, align_up, bits
 
 EIFMT = {1: "EIFMT_NVAL", 2: "EIFMT_BVAL", 3: "EIFMT_HVAL", 4: "EIFMT_SVAL"}
 EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL, EIFMT_SVAL = 1, 2, 3, 4
@@ -231,11 +231,11 @@ def parse_nv_info(data, base_offset=0):
                                    f"{n - pos - NV_INFO_RECORD_SIZE})", offset=base_offset + pos)
             payload = data[pos + NV_INFO_RECORD_SIZE:pos + NV_INFO_RECORD_SIZE + size]
             value = decode_payload(rec.attribute, payload)
-            step = NV_INFO_RECORD_SIZE + ((size + 3) & ~3)
+            step = NV_INFO_RECORD_SIZE + align_up(size, 4)
         elif fmt == EIFMT_HVAL:
             value, step = rec.value, NV_INFO_RECORD_SIZE
         elif fmt == EIFMT_BVAL:
-            value, step = rec.value & 0xFF, NV_INFO_RECORD_SIZE
+            value, step = bits(rec.value, 0, 8), NV_INFO_RECORD_SIZE
         elif fmt == EIFMT_NVAL:
             value, step = None, NV_INFO_RECORD_SIZE
         else:

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 
 from decoders.errors import CaptureError
-from decoders.fields import FieldTable, word_le
+from decoders.fields import FieldTable, bits, join_u64, word_le
 
 INSTRUCTION_BYTES = 16
 
@@ -53,7 +53,7 @@ def control(words):
 
 def control_text(c):
     """CuAssembler-style summary, e.g. B0-----:R-:W0:Y:S02 (wait mask, read, write, yield, stall)."""
-    wait = "".join(str(i) if c["wait_mask"] >> i & 1 else "-" for i in range(6))
+    wait = "".join(str(i) if bits(c["wait_mask"], i, 1) else "-" for i in range(6))
     r = "-" if c["read_barrier"] is None else str(c["read_barrier"])
     w = "-" if c["write_barrier"] is None else str(c["write_barrier"])
     return f"B{wait}:R{r}:W{w}:{'Y' if c['yield'] else '-'}:S{c['stall']:02d}"
@@ -68,8 +68,8 @@ def instructions(text, base_offset=0):
     out = []
     for pos in range(0, n, INSTRUCTION_BYTES):
         words = [word_le(text, pos // 4 + i) for i in range(4)]
-        lo64 = words[0] | (words[1] << 32)
-        hi64 = words[2] | (words[3] << 32)
+        lo64 = join_u64(words[0], words[1])
+        hi64 = join_u64(words[2], words[3])
         item = {"offset": pos, "word0": f"{lo64:#018x}", "word1": f"{hi64:#018x}"}
         item.update(control(words))
         item["control"] = control_text(item)

@@ -16,6 +16,7 @@ import struct as _struct
 
 from construct import Array, Bytes, FormatField, Padded, Renamed, StringEncoded, Struct
 
+from decoders.fields import flag_names
 from decoders.node import Node
 from decoders.rm.classes import class_display
 from decoders.rm.status import status_name
@@ -134,14 +135,7 @@ def format_value(value, kind=None, tables=None):
             name = table.get(value)
             return name if name is not None else f"{value:#x} {tname}_???"
         if how == "flags":
-            names, rest = [], value
-            for bit, fname in sorted(table.items()):
-                if bit and value & bit == bit:
-                    names.append(fname)
-                    rest &= ~bit
-            if rest:
-                names.append(f"{rest:#x}")
-            return "|".join(names) if names else "0"
+            return flag_names(value, table)
     if callable(kind):
         return kind(value)
     return f"{value:#x}" if value > 9 else str(value)

@@ -159,12 +159,12 @@ def struct_name(st):
 
 def decode_attr(attr):
     """'LOCATION=PCI|PAGE_SIZE=BIG|...' for an NVOS32 attr word (fields via decoders.fields)."""
-    from decoders.fields import bits
+    from decoders.fields import bits, place
     parts = []
     for name, lo, width, values in NVOS32_ATTR_FIELDS:
         v = bits(attr, lo, width)
         parts.append(f"{name}={values.get(v, hex(v))}")
-    rest = attr & ~sum(((1 << w) - 1) << lo for _, lo, w, _ in NVOS32_ATTR_FIELDS)
+    rest = attr - sum(place(bits(attr, lo, w), lo, w) for _, lo, w, _ in NVOS32_ATTR_FIELDS)
     if rest:
         parts.append(f"{rest:#x}")
     return "|".join(parts)

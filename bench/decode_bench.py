@@ -21,7 +21,7 @@ parameters, semaphores); node trees are built lazily and not counted.
    the clock starts (IMPORTS): importing is not decoding, and where PYTHONDONTWRITEBYTECODE
    is set (as on the machine these figures come from) it compiles every module from source
    each run, ~0.1 s; that import time is printed beside it. With --ref REV the same measurement runs
-   alternately in a snapshot of the working tree whose decode hot-path files come from REV
+   alternately in a snapshot of the working tree whose decoder files come from REV
    (bench/decode_identity.py's snapshot), so old and new are compared in the same run.
    --full --profile prints the cProfile top entries of one decode_capture instead.
 
@@ -197,7 +197,7 @@ def main_full(repeat=5, ref=None, profile=False):
         trees = {"ref": os.path.join(work, "ref"), "new": os.path.join(work, "new")}
         di.snapshot(trees["new"])
         shutil.copytree(trees["new"], trees["ref"], symlinks=True)
-        di.overlay(trees["ref"], ref, di.DEFAULT_PATHS)
+        di.overlay(trees["ref"], ref, di.default_paths(ref))
     try:
         best, cold = {}, {}
         for _ in range(repeat):
@@ -208,7 +208,7 @@ def main_full(repeat=5, ref=None, profile=False):
                 if name not in cold or dt + imports < cold[name]:
                     cold[name] = dt + imports
         for name, (dt, kernels) in best.items():
-            label = f"{ref} (hot-path files)" if name == "ref" else "working tree"
+            label = f"{ref} (decoder files)" if name == "ref" else "working tree"
             print(f"{label}: {kernels} kernel launches, {dt:.3f} s CPU (best of {repeat}): "
                   f"{kernels / dt:,.0f} launches/s; with the imports: {cold[name]:.3f} s, "
                   f"{kernels / cold[name]:,.0f} launches/s")

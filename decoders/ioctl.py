@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decoders.escapes import numbers as ESC
 from decoders.escapes.render import changed, hexdump, render
 from decoders.escapes.structs import NV_RM_API_VERSION_CMD, NV_RM_API_VERSION_REPLY
-from decoders.fields import bits
+from decoders.fields import bits, place
 from decoders.node import Node
 from decoders.rm import allocparams as AP
 from decoders.rm import ctrlparams as CP
@@ -236,7 +236,9 @@ class _Builder:
         buf = _buffer(self.rec, TL_BUF_XFER_ARGS)
         if buf is None:
             self.note(f"inner args ({size} B at {vals.get('ptr', 0):#x}) not captured")
-            self.info.escape = f"{escape_name(0x4600 | cmd, self.path)} (via XFER)"
+            # the request an NV_ESC_* ioctl with this NR would have had ('F', no size)
+            request = place(ESC.NV_IOCTL_MAGIC, *ESC.IOC_TYPE) + place(cmd, *ESC.IOC_NR)
+            self.info.escape = f"{escape_name(request, self.path)} (via XFER)"
             self.info.inner_nr = cmd
             return
         inner_before = buf.before if buf.flags & TL_BF_BEFORE else None

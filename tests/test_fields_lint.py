@@ -103,27 +103,39 @@ BIT_STREAM_CODECS = {"decoders/cubin/zstd.py", "decoders/cubin/lz4block.py"}
 
 def _bit_operations(path):
     """(line, text) of each shift, xor or invert, and each & or | with a number or ~ beside
-    it (a mask), in one source file. Left alone: `1 << 20` between two numbers (a size) and
-    `flags & NAMED_FLAG` (a flag test against a declared name)."""
-    import io
-    import tokenize
-    toks = [t for t in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
-            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
-                              tokenize.INDENT, tokenize.DEDENT)]
-    out = []
-    for i, t in enumerate(toks):
-        if t.type != tokenize.OP:
-            continue
-        prev = toks[i - 1] if i else None
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        if t.string in ("<<", ">>", "<<=", ">>=", "^", "^=", "~"):
-            if t.string == "<<" and prev.type == tokenize.NUMBER and nxt.type == tokenize.NUMBER:
-                continue
-            out.append((t.start[0], t.line.strip()))
-        elif t.string in ("&", "|", "&=", "|="):
-            if prev.type == tokenize.NUMBER or nxt.type == tokenize.NUMBER or nxt.string == "~":
-                out.append((t.start[0], t.line.strip()))
-    return out
+    it (a mask), in one source file, f-string expressions included (the ast sees those on
+    every Python; the tokenizer only from 3.12). Left alone: `1 << 20` between two numbers
+    (a size) and `flags & NAMED_FLAG` (a flag test against a declared name)."""
+    import ast
+    text = path.read_text()
+    lines = text.splitlines()
+
+    def number(n):
+        return isinstance(n, ast.Constant) and type(n.value) is int
+
+    def masky(n):
+        return number(n) or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert))
+    out = set()
+    for node in ast.walk(ast.parse(text)):
+        op = getattr(node, "op", None)
+        if isinstance(node, ast.UnaryOp) and isinstance(op, ast.Invert):
+            hit = True
+        elif isinstance(node, (ast.BinOp, ast.AugAssign)):
+            left = node.left if isinstance(node, ast.BinOp) else node.target
+            right = node.right if isinstance(node, ast.BinOp) else node.value
+            if isinstance(op, (ast.RShift, ast.BitXor)):
+                hit = True
+            elif isinstance(op, ast.LShift):
+                hit = not (number(left) and number(right))
+            elif isinstance(op, (ast.BitAnd, ast.BitOr)):
+                hit = masky(left) or masky(right)
+            else:
+                hit = False
+        else:
+            hit = False
+        if hit:
+            out.add((node.lineno, lines[node.lineno - 1].strip()))
+    return sorted(out)
 
 
 def test_only_fields_shifts_and_masks():
@@ -138,14 +150,14 @@ def test_only_fields_shifts_and_masks():
 
 
 def test_the_bit_lint_finds_what_it_must():
-    """The check above can fail: it flags a shift, a mask and an alignment trick, and lets
-    a size constant and a named flag test pass."""
+    """The check above can fail: it flags a shift, a mask, an alignment trick and a mask
+    inside an f-string, and lets a size constant and a named flag test pass."""
     import tempfile
     from pathlib import Path
     src = ("a = w >> 8\nb = w & 0xFF\nc = (n + 3) & ~3\nd = hi << 32 | lo\n"
-           "SIZE = 1 << 20\ne = flags & TL_SF_COPIED\n")
+           "SIZE = 1 << 20\ne = flags & TL_SF_COPIED\nf = f'{0x4600 | cmd:#x}'\n")
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "x.py"
         p.write_text(src)
         lines = sorted({line for line, _ in _bit_operations(p)})
-    assert lines == [1, 2, 3, 4]
+    assert lines == [1, 2, 3, 4, 7]

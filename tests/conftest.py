@@ -27,6 +27,15 @@ def capture_path(name):
     return str(path)
 
 
+def plain(obj):
+    """Containers without construct's bookkeeping (keys starting with _), for comparing parses."""
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, list):
+        return [plain(v) for v in obj]
+    return obj
+
+
 def manifest(name):
     return json.loads((CAPTURES / name / "manifest.json").read_text())
 

@@ -17,6 +17,7 @@ from decoders.capture import reader as R
 from decoders.capture.reader import CaptureReader, read_capture
 from decoders.errors import CaptureError
 from decoders.session import decode_capture
+from conftest import plain
 
 OFFSET = re.compile(r"offset 0x[0-9a-f]+")
 
@@ -39,14 +40,6 @@ def _abi_sizes():
     text = (ROOT / "shim" / "abi.h").read_text()
     return {m[1]: int(m[2]) for m in re.finditer(r"#define (TL_\w+?)__(?:SIZE|FIXED) (\d+)", text)}
 
-
-def _plain(obj):
-    """Containers without construct's bookkeeping, for comparing core and compiled parses."""
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def _bodies():
@@ -83,7 +76,7 @@ def test_body_round_trip(tname):
     for raw in raws:
         obj = _roundtrip(struct_, raw)
         if compiled is not None:
-            assert _plain(compiled.parse(raw)) == _plain(obj)
+            assert plain(compiled.parse(raw)) == plain(obj)
             assert compiled.build(obj) == raw
 
 
@@ -125,7 +118,7 @@ def test_record_header_round_trip_every_record():
             raw = data[off:off + RECORD_HEADER]
             obj = _roundtrip(F.TL_RECORD_HEADER, raw)
             assert (obj.sync, obj.length, obj.type) == (SYNC, length, rtype)
-            assert _plain(compiled.parse(raw)) == _plain(obj)
+            assert plain(compiled.parse(raw)) == plain(obj)
             assert compiled.build(obj) == raw
 
 
@@ -137,10 +130,10 @@ def test_file_header_round_trip(name):
     obj = _roundtrip(F.TL_FILE_HEADER, raw)
     assert obj.version == F.TL_VERSION and obj.header_size == F.TL_HEADER_SIZE
     assert obj.cursor == len(data)            # append_end leaves the cursor at the end
-    assert _plain(F.TL_FILE_HEADER.compile().parse(raw)) == _plain(obj)
+    assert plain(F.TL_FILE_HEADER.compile().parse(raw)) == plain(obj)
     prefix = data[:HEADER_FIXED]
-    assert _plain(F.TL_FILE_HEADER_PREFIX.compile().parse(prefix)) == \
-        _plain(_roundtrip(F.TL_FILE_HEADER_PREFIX, prefix))
+    assert plain(F.TL_FILE_HEADER_PREFIX.compile().parse(prefix)) == \
+        plain(_roundtrip(F.TL_FILE_HEADER_PREFIX, prefix))
     assert data[HEADER_FIXED + meta_len:F.TL_HEADER_SIZE].strip(b"\0") == b""
 
 
@@ -195,9 +188,9 @@ def test_reader_matches_manifest(name, capture_files):
 def test_gzip_read_transparently(capture_files):
     name = "builtin-vadd"
     gz_reader, gz = read_capture(ROOT / "captures" / name / "capture.tlc.gz")
-    reader, plain = read_capture(capture_files[name])
+    reader, raw = read_capture(capture_files[name])
     assert gz_reader.problems == [] and gz_reader.meta == reader.meta
-    assert [(r.offset, r.type, r.body) for r in gz] == [(r.offset, r.type, r.body) for r in plain]
+    assert [(r.offset, r.type, r.body) for r in gz] == [(r.offset, r.type, r.body) for r in raw]
 
 
 # ---- bad input (synthetic-*) ----------------------------------------------------------

@@ -10,6 +10,7 @@ import struct
 import pytest
 
 from decoders.capture import reader as R
+from conftest import plain
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
 
@@ -65,13 +66,6 @@ def test_one_step_records_equal_general_path_damaged():
     assert damaged >= 5                   # (7 with this seed)
 
 
-def _plain(obj):
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
-
 
 @pytest.mark.parametrize("name", ["builtin-vadd", "torch-small", "two-streams"])
 def test_generated_parsers_equal_construct(name):
@@ -93,7 +87,7 @@ def test_generated_parsers_equal_construct(name):
         for body in bodies[:200]:
             parsed, used = fast(body)
             assert used == len(body)
-            assert _plain(parsed) == _plain(declared.parse(body))
+            assert plain(parsed) == plain(declared.parse(body))
             for cut in (len(body) - 1, len(body) // 2, 3):
                 with pytest.raises(R._BODY_ERRORS):
                     fast(body[:cut])
@@ -125,5 +119,5 @@ def test_general_body_parser_compiled_on_first_use(monkeypatch):
     got = _read(raw, False)
     assert R._BODIES["MMAP"] is not R.F.BODY["MMAP"]        # compiled now
     assert got[1:] == want[1:]
-    assert [r[:9] + (_plain(r[9]),) + r[10:] for r in got[0]] == \
-        [r[:9] + (_plain(r[9]),) + r[10:] for r in want[0]]
+    assert [r[:9] + (plain(r[9]),) + r[10:] for r in got[0]] == \
+        [r[:9] + (plain(r[9]),) + r[10:] for r in want[0]]

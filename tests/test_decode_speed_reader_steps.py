@@ -12,14 +12,8 @@ from decoders.capture import format as F
 from decoders.capture import reader as R
 from decoders.rm import controls_data
 from decoders.rm.gen_controls import PREFIX, find_tsv
+from conftest import plain
 
-
-def _plain(obj):
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def _bodies(rnd):
@@ -54,7 +48,7 @@ def test_step_closures_equal_construct():
         body = declared.build(values)
         parsed, used = R._FAST[tname](body)
         assert used == len(body)
-        assert _plain(parsed) == _plain(declared.parse(body))
+        assert plain(parsed) == plain(declared.parse(body))
         assert R._FAST[tname](bytearray(body))[0] == parsed
         for cut in sorted({len(body) - 1, len(body) - 8, len(body) // 2, 41, 3, 0}):
             if 0 <= cut < len(body):

@@ -219,9 +219,58 @@ def job_bench(out, args):
                     "--json", str(out / "bench.json")], check=False)
 
 
+REAL = {
+    # name: (script under scripts/corpus, notes)
+    "launch-paths": ("launch_paths.py", "cuda-python: graph kernel nodes replayed, changed with "
+                     "cuGraphExecKernelNodeSetParams and cuGraphExecUpdate; extra, cooperative, library"),
+    "smem-sweep": ("smem_sweep.py", "cuda-python: dynamic/static shared memory and cluster sweep"),
+    "cupy-kernels": ("cupy_kernels.py", "CuPy RawKernel saxpy, elementwise, reduction, ElementwiseKernel"),
+    "triton-add": ("triton_add.py", "a plain @triton.jit vector add launched 3 times"),
+    "torch-eager": ("torch_eager.py", "PyTorch eager: matmul (cuBLAS), softmax, sum, backward, Adam step"),
+    "torch-graph": ("torch_graph.py", "PyTorch torch.cuda.CUDAGraph captured once, replayed 3 times; "
+                    "truth: the graph's kernel nodes read back through the driver's graph API"),
+    "jax-jit": ("jax_jit.py", "JAX jit of matmul + tanh + sum (XLA)"),
+    "torch-compile": ("torch_compile.py", "torch.compile (inductor): Triton kernels generated at run time"),
+}
+
+
+def job_real(out, args):
+    """The real-workload corpus (issue 16): each program run natively, then under the shim
+    with whole module images; stdout and exit status compared."""
+    env_keep = dict(os.environ)
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    for name, (script, notes) in REAL.items():
+        if args.only and name not in args.only.split(","):
+            continue
+        d = out / name
+        d.mkdir(parents=True, exist_ok=True)
+        src = ROOT / "scripts/corpus" / script
+        native_truth = d / "native.truth.json"
+        t0 = time.time()
+        native = subprocess.run([sys.executable, str(src), str(native_truth)], capture_output=True,
+                                text=True)
+        native_wall = time.time() - t0
+        t = d / "truth.json"
+        log = d / "stdout.txt"
+        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", sys.executable, str(src), str(t)]
+        m = record(out, name, argv, t, notes=notes + f"; source scripts/corpus/{script}")
+        traced = log.read_text() if log.exists() else ""
+        gt = m.setdefault("ground_truth", {})
+        gt.update({"native_stdout": native.stdout, "native_exit": native.returncode,
+                   "native_stderr_tail": native.stderr[-2000:], "native_wall_s": round(native_wall, 3),
+                   "traced_stdout": traced,
+                   "output_unchanged": traced == native.stdout and m["exit_status"] == native.returncode})
+        (d / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+        print(f"== {name}: native {native.returncode} {native.stdout!r} traced {traced!r} "
+              f"unchanged={gt['output_unchanged']}", native.stderr[-800:] if native.returncode else "")
+    os.environ.clear()
+    os.environ.update(env_keep)
+
+
 JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
         "loop": job_loop, "bench": job_bench, "torch": job_torch, "corpus": job_corpus,
-        "loop100k": job_loop100k, "probe": job_probe, "multigpu": job_multigpu}
+        "loop100k": job_loop100k, "probe": job_probe, "multigpu": job_multigpu, "real": job_real}
 
 
 def main():

@@ -39,9 +39,18 @@ ARCH_CBANK0 = {
 }
 FAMILY_ARCH = {"ampere": "sm_70-89", "ada": "sm_70-89", "hopper": "sm_90",
                "blackwell": "sm_100+"}
-# Hopper: dynamic shared memory shows in SHARED_MEMORY_SIZE as requested + 1 KiB
-# (h100-measured.md 1). Not measured on other families.
+# How the driver turns a launch's shared memory into SHARED_MEMORY_SIZE, measured on the
+# H100 (captures/smem-sweep, 61 launches; docs/shared-memory.md): the 1 KiB the driver
+# reserves per block, plus static + dynamic bytes rounded up to 128-byte granules.
+# Not measured on other families (no rounding is assumed there).
 DRIVER_SMEM_RESERVED = {"hopper": 1024}
+SMEM_GRANULE = {"hopper": 128}
+_FAMILY_OF_MAJOR = {8: "ampere", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+
+
+def family_of_sm(sm):
+    """The GPU family of a compute capability written as 90 (9.0), 89, 100..."""
+    return _FAMILY_OF_MAJOR.get(sm // 10, "hopper")
 QMD_TYPE_NAMES = {0: "QUEUE", 1: "GRID_NULL", 2: "GRID_CTA", 3: "GRID_GPC_CGA",
                   4: "GRID_GPU_CGA", 5: "GRID_GPU_GPC_CGA"}
 MAX_DEPENDENT_CHAIN = 16

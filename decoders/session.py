@@ -586,9 +586,8 @@ def _sm(meta):
 
 
 def _gpu_family(meta):
-    cc = str(meta.get("compute_capability", "9.0"))
-    major = cc.split(".")[0]
-    return {"8": "ampere", "9": "hopper", "10": "blackwell", "12": "blackwell"}.get(major, "hopper")
+    from decoders.launch import family_of_sm
+    return family_of_sm(_sm(meta))
 
 
 def marked_submissions(model):

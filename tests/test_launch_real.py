@@ -27,6 +27,8 @@ import struct
 
 import pytest
 
+from decoders.fields import align_up
+
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.launch import decode_submissions
 from decoders.methods import method_table
@@ -127,6 +129,7 @@ def expected_launches(gt):
         return [{"id": l["id"], "kernel": l.get("kernel"), "grid": l["grid"], "block": l["block"],
                  "cluster": l["cluster"],
                  "smem": l.get("shared_mem_dynamic"), "count": 1,
+                 **({"static": l["shared_mem_static"]} if "shared_mem_static" in l else {}),
                  "params": bytes.fromhex(l["param_bytes"]) if "param_bytes" in l else None}
                 for l in gt["launches"]]
     if "grid" not in gt:            # captures/torch-small: output checks only, no launch shape
@@ -220,7 +223,9 @@ def test_launches_match_ground_truth(manifest):
             s = launch.summary
             assert (s["grid"], s["block"], s["cluster"]) == (e["grid"], e["block"], e["cluster"]), e
             if e["smem"] is not None:
-                want = e["smem"] + STATIC_SMEM.get(e["kernel"], 0) + SMEM_DRIVER_RESERVED
+                # docs/shared-memory.md: the reserve plus static + dynamic in 128 B granules
+                want = SMEM_DRIVER_RESERVED + align_up(
+                    e["smem"] + e.get("static", STATIC_SMEM.get(e["kernel"], 0)), 128)
                 assert s["shared_memory_bytes"] == want, e
                 assert s["qmd_fields"]["SHARED_MEMORY_SIZE"] == want
             assert s["params"]["offset"] == 0x210 and s["params"]["arch"] == gt.get("arch", "sm_90")

@@ -17,9 +17,24 @@ import re
 from decoders.cubin import demangle, find_cubins
 from decoders.cuda.api import LAUNCH_KINDS
 from decoders.errors import TraceLaunchError
+from decoders.fields import align_up
+from decoders.launch import SMEM_GRANULE, family_of_sm
 
 _ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
 _FREE = ("cuMemFree", "cuMemFreeAsync")
+
+
+def smem_allocation(section, dynamic, reserve, granule, allocated):
+    """What a launch asked for in shared memory and what the QMD should then hold
+    (docs/shared-memory.md): reserve + (static + dynamic) rounded up to `granule`.
+    `section` is the cubin's .nv.shared.<kernel> size, which holds the driver's reserve
+    when the kernel has static shared memory (measured: CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+    1008 B -> a 2032 B section) and is absent (0) when it has none."""
+    static = section - reserve if section >= reserve else section
+    requested = static + dynamic
+    return {"static": static, "dynamic": dynamic, "requested": requested, "reserve": reserve,
+            "granule": granule, "expected_allocation": reserve + align_up(requested, granule),
+            "allocated": allocated}
 
 
 def param_types(demangled):
@@ -96,6 +111,8 @@ class Attribution:
     def __init__(self, objects=None, sm=90):
         self.objects = objects
         self.sm = sm
+        self.granule = SMEM_GRANULE.get(family_of_sm(sm), 1)
+        self.smem = None
         self.images = {}        # module / library handle -> the ApiCall that loaded it
         self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
         self.allocations = []   # [base, size, call name, call index, freed at record index]
@@ -247,6 +264,8 @@ class Attribution:
         out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         out["checked"] = self.checked
+        if self.smem is not None:
+            out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]
         return out
 
@@ -312,16 +331,12 @@ class Attribution:
         diffs = []
         checked = self.checked = []
         smem = cfg["shared_memory_bytes"]
+        self.smem = None
         if smem is not None and info is not None:
-            # The QMD holds the static size, the driver's 1 KiB reserve and the dynamic size.
-            # Measured on the H100: an NVRTC cubin's .nv.shared.<kernel> already includes the
-            # reserve (tl_dynsmem: 256 B static -> 1280 B section; QMD 1280 + dynamic), an
-            # nvcc kernel without static shared memory has no section (QMD 1024 + dynamic).
-            reserve = s.get("shared_memory_driver_reserved_bytes") or 0
-            static = info.shared_memory_bytes
-            if static < reserve:
-                static += reserve
-            smem += static
+            self.smem = smem_allocation(info.shared_memory_bytes, smem,
+                                        s.get("shared_memory_driver_reserved_bytes") or 0,
+                                        self.granule, s.get("shared_memory_bytes"))
+            smem = self.smem["expected_allocation"]
         else:
             smem = None
         cluster = cfg["cluster"] or (info.required_cluster_dims if info is not None else None)
@@ -362,10 +377,13 @@ def describe(attr):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name']}"
+    sm = attr.get("shared_memory")
+    smem = (f"; shared memory requested {sm['requested']} B, allocated {sm['allocated']} B "
+            f"(granule {sm['granule']} B, {sm['reserve']} B reserved)") if sm else ""
     if attr["verified"] is True:
         what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
-        return head + f": verified ({what})"
+        return head + f": verified ({what}){smem}"
     if attr["verified"] is False:
         parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
-        return head + ": MISMATCH " + "; ".join(parts)
+        return head + ": MISMATCH " + "; ".join(parts) + smem
     return head + (f" ({attr['why']})" if attr["why"] else "")

@@ -53,7 +53,9 @@ def family_of_sm(sm):
     return _FAMILY_OF_MAJOR.get(sm // 10, "hopper")
 QMD_TYPE_NAMES = {0: "QUEUE", 1: "GRID_NULL", 2: "GRID_CTA", 3: "GRID_GPC_CGA",
                   4: "GRID_GPU_CGA", 5: "GRID_GPU_GPC_CGA"}
-MAX_DEPENDENT_CHAIN = 16
+# A hostile capture's dependent pointers may form long chains or loops: each QMD is walked
+# once per submission (LaunchDecoder._this_submission), and a walk stops after this many.
+MAX_DEPENDENT_CHAIN = 4096
 
 
 _ONES = memoryview(b"\x01" * PAGE)      # "known" marks for up to a page, sliced without a copy
@@ -73,6 +75,8 @@ class SparseMemory:
     def __init__(self):
         self._pages = {}      # page number -> (data, known): memoryviews of bytearray(PAGE)
         self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
+        self.writes = 0       # writes so far, and the last one that started at each VA:
+        self.starts = {}      # a QMD sent twice with no upload between runs once
 
     def _page(self, page):
         entry = self._pages[page] = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
@@ -82,6 +86,11 @@ class SparseMemory:
         n = len(data)
         if not n:
             return
+        self.writes += 1
+        starts = self.starts
+        if len(starts) > 65536:         # bounded whatever a capture holds
+            starts.clear()
+        starts[va] = self.writes
         if data.__class__ is not bytes:
             data = bytes(data)
         page, off = divmod(va, PAGE)
@@ -389,6 +398,10 @@ class LaunchDecoder:
         self.copies = []
         self._channels = {}
         self._launched = {}
+        # QMD VA -> bytes launched in the submission being fed (begin_submission): a CUDA
+        # graph replay reaches each node once, however many paths lead to it
+        self._this_submission = {}
+        self._walk = []         # (launch, dependent targets, depth) still to follow
         # dst VA -> bytes of the last inline (I2M) upload that started there: the size of
         # a kernel's argument block is the size of the upload to cbank0 + param base.
         self._uploads = {}
@@ -398,6 +411,9 @@ class LaunchDecoder:
         # Inline transfers whose data the stream does not carry (supplied on the GPU by an
         # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
         self.unreconstructed = []
+
+    def begin_submission(self):
+        self._this_submission = {}
 
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
@@ -883,14 +899,23 @@ class LaunchDecoder:
             if seen is None:
                 return None
         data, words, version, parts = seen
+        if self._ran_here(va, data):
+            # sent again in the same submission, not uploaded again (the driver schedules a
+            # graph's first node twice in its first replay): it runs once
+            return None
         summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
                                         plan.class_id, parent)
         launch = Launch(summary, data, None, version, words, driver)
         self.launches.append(launch)
         self._launched[va] = data
+        self._this_submission[va] = (data, self.memory.writes)
         ch.last_launch = launch
-        if depth < MAX_DEPENDENT_CHAIN:
-            self._follow_dependents(ch, launch, parts[4], pkt, plan, depth)
+        if depth < MAX_DEPENDENT_CHAIN and parts[4]:
+            self._walk.append((launch, parts[4], depth))
+            if depth == 0:
+                walk = self._walk
+                while walk:
+                    self._follow_dependents(ch, *walk.pop(0), pkt, plan)
         return launch
 
     def _image(self, family, data, va, source, pkt):
@@ -913,28 +938,57 @@ class LaunchDecoder:
         return _remember(_QMD_IMAGES, key, (data, words, version, sp.parts(words, family)),
                          limit=256)
 
-    def _follow_dependents(self, ch, launch, targets, pkt, plan, depth):
+    def _follow_dependents(self, ch, launch, targets, depth, pkt, plan):
+        """Each enabled dependent QMD of `launch` runs when it completes. A target decoded
+        before runs again when it is a kernel's QMD not yet run in this submission: a CUDA
+        graph's nodes are written once (instantiate, upload or first launch) and each replay
+        reaches them through these pointers. Not through the driver's stream-ordering
+        GRID_NULL QMDs: a kernel's pointer to the next launch's GRID_NULL, and a GRID_NULL's
+        pointer to an earlier launch's QMD, lead to ring slots not yet rewritten, which
+        their own SEND_PCAS_A runs."""
         deps = launch._summary["dependents"]
+        # A GRID_NULL QMD's pointer leads to an earlier launch's slot of the stream ring:
+        # nothing decoded before runs again through it (captures/torch-graph record 1640)
+        rerun = launch._summary["qmd_type"] != "GRID_NULL"
         for n, target in targets:
+            ran = self._this_submission.get(target)
+            if ran is not None and self._ran_here(target, ran[0]):
+                deps.append(_already_decoded(target))
+                continue
             done = self._launched.get(target)
             if done is not None and self.memory.holds(target, 384, done):
                 # the usual case, without reading the bytes out (what the general path below
                 # finds for them: 384 known bytes that start with the QMD decoded there)
-                deps.append(_already_decoded(target))
-                continue
-            data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
-            if len(data) != 384:
-                data = self.read(target, 384) or self.read(target, 256)
-            if data is None:
-                deps.append({"pointer": target, "decoded": False})
-                continue
-            done = self._launched.get(target)
-            if done is not None and data[:len(done)] == done:
-                deps.append(_already_decoded(target))
-                continue
+                if not (rerun and self._runs_again(done, plan)):
+                    deps.append(_already_decoded(target))
+                    continue
+                data = done
+            else:
+                data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
+                if len(data) != 384:
+                    data = self.read(target, 384) or self.read(target, 256)
+                if data is None:
+                    deps.append({"pointer": target, "decoded": False})
+                    continue
+                done = self._launched.get(target)
+                if done is not None and data[:len(done)] == done and \
+                        not (rerun and self._runs_again(done, plan)):
+                    deps.append(_already_decoded(target))
+                    continue
             deps.append({"pointer": target, "decoded": True})
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
                             depth=depth + 1, parent=launch._summary["qmd_address"])
+
+    def _ran_here(self, va, data):
+        """The QMD at va ran in this submission with these bytes, not uploaded since."""
+        ran = self._this_submission.get(va)
+        return ran is not None and ran[0] == data and self.memory.starts.get(va, 0) <= ran[1]
+
+    @staticmethod
+    def _runs_again(data, plan):
+        """A QMD decoded before, reached again as a dependent: a kernel's (graph node)."""
+        seen = _QMD_IMAGES.get((plan.family, data))
+        return seen is not None and seen[3][0][1]     # parts -> shape -> kernel
 
     def _summary(self, va, version, words, parts, family, source, offset, cls, parent):
         """(summary, the driver_constants() key of its constant bank 0 or None)."""
@@ -1427,6 +1481,7 @@ class SubmissionDecoder:
         ld = self._decoders.get(pid)
         if ld is None:
             ld = self.decoder(pid)
+        ld.begin_submission()
         launches = ld.launches
         nl, nlp = len(launches), len(ld.problems)
         lost = body["lost"]

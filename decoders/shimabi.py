@@ -39,6 +39,7 @@ STRUCTS = [
     ("TL_API_SECTION", F.TL_API_SECTION),
     ("CUlaunchConfig", CT.CUlaunchConfig),
     ("CUlaunchAttribute", CT.CUlaunchAttribute),
+    ("CUDA_KERNEL_NODE_PARAMS", CT.CUDA_KERNEL_NODE_PARAMS),
     ("CU_LAUNCH_PARAM_EXTRA_ENTRY", CT.CU_LAUNCH_PARAM_EXTRA_ENTRY),
     ("FATBIN_HEADER", fatbin.FATBIN_HEADER),
     ("FATBIN_WRAPPER", fatbin.FATBIN_WRAPPER),

@@ -249,6 +249,18 @@
 #define CUlaunchAttribute__value 8
 #define CUlaunchAttribute__SIZE 72
 
+#define CUDA_KERNEL_NODE_PARAMS__func 0
+#define CUDA_KERNEL_NODE_PARAMS__gridDimX 8
+#define CUDA_KERNEL_NODE_PARAMS__gridDimY 12
+#define CUDA_KERNEL_NODE_PARAMS__gridDimZ 16
+#define CUDA_KERNEL_NODE_PARAMS__blockDimX 20
+#define CUDA_KERNEL_NODE_PARAMS__blockDimY 24
+#define CUDA_KERNEL_NODE_PARAMS__blockDimZ 28
+#define CUDA_KERNEL_NODE_PARAMS__sharedMemBytes 32
+#define CUDA_KERNEL_NODE_PARAMS__kernelParams 40
+#define CUDA_KERNEL_NODE_PARAMS__extra 48
+#define CUDA_KERNEL_NODE_PARAMS__SIZE 56
+
 #define CU_LAUNCH_PARAM_EXTRA_ENTRY__key 0
 #define CU_LAUNCH_PARAM_EXTRA_ENTRY__value 8
 #define CU_LAUNCH_PARAM_EXTRA_ENTRY__SIZE 16
@@ -474,6 +486,7 @@
 #define TL_API_KIND_LOAD_FILE 5
 #define TL_API_KIND_GET_BY_NAME 6
 #define TL_API_KIND_OUT0 7
+#define TL_API_KIND_GRAPH_KERNEL_NODE 8
 #define TL_API_SEC_PARAM_LAYOUT 1
 #define TL_API_SEC_PARAM_DATA 2
 #define TL_API_SEC_EXTRA_BUFFER 3
@@ -484,6 +497,7 @@
 #define TL_API_SEC_OUT 8
 #define TL_API_SEC_PARAM_POINTERS 9
 #define TL_API_SEC_PARAM_WINDOWS 10
+#define TL_API_SEC_KERNEL_NODE_PARAMS 11
 #define TL_API_SF_TRUNCATED 0x1
 #define TL_API_SF_UNREADABLE 0x2
 #define TL_API_SF_LAYOUT_FROM_KERNEL 0x4
@@ -498,7 +512,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 61
+#define TL_API_COUNT 71
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -561,6 +575,16 @@
     X(58, cuStreamWaitEvent_ptsz, TL_API_KIND_PLAIN, 3) \
     X(59, cuEventSynchronize, TL_API_KIND_PLAIN, 1) \
     X(60, cuCtxSynchronize_v2, TL_API_KIND_PLAIN, 1) \
+    X(61, cuGraphAddKernelNode, TL_API_KIND_GRAPH_KERNEL_NODE, 5) \
+    X(62, cuGraphAddKernelNode_v2, TL_API_KIND_GRAPH_KERNEL_NODE, 5) \
+    X(63, cuGraphKernelNodeSetParams, TL_API_KIND_GRAPH_KERNEL_NODE, 2) \
+    X(64, cuGraphKernelNodeSetParams_v2, TL_API_KIND_GRAPH_KERNEL_NODE, 2) \
+    X(65, cuGraphExecKernelNodeSetParams, TL_API_KIND_GRAPH_KERNEL_NODE, 3) \
+    X(66, cuGraphExecKernelNodeSetParams_v2, TL_API_KIND_GRAPH_KERNEL_NODE, 3) \
+    X(67, cuGraphInstantiateWithFlags, TL_API_KIND_OUT0, 3) \
+    X(68, cuGraphUpload, TL_API_KIND_PLAIN, 2) \
+    X(69, cuGraphUpload_ptsz, TL_API_KIND_PLAIN, 2) \
+    X(70, cuGraphExecUpdate_v2, TL_API_KIND_PLAIN, 3) \
 
 
 /* UVM commands are plain numbers: param sizes come from this table (580). */

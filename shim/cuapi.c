@@ -408,7 +408,8 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     uint32_t nsec = 0;
     uint32_t off[MAX_KPARAMS], size[MAX_KPARAMS], lay[2 * MAX_KPARAMS];
     uint64_t ptr[MAX_KPARAMS];
-    uint64_t cfg[CUlaunchConfig__SIZE / 8];
+    /* CUlaunchConfig, or CUDA_KERNEL_NODE_PARAMS (the larger decides) */
+    uint64_t cfg[(CUlaunchConfig__SIZE > CUDA_KERNEL_NODE_PARAMS__SIZE ? CUlaunchConfig__SIZE : CUDA_KERNEL_NODE_PARAMS__SIZE) / 8];
     switch (s->kind) {
     case TL_API_KIND_LAUNCH: nsec = launch_sections(a[0], a[9], a[10], secs, off, size, ptr, lay); break;
     case TL_API_KIND_LAUNCH_COOP: nsec = launch_sections(a[0], a[9], 0, secs, off, size, ptr, lay); break;
@@ -424,6 +425,19 @@ static uint32_t api_call(int slot, const uint64_t *a) {
         }
         nsec += launch_sections(a[1], a[2], a[3], secs + nsec, off, size, ptr, lay);
         break;
+    case TL_API_KIND_GRAPH_KERNEL_NODE: {
+        /* CUDA_KERNEL_NODE_PARAMS * is the last argument of every such call; its function,
+         * kernelParams and extra are read as a launch's are. */
+        uint64_t np = s->nargs ? a[s->nargs - 1] : 0;
+        if (np && safe_read(cfg, np, CUDA_KERNEL_NODE_PARAMS__SIZE)) {
+            uint8_t *c = (uint8_t *)cfg;
+            secs[nsec++] = (struct sec){ .tag = TL_API_SEC_KERNEL_NODE_PARAMS, .size = CUDA_KERNEL_NODE_PARAMS__SIZE,
+                                         .full = CUDA_KERNEL_NODE_PARAMS__SIZE, .local = cfg };
+            nsec += launch_sections(r64(c, CUDA_KERNEL_NODE_PARAMS__func), r64(c, CUDA_KERNEL_NODE_PARAMS__kernelParams),
+                                    r64(c, CUDA_KERNEL_NODE_PARAMS__extra), secs + nsec, off, size, ptr, lay);
+        }
+        break;
+    }
     case TL_API_KIND_LOAD_IMAGE: {
         uintptr_t img = a[1];
         uint64_t n = img ? image_size(&img) : 0;
@@ -442,7 +456,8 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     e = errno;
     nsec = 0;
     if (r == 0 && a[0] && (s->kind == TL_API_KIND_LOAD_IMAGE || s->kind == TL_API_KIND_LOAD_FILE ||
-                           s->kind == TL_API_KIND_GET_BY_NAME || s->kind == TL_API_KIND_OUT0))
+                           s->kind == TL_API_KIND_GET_BY_NAME || s->kind == TL_API_KIND_OUT0 ||
+                           (s->kind == TL_API_KIND_GRAPH_KERNEL_NODE && s->nargs == 5)))
         sec_remote(&secs[nsec++], TL_API_SEC_OUT, a[0], 8, 8);
     api_record(TL_REC_API_EXIT, slot, call, a, r, secs, nsec, t0);
     t_api_depth--;

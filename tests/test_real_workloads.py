@@ -49,3 +49,40 @@ def test_no_false_mismatch(name):
     bad = [(s["qmd_address"], s["attribution"]["differences"]) for s in launches
            if s["verified"] is False]
     assert not bad
+
+
+def _replays(name, call_names=("cuGraphLaunch",)):
+    """{API call index: [kernel launch summaries]} of the graph launches of a capture."""
+    _, launches = _kernel_launches(name)
+    out = {}
+    for s in launches:
+        call = s["api_call"]
+        if call and call["name"] in call_names:
+            out.setdefault(call["index"], []).append(s)
+    return [out[k] for k in sorted(out)]
+
+
+def test_every_kernel_of_every_graph_replay():
+    """captures/launch-paths: a graph of two kernel nodes (scale, then offset) replayed five
+    times: twice as instantiated, twice after cuGraphExecKernelNodeSetParams changed the
+    first node, once after cuGraphExecUpdate. Each replay runs both nodes, with the grid,
+    block and argument bytes the program set (manifest truth); the second node is reached
+    only through the first one's DEPENDENT_QMD pointer after the first replay."""
+    truth = manifest("launch-paths")["ground_truth"]["sections"]["graph"]
+    assert truth["ok"]
+    replays = _replays("launch-paths")
+    assert len(replays) == len(truth["replays"]) == 5
+    for got, want in zip(replays, truth["replays"]):
+        assert len(got) == len(want["nodes"]) == 2
+        for s, node in zip(got, want["nodes"]):
+            assert (s["grid"], s["block"]) == (node["grid"], node["block"]), (want["after"], node)
+            n = len(node["param_bytes"]) // 2
+            assert s["params"]["hex"][:2 * n] == node["param_bytes"], (want["after"], node)
+        assert got[1]["source"] == "DEPENDENT_QMD0_POINTER"
+
+
+def test_graph_replay_capture_runs_both_kernels_each_time():
+    """captures/graph-replay (kernels/corpus_graph.cu): 2 stream-captured kernels, 3 replays."""
+    replays = _replays("graph-replay")
+    assert [len(r) for r in replays] == [2, 2, 2]
+    assert all(s["verified"] is True for r in replays for s in r)

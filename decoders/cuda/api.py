@@ -21,6 +21,10 @@ KINDS = {
     "LOAD_FILE": 5,    # module/library from a file: out=arg0, path=arg1
     "GET_BY_NAME": 6,  # out=arg0, parent=arg1, name=arg2
     "OUT0": 7,         # out=arg0: the u64 it points to is read at exit
+    # a CUDA graph's kernel node set: the last argument is CUDA_KERNEL_NODE_PARAMS * (its
+    # function, grid, block, shared memory, kernelParams/extra read as a launch's are);
+    # out=arg0 is read at exit for cuGraphAddKernelNode (the node handle)
+    "GRAPH_KERNEL_NODE": 8,
 }
 
 _LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
@@ -31,6 +35,8 @@ _LIB_OPTS = ("jitOptions", "jitOptionsValues", "numJitOptions", "libraryOptions"
              "libraryOptionValues", "numLibraryOptions")
 _CPY = ("dst", "src", "ByteCount")
 _SET = ("dstDevice", "value", "N")
+_GNODE_ADD = ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams")
+_GNODE_EXEC_SET = ("hGraphExec", "hNode", "nodeParams")
 
 FUNCTIONS = [Api(*a) for a in (
     (0, "cuLaunchKernel", "LAUNCH", _LAUNCH),
@@ -96,6 +102,18 @@ FUNCTIONS = [Api(*a) for a in (
     (59, "cuEventSynchronize", "PLAIN", ("hEvent",)),
     # CUDA 13: cuGetProcAddress("cuCtxSynchronize", 13000) answers this one (H100, 580.159.04)
     (60, "cuCtxSynchronize_v2", "PLAIN", ("ctx",)),
+    # CUDA graphs: what each replay's kernel nodes were set to (cuda.h, CUDA 13.0; the
+    # unsuffixed names are the CUDA 11 ABI, cuGetProcAddress answers the _v2 ones)
+    (61, "cuGraphAddKernelNode", "GRAPH_KERNEL_NODE", _GNODE_ADD),
+    (62, "cuGraphAddKernelNode_v2", "GRAPH_KERNEL_NODE", _GNODE_ADD),
+    (63, "cuGraphKernelNodeSetParams", "GRAPH_KERNEL_NODE", ("hNode", "nodeParams")),
+    (64, "cuGraphKernelNodeSetParams_v2", "GRAPH_KERNEL_NODE", ("hNode", "nodeParams")),
+    (65, "cuGraphExecKernelNodeSetParams", "GRAPH_KERNEL_NODE", _GNODE_EXEC_SET),
+    (66, "cuGraphExecKernelNodeSetParams_v2", "GRAPH_KERNEL_NODE", _GNODE_EXEC_SET),
+    (67, "cuGraphInstantiateWithFlags", "OUT0", ("phGraphExec", "hGraph", "flags")),
+    (68, "cuGraphUpload", "PLAIN", ("hGraphExec", "hStream")),
+    (69, "cuGraphUpload_ptsz", "PLAIN", ("hGraphExec", "hStream")),
+    (70, "cuGraphExecUpdate_v2", "PLAIN", ("hGraphExec", "hGraph", "resultInfo")),
 )]
 BY_SLOT = {f.slot: f for f in FUNCTIONS}
 BY_NAME = {f.name: f for f in FUNCTIONS}
@@ -103,6 +121,8 @@ MAX_ARGS = 11   # cuLaunchKernel: the shim forwards 11 integer-class words to ev
 
 # Groups the report and the attribution use, by base name (variant suffixes dropped).
 LAUNCH_KINDS = ("LAUNCH", "LAUNCH_COOP", "LAUNCH_EX")
+# Calls that send a graph's QMDs ahead of a replay (they run at the next cuGraphLaunch).
+GRAPH_PREPARE = ("cuGraphUpload", "cuGraphInstantiateWithFlags", "cuGraphExecUpdate")
 
 
 def base_name(name):
@@ -130,6 +150,7 @@ SECTIONS = {
     # behind each (PARAM_WINDOW_BYTES), which the decoder cuts to the cubin's sizes.
     9: "PARAM_POINTERS",
     10: "PARAM_WINDOWS",
+    11: "KERNEL_NODE_PARAMS",   # CUDA_KERNEL_NODE_PARAMS (its first 56 bytes)
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each

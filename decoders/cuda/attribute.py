@@ -15,7 +15,7 @@ with the reason.
 import re
 
 from decoders.cubin import demangle, find_cubins
-from decoders.cuda.api import LAUNCH_KINDS
+from decoders.cuda.api import GRAPH_PREPARE, LAUNCH_KINDS
 from decoders.errors import TraceLaunchError
 from decoders.fields import align_up
 from decoders.launch import SMEM_GRANULE, family_of_sm
@@ -128,7 +128,9 @@ class Attribution:
         self.any_calls = True
         if c.result != 0:
             return
-        if c.kind in LAUNCH_KINDS:      # (never a load or a lookup: nothing to forget)
+        if c.kind in LAUNCH_KINDS or c.kind == "GRAPH_KERNEL_NODE":
+            # (never a load or a lookup: nothing to forget) a launch that submitted nothing
+            # was captured into a graph; a kernel node's parameters are what its replays run
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
             return
@@ -236,15 +238,23 @@ class Attribution:
         hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
         if call.kind not in LAUNCH_KINDS:
-            node = self._graph_node(call, s, hw_bytes) if call.base == "cuGraphLaunch" else None
+            graph = call.base == "cuGraphLaunch" or call.base in GRAPH_PREPARE
+            node = self._graph_node(call, s, hw_bytes) if graph else None
             if node is None:
-                out["why"] = (f"{call.base} is not a kernel launch call: nothing to check the "
+                out["why"] = (f"{call.base} replays graph nodes, and the capture holds no "
+                              "kernel node set with this grid, block and argument bytes (no "
+                              "bracketed cuGraphAddKernelNode, *KernelNodeSetParams or stream-"
+                              "captured launch)" if graph else
+                              f"{call.base} is not a kernel launch call: nothing to check the "
                               "QMD against")
                 return self._by_address(out, s)
             # A graph replay runs the launches captured into the graph: the launch call made
             # during stream capture (it submitted nothing) with this grid, block and arguments.
             out["graph_node"] = {"call": node.name, "index": node.index,
                                  "matched_by": "grid, block and argument bytes"}
+            if call.base in GRAPH_PREPARE:
+                out["graph_node"]["sent_by"] = (f"{call.base}: the node's QMD is written and "
+                                                "scheduled ahead of the replays that run it")
             call = node
         cfg = call.launch_config
         handle = cfg["function"]
@@ -272,7 +282,7 @@ class Attribution:
     def _graph_node(self, replay, s, hw_bytes):
         """The captured launch call (no submission, before the replay) this QMD replays."""
         hw_bytes = hw_bytes or b""
-        for c in self._captured:
+        for c in reversed(self._captured):      # the latest setting of a node wins
             if c.index > replay.index or c.launch_config["grid"] != s.get("grid") or \
                     c.launch_config["block"] != s.get("block"):
                 continue

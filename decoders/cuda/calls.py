@@ -17,6 +17,8 @@ _CONFIG = T.CUlaunchConfig.compile()
 _CONFIG_SIZE = T.CUlaunchConfig.sizeof()
 _ATTR = T.CUlaunchAttribute.compile()
 _ATTR_SIZE = T.CUlaunchAttribute.sizeof()
+_NODE = T.CUDA_KERNEL_NODE_PARAMS.compile()
+_NODE_SIZE = T.CUDA_KERNEL_NODE_PARAMS.sizeof()
 _SLOT = T.PARAM_SLOT.compile()
 _SLOT_SIZE = T.PARAM_SLOT.sizeof()
 
@@ -209,6 +211,16 @@ class ApiCall:
             return {"function": a["f"], "grid": u[0:3], "block": u[3:6],
                     "shared_memory_bytes": u[6], "stream": a["hStream"],
                     "cluster": None, "cooperative": self.kind == "LAUNCH_COOP", "attributes": []}
+        if self.kind == "GRAPH_KERNEL_NODE":
+            # what a graph's kernel node was set to: checked against each replay's QMD
+            node = self.sections.get("KERNEL_NODE_PARAMS")
+            if not node or "UNREADABLE" in node["flags"] or len(node["data"]) < _NODE_SIZE:
+                return None
+            n = _NODE.parse(node["data"])
+            return {"function": n.func, "grid": [n.gridDimX, n.gridDimY, n.gridDimZ],
+                    "block": [n.blockDimX, n.blockDimY, n.blockDimZ],
+                    "shared_memory_bytes": n.sharedMemBytes, "stream": None, "cluster": None,
+                    "cooperative": False, "attributes": []}
         if self.kind != "LAUNCH_EX":
             return None
         cfg = self.sections.get("LAUNCH_CONFIG")

@@ -23,6 +23,19 @@ CUlaunchConfig = Struct(
     Padding(4),
 )
 
+# CUDA_KERNEL_NODE_PARAMS (cuda.h CUDA_KERNEL_NODE_PARAMS_st, the v1 layout): the v2 struct
+# that cuGraphAddKernelNode_v2 and the *SetParams_v2 calls take starts with the same 56
+# bytes (then `kern` and `ctx`), so the shim copies these 56 for either.
+CUDA_KERNEL_NODE_PARAMS = Struct(
+    "func" / Int64ul,
+    "gridDimX" / Int32ul, "gridDimY" / Int32ul, "gridDimZ" / Int32ul,
+    "blockDimX" / Int32ul, "blockDimY" / Int32ul, "blockDimZ" / Int32ul,
+    "sharedMemBytes" / Int32ul,
+    Padding(4),
+    "kernelParams" / Int64ul,    # void **
+    "extra" / Int64ul,           # void **
+)
+
 # CUlaunchAttributeID values the decoder reads (cuda.h enum CUlaunchAttributeID_enum).
 CU_LAUNCH_ATTRIBUTE = {
     1: "ACCESS_POLICY_WINDOW", 2: "COOPERATIVE", 3: "SYNCHRONIZATION_POLICY",

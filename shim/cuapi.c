@@ -16,6 +16,11 @@
  *      they may call the driver (cuFuncGetParamInfo) and dlopen(RTLD_NOLOAD). Only the
  *      outermost call on a thread is recorded (libcuda calling itself is not a new call).
  *      Program memory named by an argument is read with process_vm_readv only (I5).
+ *  I17 A cached parameter layout belongs to the function a lookup handed out: every
+ *      lookup that returns a handle (cuModuleGetFunction, cuLibraryGetKernel,
+ *      cuKernelGetFunction) drops what was cached for that handle, because a module
+ *      unloaded and another loaded can give a new function the old one's address (XLA's
+ *      autotuning does: captures/jax-jit before this rule read a stale layout).
  */
 
 typedef uint32_t (*api_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
@@ -310,21 +315,26 @@ static uint32_t query_layout(uint64_t f, uint32_t *off, uint32_t *size, uint32_t
     return n;
 }
 
+#define FN_FREE 1u   /* an evicted entry (I17): handles are aligned, never 1 */
+
 static uint32_t param_layout(uint64_t f, uint32_t *off, uint32_t *size, uint32_t *flags) {
     uint32_t h = (uint32_t)((f >> 4) * 0x9E3779B1u) % MAX_FUNCS;
     for (uint32_t probe = 0; probe < 8; probe++) {
         struct fnlayout *e = &g_fn[(h + probe) % MAX_FUNCS];
         uint64_t k = LOAD_ACQ(&e->key);
         if (k == f && LOAD_ACQ(&e->ready)) {
-            *flags |= e->flags;
-            memcpy(off, e->off, e->n * 4); memcpy(size, e->size, e->n * 4);
-            return e->n;
+            uint32_t fl = e->flags, n = e->n;
+            memcpy(off, e->off, n * 4); memcpy(size, e->size, n * 4);
+            /* evicted and refilled while copying: ask the driver instead */
+            if (LOAD_ACQ(&e->key) != f || !LOAD_ACQ(&e->ready)) break;
+            *flags |= fl;
+            return n;
         }
-        if (k == 0) {
-            uint64_t zero = 0;
+        if (k == 0 || k == FN_FREE) {
+            uint64_t was = k;
             uint32_t n = query_layout(f, off, size, flags);
             if (n <= CACHED_PARAMS && !(*flags & TL_API_SF_LAYOUT_UNKNOWN) &&
-                __atomic_compare_exchange_n(&e->key, &zero, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                __atomic_compare_exchange_n(&e->key, &was, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 e->n = n; e->flags = *flags;
                 memcpy(e->off, off, n * 4); memcpy(e->size, size, n * 4);
                 STORE_REL(&e->ready, 1);
@@ -333,6 +343,18 @@ static uint32_t param_layout(uint64_t f, uint32_t *off, uint32_t *size, uint32_t
         }
     }
     return query_layout(f, off, size, flags);
+}
+
+/* I17: a lookup handed out handle f: forget the layout cached for that address. */
+static void layout_forget(uint64_t f) {
+    uint32_t h = (uint32_t)((f >> 4) * 0x9E3779B1u) % MAX_FUNCS;
+    for (uint32_t probe = 0; probe < 8; probe++) {
+        struct fnlayout *e = &g_fn[(h + probe) % MAX_FUNCS];
+        uint64_t k = f;
+        if (LOAD_ACQ(&e->key) != f) continue;
+        STORE_REL(&e->ready, 0);
+        __atomic_compare_exchange_n(&e->key, &k, (uint64_t)FN_FREE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
 }
 
 /* ---- the bracket ----------------------------------------------------------------------- */
@@ -455,6 +477,11 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
     e = errno;
     nsec = 0;
+    if (r == 0 && a[0] && (s->kind == TL_API_KIND_GET_BY_NAME ||
+                           (s->kind == TL_API_KIND_OUT0 && !strcmp(s->name, "cuKernelGetFunction")))) {
+        uint64_t h = 0;     /* I17 */
+        if (safe_read(&h, a[0], 8) && h) layout_forget(h);
+    }
     if (r == 0 && a[0] && (s->kind == TL_API_KIND_LOAD_IMAGE || s->kind == TL_API_KIND_LOAD_FILE ||
                            s->kind == TL_API_KIND_GET_BY_NAME || s->kind == TL_API_KIND_OUT0 ||
                            (s->kind == TL_API_KIND_GRAPH_KERNEL_NODE && s->nargs == 5)))

@@ -113,11 +113,12 @@ def test_every_call_recorded_once_and_paired(runs):
     names = [c.name for c in api.calls]
     assert names == ["cuModuleLoadData", "cuModuleGetFunction", "cuModuleGetFunction",
                      "cuMemAlloc_v2", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernel",
-                     "cuLaunchKernelEx", "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel",
+                     "cuLaunchKernelEx", "cuLaunchKernel", "cuLaunchKernel",
+                     "cuModuleGetFunction", "cuLaunchKernel", "cuLaunchKernel",
                      "cuLibraryLoadData", "cuModuleLoadData", "cuMemcpyHtoD_v2", "cuMemsetD8_v2"]
     assert all(c.complete for c in api.calls) and api.unfinished == []
-    assert [c.result for c in api.calls] == [0] * 10 + [400] + [0] * 4
-    assert api.calls[10].result_name == "CUDA_ERROR_INVALID_HANDLE"
+    assert [c.result for c in api.calls] == [0] * 12 + [400] + [0] * 4
+    assert api.calls[12].result_name == "CUDA_ERROR_INVALID_HANDLE"
     assert len({c.call for c in api.calls}) == len(api.calls)
     assert all(c.t_start <= c.t_end for c in api.calls)
 
@@ -126,7 +127,7 @@ def test_outputs_read_at_exit(runs):
     truth, api = runs["full"]
     c = api.calls
     assert c[0].out == truth["mod"] and c[1].out == truth["f"] and c[2].out == truth["f0"]
-    assert c[3].out == truth["d"] and c[11].out == truth["lib"] and c[12].out == truth["mod2"]
+    assert c[3].out == truth["d"] and c[13].out == truth["lib"] and c[14].out == truth["mod2"]
     assert (c[1].string, c[2].string) == ("vadd", "empty")
     assert c[3].args == {"dptr": c[3].args["dptr"], "bytesize": 4096}
 
@@ -150,6 +151,17 @@ def test_launch_arguments_and_bytes(runs):
     e = api.calls[8]
     assert "LAYOUT_UNKNOWN" in e.sections["PARAM_LAYOUT"]["flags"]
     assert e.param_bytes == bytes(range(0x40, 0x40 + 24))
+
+
+def test_layout_of_a_handle_handed_out_again(runs):
+    """Shim invariant I17: cuModuleGetFunction hands out 0x1000 again for another function
+    (tests/c/fakecuda.c "vadd_reloaded": two ints): the next launch's layout is the new one,
+    not the one cached for the first function at that address (XLA reuses addresses)."""
+    _, api = runs["full"]
+    last = api.calls[11]
+    assert last.args["f"] == 0x1000
+    assert [(p["offset"], p["size"]) for p in last.params] == [(0, 4), (4, 4)]
+    assert last.param_bytes == struct.pack("<ii", 11, -22)
 
 
 def test_unknown_layout_keeps_pointer_windows(runs):
@@ -181,15 +193,15 @@ def test_images_copied_to_their_size(runs):
     fat = api.calls[0].image
     assert len(fat) == 64 and fat[16:] == bytes(range(16, 64))
     assert struct.unpack_from("<IHHQ", fat) == (0xBA55ED50, 1, 16, 48)
-    elf = api.calls[11].image
+    elf = api.calls[13].image
     assert len(elf) == 256 and elf[:4] == b"\x7fELF"
     assert elf[64:] == bytes((i * 7) & 0xFF for i in range(64, 256))
-    assert api.calls[12].image.decode() == truth["ptx"]
+    assert api.calls[14].image.decode() == truth["ptx"]
 
 
 def test_plain_arguments(runs):
     truth, api = runs["full"]
-    cp, ms = api.calls[13], api.calls[14]
+    cp, ms = api.calls[15], api.calls[16]
     assert cp.args == {"dstDevice": truth["d"], "srcHost": truth["host_ptr"], "ByteCount": 512}
     assert ms.args["dstDevice"] == truth["d"] and ms.args["N"] == 4096
     assert ms.args["value"] & 0xFF == 0xAB

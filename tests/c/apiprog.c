@@ -74,6 +74,10 @@ int main(int argc, char **argv) {
     /* unknown layout with kernelParams: the shim keeps pointers and a window behind each */
     long long w0 = -5; unsigned short w1 = 0xBEEF; void *wparams[2] = { &w0, &w1 };
     launch(0x8888, 1, 1, 1, 1, 1, 1, 0, 0, wparams, 0);
+    /* The same handle handed out for another function (shim invariant I17). */
+    u64 f2 = 0; int i0 = 11, i1 = -22; void *params2[2] = { &i0, &i1 };
+    getfn(&f2, mod, "vadd_reloaded");
+    launch(f2, 1, 1, 1, 32, 1, 1, 0, 0, params2, 0);
     int r6 = launch(0xdead, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0);
     /* An ELF image: header (e_shoff 128, e_shentsize 64, e_shnum 2) -> 256 bytes. */
     static uint8_t elf[256 + 32];

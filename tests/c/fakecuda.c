@@ -36,10 +36,19 @@ int cuLaunchKernelEx(const void *cfg, u64 f, void **params, void **extra) {
 /* Handle 0x1000: a CUfunction with (a: 8 B @0, b: 8 B @8, n: 4 B @16).
  * Handle 0x2000: a CUkernel: cuFuncGetParamInfo refuses it, cuKernelGetParamInfo answers
  * (x: 4 B @0, y: 8 B @8). Handle 0x3000: no parameters. Anything else: unknown. */
+/* Set by cuModuleGetFunction("vadd_reloaded"), which hands out 0x1000 again for another
+ * function (a module unloaded and another loaded at the same address): its layout is then
+ * two ints (4 B @0, 4 B @4). */
+static int fake_reloaded;
 int cuFuncGetParamInfo(u64 f, size_t i, size_t *off, size_t *size) {
     static const size_t o[3] = { 0, 8, 16 }, s[3] = { 8, 8, 4 };
     if (f == 0x3000) return 1;
     if (f != 0x1000) return 400;
+    if (fake_reloaded) {
+        if (i >= 2) return 1;
+        *off = 4 * i; *size = 4;
+        return 0;
+    }
     if (i >= 3) return 1;
     *off = o[i]; *size = s[i];
     return 0;
@@ -55,7 +64,8 @@ int cuKernelGetParamInfo(u64 k, size_t i, size_t *off, size_t *size) {
 int cuModuleLoadData(u64 *mod, const void *image) { seen(2, (u64)mod, (u64)image, 0, 0, 0, 0); *mod = 0xAAA0; return 0; }
 int cuModuleGetFunction(u64 *f, u64 mod, const char *name) {
     seen(3, (u64)f, mod, (u64)name, 0, 0, 0);
-    *f = strcmp(name, "vadd") ? 0x3000 : 0x1000;
+    if (!strcmp(name, "vadd_reloaded")) fake_reloaded = 1;
+    *f = strcmp(name, "vadd") && strcmp(name, "vadd_reloaded") ? 0x3000 : 0x1000;
     return 0;
 }
 int cuLibraryLoadData(u64 *lib, const void *code, void *a, void *b, unsigned c, void *d, void *e, unsigned g) {

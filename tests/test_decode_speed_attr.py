@@ -22,11 +22,14 @@ def _verify_reference(self, call, params, cfg, s, info, hw_bytes):
     pairs = [("grid", cfg["grid"], s.get("grid")), ("block", cfg["block"], s.get("block")),
              ("cluster", cfg["cluster"] or required, s.get("cluster"))]
     if cfg["shared_memory_bytes"] is not None and info is not None:
+        # docs/shared-memory.md: the reserve + (static + dynamic) in 128 B granules, where a
+        # cubin section of at least the reserve already holds it
         reserve = s.get("shared_memory_driver_reserved_bytes") or 0
         static = info.shared_memory_bytes
-        if static < reserve:
-            static += reserve
-        pairs.append(("shared_memory_bytes", static + cfg["shared_memory_bytes"],
+        if static >= reserve:
+            static -= reserve
+        pairs.append(("shared_memory_bytes",
+                      reserve + -(-(static + cfg["shared_memory_bytes"]) // 128) * 128,
                       s.get("shared_memory_bytes")))
     for name, api, qmd in pairs:
         if api is None:
@@ -90,7 +93,8 @@ def _for_launch_reference(self, launch, call):
     reach _verify: no call, and a QMD that runs no kernel."""
     s = getattr(launch, "_summary", None) or launch.summary
     out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
-           "verified": None, "checked": [], "differences": [], "why": None}
+           "verified": None, "checked": [], "differences": [], "shared_memory": None,
+           "why": None}
     if call is None:
         out["why"] = "the doorbell rang outside any bracketed API call"
         return self._by_address(out, s)
@@ -116,7 +120,7 @@ def test_for_launch_without_kernel_equals_reference(name, monkeypatch):
             assert list(got.items()) == list(want.items())      # same keys, same order
             seen.append(call is None)
         assert list(got) == ["api_call", "graph_node", "kernel", "args", "verified",
-                             "checked", "differences", "why"]
+                             "checked", "differences", "shared_memory", "why"]
         return got
     monkeypatch.setattr(A.Attribution, "for_launch", spy)
     decode_capture(path, keep=None)

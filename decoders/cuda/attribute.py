@@ -131,6 +131,11 @@ class Attribution:
         if c.kind in LAUNCH_KINDS or c.kind == "GRAPH_KERNEL_NODE":
             # (never a load or a lookup: nothing to forget) a launch that submitted nothing
             # was captured into a graph; a kernel node's parameters are what its replays run
+            if c.launch_config:
+                # the function as bound now: a later lookup may hand its handle to another
+                # function (XLA unloads modules) before this call's QMDs are attributed
+                entry = self.functions.get(c.launch_config["function"])
+                c.bound = (entry, self.images.get(entry[1]) if entry else None)
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
             return
@@ -163,21 +168,26 @@ class Attribution:
                         "call": name, "call_index": index}
         return None
 
-    def kernel(self, handle):
-        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None."""
+    def kernel(self, handle, bound=None):
+        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None.
+        bound: (function entry, module load) as the launch call saw them (observe)."""
+        if bound is not None and bound[0] is not None and \
+                (self.functions.get(handle) != bound[0] or
+                 self.images.get(bound[0][1]) is not bound[1]):
+            return self._kernel(handle, bound)      # rebound since the call: as it was then
         k = self._kernels.get(handle, self)
         if k is self:
             k = self._kernels[handle] = self._kernel(handle)
         return k
 
-    def _kernel(self, handle):
-        entry = self.functions.get(handle)
+    def _kernel(self, handle, bound=None):
+        entry = bound[0] if bound is not None else self.functions.get(handle)
         if entry is None:
             return None
         mangled, parent = entry
         out = {"mangled": mangled, "name": demangle(mangled) if mangled else mangled,
                "module": parent, "image_call": None, "cubin": None, "info": None}
-        load = self.images.get(parent)
+        load = bound[1] if bound is not None else self.images.get(parent)
         if load is None:
             return out
         out["image_call"] = load.index
@@ -224,16 +234,16 @@ class Attribution:
         s = getattr(launch, "_summary", None) or launch.summary
         if call is None:
             out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
-                   "verified": None, "checked": [], "differences": [],
+                   "verified": None, "checked": [], "differences": [], "shared_memory": None,
                    "why": "the doorbell rang outside any bracketed API call"}
             return self._by_address(out, s)
         api_call = call.api_call_json()
         if not s.get("kernel"):     # (the same keys in the same order, made at once)
             return {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
-                    "verified": None, "checked": [], "differences": [],
+                    "verified": None, "checked": [], "differences": [], "shared_memory": None,
                     "why": _no_kernel_why(s.get("qmd_type"), call.base)}
         out = {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
-               "verified": None, "checked": [], "differences": [], "why": None}
+               "verified": None, "checked": [], "differences": [], "shared_memory": None, "why": None}
         params = s.get("params")
         hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
@@ -258,13 +268,13 @@ class Attribution:
             call = node
         cfg = call.launch_config
         handle = cfg["function"]
-        k = self.kernel(handle)
+        k = self.kernel(handle, call.bound)
         info = k["info"] if k else None
         if k:
             # one dict per kernel() entry, shared by its launches (read, never changed;
             # Launch.summary gives each its own copy)
             kj = self._kernel_json.get(handle)
-            if kj is None:
+            if kj is None or kj["mangled"] != k["mangled"] or kj["image_call"] != k["image_call"]:
                 kj = self._kernel_json[handle] = {
                     "name": k["name"], "mangled": k["mangled"], "module": k["module"],
                     "image_call": k["image_call"], "cubin_arch": k["cubin"]}
@@ -274,8 +284,7 @@ class Attribution:
         out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         out["checked"] = self.checked
-        if self.smem is not None:
-            out["shared_memory"] = self.smem
+        out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]
         return out
 

@@ -85,7 +85,7 @@ class ApiCall:
     """One bracketed call. `args` are named from decoders/cuda/api.py."""
     __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
                  "sections", "out_sections", "result", "t_start", "t_end", "submissions",
-                 "launch_config", "params", "complete", "_records", "_json")
+                 "launch_config", "params", "complete", "_records", "_json", "bound")
 
     def __init__(self, rec):
         b = rec.body
@@ -111,6 +111,7 @@ class ApiCall:
         self.submissions = []
         self.complete = False
         self._json = None
+        self.bound = None       # a launch's function as its lookup bound it (Attribution.observe)
         self.launch_config = config if config is not None else self._launch_config()
         self.params = self._params() if self.sections else None
 

@@ -10,7 +10,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 python3 setup.py -q build_ext --inplace >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
 python3 scripts/record.py --out "$OUT/real" "$@" real 2>&1 | tee "$OUT/record.log"
-find "$OUT/real" -name capture.tlc -exec xz -T0 -6 {} + 2>/dev/null || find "$OUT/real" -name capture.tlc -exec gzip -6 {} +
+find "$OUT/real" -name capture.tlc -exec gzip -9 {} +
 du -a "$OUT/real" | sort -n | tail -20
 tar cf - -C "$OUT" real | split -b 15M - "$OUT/real.tar.part-" && rm -rf "$OUT/real"
 ls -la "$OUT"

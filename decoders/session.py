@@ -472,13 +472,15 @@ def _decode_capture(path, branch, launches, keep):
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
                                             "how": F.TL_START.get(b.how, b.how),
-                                            "exe": cstr(b.exe), "cmdline": cmd, "exit": None}
+                                            "exe": cstr(b.exe), "cmdline": cmd, "exit": None,
+                                            "t_start": rec.t_start, "tid": rec.tid}
             elif t == "PROCESS_EXIT":
                 # incomplete: written by the shim's destructor, which cannot know the status
                 # (the program returned from main, so libc called exit internally)
                 p = model.processes.setdefault(rec.pid, {"pid": rec.pid})
                 p["exit"] = b.status if rec.complete else None
                 p["exit_record"] = True
+                p["t_exit"] = rec.t_start
             elif t == "STATS":
                 for name, v in zip(F.TL_STATS_NAMES, b.counters):
                     model.shim_stats[name] = model.shim_stats.get(name, 0) + v

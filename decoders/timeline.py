@@ -206,6 +206,16 @@ def timeline(model):
     for a in api_calls:
         b.complete(a["pid"], a["tid"], str(a.get("name") or "api call"), "api", a["t_start"],
                    a["t_end"], dict(a.get("args") or {}))
+    # every traced process shows, also one that only started a helper program (ptxas, a
+    # compile worker) and made no ioctl: its start and exit as instants on its first thread
+    for pid, p in sorted((getattr(model, "processes", None) or {}).items()):
+        tid = p.get("tid", pid)
+        if p.get("t_start") is not None:
+            b.instant(pid, tid, f"process start {p.get('exe') or ''}".rstrip(), "process",
+                      p["t_start"], {"ppid": p.get("ppid"), "how": p.get("how"),
+                                     "cmdline": p.get("cmdline")})
+        if p.get("t_exit") is not None:
+            b.instant(pid, tid, "process exit", "process", p["t_exit"], {"status": p.get("exit")})
     pairs, single = _mark_ranges(model)
     for pid, tid, label, t0, t1, mid in pairs:
         b.complete(pid, tid, label or f"mark {mid}", "mark", t0, t1, {"id": mid})

@@ -255,8 +255,10 @@ class Attribution:
                               "kernel node set with this grid, block and argument bytes (no "
                               "bracketed cuGraphAddKernelNode, *KernelNodeSetParams or stream-"
                               "captured launch)" if graph else
-                              f"{call.base} is not a kernel launch call: nothing to check the "
-                              "QMD against")
+                              f"{call.base} runs a kernel of the driver's own (memsets and "
+                              "device copies are kernels on this GPU): the call names no kernel, "
+                              "grid or argument layout, so the capture holds nothing to check "
+                              "this QMD against")
                 return self._by_address(out, s)
             # A graph replay runs the launches captured into the graph: the launch call made
             # during stream capture (it submitted nothing) with this grid, block and arguments.

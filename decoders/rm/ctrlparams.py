@@ -391,12 +391,6 @@ CTRL_PARAMS.update({
 UNDECLARED = {
     0x83DE030C: "DEBUG_READ_ALL_SM_ERROR_STATES: 4824 B (per-SM error registers), layout not read; "
                 "issued after a kernel fault (captures/kernel-fault)",
-    0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
-    0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
-    0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",
-    0x2080121B: "GR_GET_GLOBAL_SM_ORDER: 9240 B, not declared",
-    0x20803002: "NVLINK_GET_NVLINK_STATUS: 13344 B, not declared",
-    0x20803801: "GRMGR_GET_GR_FS_INFO: 1928 B, request/response union not declared",
 }
 
 TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
@@ -407,6 +401,10 @@ TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
           "C2C_REMOTE_TYPE": NV2080_CTRL_BUS_GET_C2C_INFO_REMOTE_TYPE,
           "DRAIN_STATE_FLAG": NV0000_CTRL_GPU_DRAIN_STATE_FLAG,
           "CPU_CLK_ID": NV2080_TIMER_GPU_CPU_TIME_CPU_CLK_ID}
+
+from decoders.rm.ctrlparams_ext import CTRL_PARAMS_EXT, TABLES_EXT  # noqa: E402
+CTRL_PARAMS.update(CTRL_PARAMS_EXT)
+TABLES.update(TABLES_EXT)
 
 _LIST_CACHE = {}
 

@@ -24,6 +24,7 @@ from decoders.rm import ctrlparams as CP
 from decoders.rm.classes import class_name
 from decoders.rm.controls import control_info, control_display, numbers_display
 from decoders.rm.nvos import nv_ioctl_xfer_t
+from decoders.rm.pointers import follow as follow_pointers
 from decoders.rm.status import is_error, status_name
 from decoders.uvm.ioctls import UVM_TOOLS_COMMANDS, uvm_command
 
@@ -62,6 +63,7 @@ class Info:
     params_after: dict = field(default_factory=dict)
     inner_nr: int = None
     notes: list = field(default_factory=list)
+    pointers: list = field(default_factory=list)    # outcome per followed NvP64 (rm/pointers.py)
 
 
 _SIZES = {}     # id(struct) -> (struct, its size): construct's sizeof() walks it each time
@@ -387,6 +389,12 @@ class _Builder:
         self.group("ioctl.params.out", "=>", outs)
         self.info.params_before = _values(ins)
         self.info.params_after = _values(after_nodes)
+        if role == TL_BUF_RM_CONTROL_PARAMS and self.info.control in CP.POINTERS:
+            for node, outcome in follow_pointers(self.info.control, st, self.info.params_before,
+                                                 _get(self.rec, "buffers", []), self.flags,
+                                                 tables):
+                self.root.add(node)
+                self.info.pointers.append(outcome)
 
     # -- UVM ----------------------------------------------------------------------------
     def uvm(self):
@@ -556,7 +564,11 @@ def summarize_info(b):
         body_in = _brief_nodes(pin.children) if pin is not None else ""
         body_out = _brief_nodes(pout.children, skip=()) if pout is not None else ""
         body = " ".join(x for x in (body_in, f"=> {body_out}" if body_out else "") if x)
-        return head + (f": {body}" if body else "") + tail
+        for n in root.children:         # followed params pointers (rm/pointers.py): RM's answer
+            if n.name.startswith("*") and n.children:
+                shown = n.children[-1].display
+                body += f" {n.name}=[{shown[:96]}{'...' if len(shown) > 96 else ''}]"
+        return head + (f": {body.strip()}" if body.strip() else "") + tail
     if esc.startswith("NV_ESC_RM_FREE"):
         return f"{short} {a.get('hObjectOld', 0):#x} under {a.get('hObjectParent', 0):#x}" + tail
     body_in = _brief_nodes(ins.children) if ins is not None else ""

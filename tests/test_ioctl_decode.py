@@ -1,4 +1,5 @@
 """decode_ioctl / summarize on hand-built argument bytes (synthetic records, not captures)."""
+import struct
 from construct import Container
 
 from decoders.escapes.structs import nv_ioctl_rm_api_version_t
@@ -91,10 +92,46 @@ def test_name_string_and_list_controls():
     assert node.find("ioctl.params.in.engineList").display == "[GRAPHICS, COPY0]"
 
 
-def test_pointer_inside_params_is_flagged_not_captured():
+def test_pointer_inside_params_of_an_old_capture_says_not_in_capture():
+    """A record from a shim that did not follow pointers (no TL_IF_PTRS_FOLLOWED)."""
     p = CP.NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS.build(dict(numClasses=80, classList=0x7F00DEAD0000))
     node = decode_ioctl(control_rec(0x00800201, 0x5C000002, p))
-    assert "not captured" in node.find("ioctl.params.in.classList").display
+    assert node.find("ioctl.params.in.classList").display == "0x7f00dead0000"
+    assert "not in this capture" in node.find("ioctl.params.classList").display
+
+
+def _followed(cmd, hobject, params, pointees):
+    """control_rec plus role-5 buffers {field offset: (before, after)} and the flag."""
+    r = control_rec(cmd, hobject, params)
+    for off, (before, after) in pointees.items():
+        r.buffers.append(buf(5, before, after, field=off, addr=0x7F0000003000 + off))
+    r.flags |= 0x8
+    return r
+
+
+def test_gr_get_info_list_followed_as_index_value_pairs():
+    p = CP.NV2080_CTRL_GR_GET_INFO_PARAMS.build(dict(grInfoListSize=3, grInfoList=0x7F0000003008,
+                                                     grRouteInfo=dict(flags=0, route=0)))
+    before = struct.pack("<6I", 0x0C, 0, 0x14, 0, 0x1D, 0)
+    after = struct.pack("<6I", 0x0C, 0x900, 0x14, 8, 0x1D, 132)
+    node = decode_ioctl(_followed(0x20801201, 0x5C000003, p, {8: (before, after)}))
+    ptr = node.find("ioctl.params.grInfoList")
+    assert ptr.display.startswith("3 x 8 B at ")
+    assert node.find("ioctl.params.grInfoList.out").display == (
+        "SM_VERSION=0x900 LITTER_NUM_GPCS=8 GPU_CORE_COUNT=0x84")
+    assert "not followed" not in to_text(node)
+    assert "*grInfoList=[SM_VERSION=0x900 LITTER_NUM_GPCS=8 GPU_CORE_COUNT=0x84]" in node.display
+
+
+def test_channel_list_followed_as_handles_and_bad_pointer_unreadable():
+    p = CP.NV0080_CTRL_FIFO_GET_CHANNELLIST_PARAMS.build(
+        dict(numChannels=2, pChannelHandleList=0x7F0000003008, pChannelList=0xDEAD0000))
+    handles = struct.pack("<2I", 0x5C00001C, 0x5C000020)
+    r = _followed(0x0080170D, 0x5C000002, p, {8: (handles, handles)})
+    r.buffers.append(buf(5, None, None, flags=0, size=8, field=16, addr=0xDEAD0000))
+    node = decode_ioctl(r)
+    assert node.find("ioctl.params.pChannelHandleList.in").display == "[0x5c00001c, 0x5c000020]"
+    assert "unreadable" in node.find("ioctl.params.pChannelList").display
 
 
 def test_nonpublic_control_and_failed_status():

@@ -27,7 +27,7 @@ _FMT_SIGNED = {"b", "h", "i", "q"}
 
 class Hints(dict):
     """Per-struct display hints: field name -> kind (class, status, handle, hex, dec, bool,
-    uuid, str, ptr, ptr_uncaptured, engine, ctrl, flags:<table>, enum:<table>, count_of:<arr>)."""
+    uuid, str, ptr, engine, ctrl, flags:<table>, enum:<table>, count_of:<arr>)."""
 
 
 def _plan(st):
@@ -122,8 +122,6 @@ def format_value(value, kind=None, tables=None):
         return status_name(value)
     if kind in ("handle", "hex", "ptr"):
         return f"{value:#x}"
-    if kind == "ptr_uncaptured":
-        return f"{value:#x} (pointer: not followed, contents not captured)" if value else "NULL"
     if kind == "dec":
         return str(value)
     if kind == "bool":

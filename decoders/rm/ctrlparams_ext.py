@@ -1,6 +1,5 @@
 """RM_CONTROL params added for issue 18: the public controls CUDA 580 issues that were left
-undeclared, the entries of the lists that params point to (NvP64 + count), and their index
-tables.
+undeclared, the lists that params point to (NvP64 + count), and their index tables.
 
 Provenance: NVIDIA/open-gpu-kernel-modules at tag 580.142 (the newest 580 tag stored; the
 captures are 580.159.04), src/common/sdk/nvidia/inc/ctrl/: ctrl0000/ctrl0000syncgpuboost.h
@@ -18,6 +17,8 @@ Padding is ours (natural C alignment, NV_DECLARE_ALIGNED 8), named reserved*. Ea
 equals the paramsSize libcuda passed on the H100 (tests/test_ioctl_tables.py): 2244, 56, 9240,
 1928, 48, 13344, 1352, 4, 16. Name prefix: NVIDIA's struct names.
 """
+from collections import namedtuple
+
 from construct import Array, Bytes, Int8ul, Int16ul, Int32ul, Int64ul, Padding, Struct
 
 NvU8, NvU16, NvU32, NvU64, NvP64 = Int8ul, Int16ul, Int32ul, Int64ul, Int64ul
@@ -215,8 +216,7 @@ CTRL_PARAMS_EXT = {
                                 "bLaneReversal": "bool", "remoteLinkSid": "hex",
                                 "localLinkSid": "hex"}}),
     0x503C0105: ("NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS", NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS, {}),
-    0x20801802: ("NV2080_CTRL_BUS_GET_INFO_PARAMS", NV2080_CTRL_BUS_GET_INFO_PARAMS,
-                 {"busInfoList": "ptr_uncaptured"}),
+    0x20801802: ("NV2080_CTRL_BUS_GET_INFO_PARAMS", NV2080_CTRL_BUS_GET_INFO_PARAMS, {}),
 }
 
 TABLES_EXT = {
@@ -226,4 +226,31 @@ TABLES_EXT = {
     "GR_FS_INFO_QUERY": NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY,
     "GR_INFO_INDEX": NV2080_CTRL_GR_INFO_INDEX,
     "BUS_INFO_INDEX": NV2080_CTRL_BUS_INFO_INDEX,
+}
+
+# --- pointers inside params: what the shim follows (issue 18) ----------------------------
+# One row per NvP64 field that points at caller memory RM reads or fills:
+#   field      the NvP64 field of the params struct (its offset goes to shim/abi.h)
+#   count      the params field holding the element count, or an int: a fixed count
+#   entry      the element Struct (bytes for a string buffer)
+#   hints      display hints of the element
+# The shim copies count * sizeof(entry) bytes, capped at TL_PTR_MAX, before and after the
+# call (decoders/capture/format.py TL_BUF_RM_PARAMS_POINTER). Allocation params of the
+# classes CUDA allocates hold no pointer + count pair (NV0000 pOsPidInfo and NV0005 data are
+# kernel-side or opaque, NV_MEMORY_ALLOCATION_PARAMS.address is an output address).
+POINTER = namedtuple("POINTER", "field count entry hints")
+_STR = Bytes(1)
+POINTERS = {
+    0x00000101: (POINTER("pDriverVersionBuffer", "sizeOfStrings", _STR, "str"),
+                 POINTER("pVersionBuffer", "sizeOfStrings", _STR, "str"),
+                 POINTER("pTitleBuffer", "sizeOfStrings", _STR, "str")),
+    0x00000202: (POINTER("szName", 128, _STR, "str"),),            # NV0000_CTRL_GPU_MAX_SZNAME
+    0x00800201: (POINTER("classList", "numClasses", NvU32, "class"),),
+    0x0080170D: (POINTER("pChannelHandleList", "numChannels", NvU32, "handle"),
+                 POINTER("pChannelList", "numChannels", NvU32, "hex")),
+    0x20800124: (POINTER("classList", "numClasses", NvU32, "class"),),
+    0x20801201: (POINTER("grInfoList", "grInfoListSize", NV2080_CTRL_GR_INFO,
+                         {"index": "enum:GR_INFO_INDEX"}),),
+    0x20801802: (POINTER("busInfoList", "busInfoListSize", NV2080_CTRL_BUS_INFO,
+                         {"index": "enum:BUS_INFO_INDEX"}),),
 }

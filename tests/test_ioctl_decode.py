@@ -264,3 +264,11 @@ def test_repeated_decode_of_one_body_is_remembered():
     assert other is not first and summarize(b) == other[0].display != first[0].display
     assert summarize(a) == first[0].display
     assert I._decode(a, "570") is not I._decode(a, "580")
+
+
+def test_rusd_request_data_poll_is_public_and_decoded():
+    """NV00DE_CTRL_CMD_REQUEST_DATA_POLL: ctrl00de.h writes it (0xde0001U), which the TSV
+    extraction missed; JAX issues it (seen in a real JAX capture on the H100, not committed)."""
+    node = decode_ioctl(control_rec(0x00DE0001, 0xA55A0040, struct.pack("<Q", 0x20)))
+    assert node.find("ioctl.control").display == "NV00DE_CTRL_CMD_REQUEST_DATA_POLL"
+    assert node.find("ioctl.params.in.polledDataMask").display == "PCI"

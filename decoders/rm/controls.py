@@ -80,6 +80,9 @@ def _build():
 EXTRA_PUBLIC = (
     (0x906F0101, "NV906F_CTRL_GET_CLASS_ENGINEID", "ctrl906f.h"),
     (0xCB330101, "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES", "ctrlcb33.h"),
+    # ctrl00de.h defines it as (0xde0001U), a form the TSV extraction did not match; the same
+    # at 580.142 and 595.45.04. JAX issues it on its RM_USER_SHARED_DATA object (issue 18).
+    (0x00DE0001, "NV00DE_CTRL_CMD_REQUEST_DATA_POLL", "ctrl00de.h"),
 )
 
 # Bit 15 of a command is RM_GSS_LEGACY_MASK (0x8000; 0xC000 = the privileged form), from

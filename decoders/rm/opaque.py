@@ -8,6 +8,7 @@ these layouts; see decoders/rm/controls.py NON_PUBLIC for what each control is).
 """
 import struct
 
+TL_BUF_RM_CONTROL_PARAMS, TL_BF_BEFORE, TL_BF_AFTER = 1, 0x1, 0x2   # decoders/capture/format.py
 _MIN_HANDLE = 0x10000       # small numbers (counts, flags, ids) are not taken for handles
 _MIN_VA = 0x100000
 
@@ -41,9 +42,11 @@ def opaque_entry(info, rec, tree):
     """The `opaque` key of an ioctl JSON entry, or None when its params are public."""
     if info.params_public is not False or info.control is None:
         return None
-    buf = next((b for b in getattr(rec, "buffers", None) or [] if b.role == 1), None)
+    buf = next((b for b in getattr(rec, "buffers", None) or []
+                if b.role == TL_BUF_RM_CONTROL_PARAMS), None)
     if buf is None:
         return {"control": f"{info.control:#010x}", "size": 0, "guesses": []}
-    data = buf.after if buf.flags & 0x2 else (buf.before if buf.flags & 0x1 else b"")
+    data = (buf.after if buf.flags & TL_BF_AFTER else
+            buf.before if buf.flags & TL_BF_BEFORE else b"")
     return {"control": f"{info.control:#010x}", "size": buf.size,
             "guesses": guesses(data, tree)}

@@ -6,6 +6,7 @@ from decoders.escapes.structs import nv_ioctl_rm_api_version_t
 from decoders.ioctl import coverage, decode_ioctl, detect_branch, escape_name, summarize, to_text
 from decoders.rm import allocparams as AP
 from decoders.rm import ctrlparams as CP
+from decoders.rm import ctrlparams_ext as CPX
 from decoders.rm import nvos
 from decoders.uvm import ioctls as U
 from ioctl_helpers import CTL_PATH, DEV_PATH, UVM_PATH, buf, nv_request, rec
@@ -272,3 +273,15 @@ def test_rusd_request_data_poll_is_public_and_decoded():
     node = decode_ioctl(control_rec(0x00DE0001, 0xA55A0040, struct.pack("<Q", 0x20)))
     assert node.find("ioctl.control").display == "NV00DE_CTRL_CMD_REQUEST_DATA_POLL"
     assert node.find("ioctl.params.in.polledDataMask").display == "PCI"
+
+
+def test_grmgr_query_union_named_by_query_type():
+    """GRMGR_GET_GR_FS_INFO: queryData is a union; the member follows queryType (values as
+    captures/builtin-vadd answered them on the H100: logical GPC 5 is chiplet GPC 6)."""
+    q = dict(queryType=2, reserved=bytes(2), status=0, queryData=[5, 6, 0])
+    rest = dict(queryType=0, reserved=bytes(2), status=0, queryData=[0, 0, 0])
+    p = CPX.NV2080_CTRL_GRMGR_GET_GR_FS_INFO_PARAMS.build(
+        dict(numQueries=1, reserved=bytes(6), queries=[q] + [rest] * 95))
+    node = decode_ioctl(control_rec(0x20803801, 0x5C000003, p))
+    entry = node.find("ioctl.params.in.queries").children[0]
+    assert entry.display == "{queryType=CHIPLET_GPC_MAP status=NV_OK queryData=gpcId=5 chipletGpcMap=6}"

@@ -129,7 +129,8 @@ NV2080_CTRL_GR_GET_GLOBAL_SM_ORDER_PARAMS = Struct(
 NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY_PARAMS = Struct(
     "queryType" / NvU16, "reserved" / Bytes(2), "status" / NvU32,
     # union queryData: every member is at most three NvU32 (ctrl2080grmgr.h); which member
-    # is meant follows queryType (NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY below).
+    # is meant follows queryType, and the renderer names its fields from
+    # NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY_DATA below (hint union:queryType:...).
     "queryData" / Array(3, NvU32))
 NV2080_CTRL_GRMGR_GET_GR_FS_INFO_PARAMS = Struct(
     "numQueries" / NvU16, "reserved" / Bytes(6),
@@ -205,7 +206,8 @@ CTRL_PARAMS_EXT = {
                  {"numSm": "dec", "numTpc": "dec"}),
     0x20803801: ("NV2080_CTRL_GRMGR_GET_GR_FS_INFO_PARAMS", NV2080_CTRL_GRMGR_GET_GR_FS_INFO_PARAMS,
                  {"numQueries": "count_of:queries",
-                  "queries.": {"queryType": "enum:GR_FS_INFO_QUERY", "queryData[]": "hex"}}),
+                  "queries.": {"queryType": "enum:GR_FS_INFO_QUERY", "queryData[]": "hex",
+                               "queryData": "union:queryType:GR_FS_INFO_QUERY_DATA"}}),
     0x20803001: ("NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS_PARAMS",
                  NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS_PARAMS,
                  {"capsTbl": "hex", "discoveredLinkMask": "hex", "enabledLinkMask": "hex",
@@ -231,6 +233,7 @@ TABLES_EXT = {
     "FABRIC_PROBE_CAP": NV2080_CTRL_GPU_FABRIC_PROBE_CAP,
     "FABRIC_HEALTH_SUMMARY": NV2080_CTRL_GPU_FABRIC_HEALTH_SUMMARY,
     "GR_FS_INFO_QUERY": NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY,
+    "GR_FS_INFO_QUERY_DATA": NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY_DATA,
     "GR_INFO_INDEX": NV2080_CTRL_GR_INFO_INDEX,
     "BUS_INFO_INDEX": NV2080_CTRL_BUS_INFO_INDEX,
 }

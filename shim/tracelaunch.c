@@ -1423,6 +1423,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     int kind = fd_kind(fd);
     if (!g_on || !kind) return real_ioctl(fd, req, argp);
     STAT(TL_STAT_IOCTLS);
+    int errno_in = errno;      /* the copies below may fail with EFAULT; the call sees errno as the program left it (I1) */
     uintptr_t arg = (uintptr_t)argp;
     uint32_t size = 0, iflags = 0;
     if (kind == K_UVM) { if (!uvm_size(req, &size)) iflags |= TL_IF_UVM_SIZE_UNKNOWN; }
@@ -1457,7 +1458,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     size_t total = TL_RECORD_HEADER__SIZE + TL_IOCTL__FIXED + pad8(pl) + 2 * pad8(size);
     for (uint32_t i = 0; i < nbufs; i++) total += TL_IOCTL_BUFFER__FIXED + 2 * pad8(bufs[i].size);
     uint8_t *r = rec_begin(total);
-    if (!r) return real_ioctl(fd, req, argp);
+    if (!r) { errno = errno_in; return real_ioctl(fd, req, argp); }
     uint8_t *b = body(r);
     uint8_t *before = b + TL_IOCTL__path + pad8(pl), *after = before + pad8(size);
     uint8_t *bp = after + pad8(size);
@@ -1474,6 +1475,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
         bp = bb[i] + 2 * pad8(bufs[i].size);
     }
     w64(r, TL_RECORD_HEADER__t_start, now_ns());
+    errno = errno_in;
     int ret = real_ioctl(fd, req, argp);
     int err = errno;
     w64(r, TL_RECORD_HEADER__t_end, now_ns());

@@ -169,6 +169,18 @@ def test_params_string_pointers_followed(fakedev_run):
     assert ptrs == {8: b"580.159.04", 16: b"580.159.04", 24: b"rel/gpu_drv"}
 
 
+def test_followed_pointers_decode_end_to_end(fakedev_run):
+    """The same capture through decode_capture: the pointees render under
+    ioctl.params.<field> and the stats count them by outcome (docs/json.md)."""
+    from decoders.session import decode_capture
+    from tracer.report import coverage_stats
+    *_, cap = fakedev_run
+    pointers = coverage_stats(decode_capture(str(cap)))["params_pointers"]
+    assert pointers["followed"] >= 4          # the good grInfoList + three version strings
+    assert pointers["unreadable"] >= 1 and pointers["null"] == 1
+    assert "not_captured" not in pointers
+
+
 def test_uvm_request_sized_from_table_not_ioc_bits(fakedev_run):
     _, recs, truth, _, _ = fakedev_run
     (uvm,) = [r.body for r in _ioctls(recs, truth["pid"]) if r.body.request == 0x30000001]

@@ -389,10 +389,7 @@ CTRL_PARAMS.update({
 
 # Controls seen on the H100 whose params are NOT declared, and why (tests/test_golden_ioctl.py
 # lists every undecoded call of a capture against this table).
-UNDECLARED = {
-    0x83DE030C: "DEBUG_READ_ALL_SM_ERROR_STATES: 4824 B (per-SM error registers), layout not read; "
-                "issued after a kernel fault (captures/kernel-fault)",
-}
+UNDECLARED = {}
 
 TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
           "ADDR_SPACE_TYPE": NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE,

@@ -12,7 +12,8 @@ FABRIC_PROBE_STATE_*), ctrl2080/ctrl2080gr.h (GR_GET_GLOBAL_SM_ORDER, MAX_SM_COU
 ctrl2080/ctrl2080grmgr.h (GRMGR_GET_GR_FS_INFO, MAX_QUERIES 96, QUERY_* values), ctrl00de.h (REQUEST_DATA_POLL),
 ctrl2080/ctrl2080bus.h (BUS_GET_INFO, NV2080_CTRL_BUS_INFO_INDEX_*),
 ctrl2080/ctrl2080nvlink.h and ctrl2080nvlink_common.h (GET_NVLINK_CAPS, GET_NVLINK_STATUS,
-NV2080_CTRL_NVLINK_MAX_MASK_SIZE 1, linkInfo[64]), ctrl503c.h (UNREGISTER_VIDMEM).
+NV2080_CTRL_NVLINK_MAX_MASK_SIZE 1, linkInfo[64]), ctrl503c.h (UNREGISTER_VIDMEM), ctrl83de/ctrl83dedebug.h
+(DEBUG_READ_ALL_SM_ERROR_STATES, NV83DE_CTRL_DEBUG_MAX_SMS_PER_CALL 100: 4824 B).
 Padding is ours (natural C alignment, NV_DECLARE_ALIGNED 8), named reserved*. Each sizeof
 equals the paramsSize libcuda passed on the H100 (tests/test_ioctl_tables.py): 2244, 56, 9240,
 1928, 48, 13344, 1352, 4, 16. Name prefix: NVIDIA's struct names.
@@ -85,6 +86,17 @@ NV2080_CTRL_BUS_INFO_INDEX = {
 NV2080_CTRL_BUS_GET_INFO_PARAMS = Struct(
     "busInfoListSize" / NvU32, "reserved0" / Padding(4), "busInfoList" / NvP64)
 NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS = Struct("hMemory" / NvHandle)
+# ctrl83de/ctrl83dedebug.h: issued by libcuda after a kernel fault (captures/kernel-fault).
+NV83DE_SM_ERROR_STATE_REGISTERS = Struct(
+    "hwwGlobalEsr" / NvU32, "hwwWarpEsr" / NvU32, "hwwWarpEsrPc" / NvU32,
+    "hwwGlobalEsrReportMask" / NvU32, "hwwWarpEsrReportMask" / NvU32, "reserved0" / Padding(4),
+    "hwwEsrAddr" / NvU64, "hwwWarpEsrPc64" / NvU64, "hwwCgaEsr" / NvU32,
+    "hwwCgaEsrReportMask" / NvU32)
+NV83DE_MMU_FAULT_INFO = Struct("valid" / NvBool, "reserved0" / Padding(3), "faultInfo" / NvU32)
+NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS = Struct(
+    "hTargetChannel" / NvHandle, "numSMsToRead" / NvU32,
+    "smErrorStateArray" / Array(100, NV83DE_SM_ERROR_STATE_REGISTERS),  # MAX_SMS_PER_CALL
+    "mmuFaultInfo" / NvU32, "mmuFault" / NV83DE_MMU_FAULT_INFO, "startingSM" / NvU32)
 # ctrl00de.h: polledDataMask takes the NV00DE_RUSD_POLL_* bits of cl00de.h (allocparams.py).
 NV00DE_CTRL_REQUEST_DATA_POLL_PARAMS = Struct("polledDataMask" / NvU64)
 
@@ -221,6 +233,14 @@ CTRL_PARAMS_EXT = {
                                 "localLinkSid": "hex"}}),
     0x503C0105: ("NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS", NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS, {}),
     0x20801802: ("NV2080_CTRL_BUS_GET_INFO_PARAMS", NV2080_CTRL_BUS_GET_INFO_PARAMS, {}),
+    0x83DE030C: ("NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS",
+                 NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS,
+                 {"numSMsToRead": "count_of:smErrorStateArray", "mmuFaultInfo": "hex",
+                  "mmuFault.": {"valid": "bool", "faultInfo": "hex"}, "startingSM": "dec",
+                  "smErrorStateArray.": {k: "hex" for k in (
+                      "hwwGlobalEsr", "hwwWarpEsr", "hwwWarpEsrPc", "hwwGlobalEsrReportMask",
+                      "hwwWarpEsrReportMask", "hwwEsrAddr", "hwwWarpEsrPc64", "hwwCgaEsr",
+                      "hwwCgaEsrReportMask")}}),
     0x00DE0001: ("NV00DE_CTRL_REQUEST_DATA_POLL_PARAMS", NV00DE_CTRL_REQUEST_DATA_POLL_PARAMS,
                  {"polledDataMask": "flags:RUSD_POLL"}),
 }

@@ -285,3 +285,16 @@ def test_grmgr_query_union_named_by_query_type():
     node = decode_ioctl(control_rec(0x20803801, 0x5C000003, p))
     entry = node.find("ioctl.params.in.queries").children[0]
     assert entry.display == "{queryType=CHIPLET_GPC_MAP status=NV_OK queryData=gpcId=5 chipletGpcMap=6}"
+
+
+def test_rusd_and_binapi_allocs_decoded_and_sized_for_the_shim():
+    """RM_USER_SHARED_DATA, NV2081_BINAPI and the SMC session allocs (cl00de.h, cl2081.h,
+    clc639.h, clc640.h at 580.142): libcuda passes paramsSize 0, so the shim copies the class
+    size from shim/abi.h TL_ALLOC_SIZES, generated from these structs."""
+    from pathlib import Path
+    abi = (Path(__file__).resolve().parent.parent / "shim" / "abi.h").read_text()
+    for cls, size in ((0x00DE, 8), (0x2081, 4), (0xC639, 8), (0xC640, 8)):
+        assert AP.alloc_params_struct(cls).sizeof() == size
+        assert f"{{ 0x{cls:x}u, {size}u }}" in abi
+    node = decode_ioctl(alloc_rec(0x00DE, 0x5C000008, 0x5C000003, struct.pack("<Q", 0x5)))
+    assert node.find("ioctl.params.in.polledDataMask").display == "CLOCK|MEMORY"

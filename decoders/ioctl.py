@@ -24,6 +24,7 @@ from decoders.rm import ctrlparams as CP
 from decoders.rm.classes import class_name
 from decoders.rm.controls import control_info, control_display, numbers_display
 from decoders.rm.nvos import nv_ioctl_xfer_t
+from decoders.rm.pointers import follow as follow_pointers
 from decoders.rm.status import is_error, status_name
 from decoders.uvm.ioctls import UVM_TOOLS_COMMANDS, uvm_command
 
@@ -62,6 +63,8 @@ class Info:
     params_after: dict = field(default_factory=dict)
     inner_nr: int = None
     notes: list = field(default_factory=list)
+    pointers: list = field(default_factory=list)    # outcome per followed NvP64 (rm/pointers.py)
+    params_public: bool = None       # the params layout is one the public headers define
 
 
 _SIZES = {}     # id(struct) -> (struct, its size): construct's sizeof() walks it each time
@@ -258,6 +261,7 @@ class _Builder:
             return
         name, structs, where, branches, enote = row
         self.info.escape = name + (" (via XFER)" if via_xfer else "")
+        self.info.params_public = True      # nv-ioctl.h / nvos.h; RM families refine it
         if branches is not None and self.branch not in branches:
             enote = (enote + "; " if enote else "") + (
                 f"not defined on branch {self.branch} (only {'/'.join(branches)})")
@@ -306,6 +310,7 @@ class _Builder:
         self.info.control = cmd
         self.info.control_public = info.public
         self.info.control_named = info.public or info.cls_name is not None
+        self.info.params_public = info.public
         self.add("ioctl.control", "control", cmd,
                  info.name or control_display(cmd, self.branch),
                  note=info.note if not info.public else (info.note or ""))
@@ -320,6 +325,7 @@ class _Builder:
         name, note = class_name(hclass, self.branch)
         self.info.hclass = hclass
         self.info.class_named = name is not None
+        self.info.params_public = name is not None
         self.add("ioctl.class", "class", hclass, name or f"{hclass:#06x} CLASS_???", note=note)
         size = args.get("paramsSize", 0)
         st = AP.alloc_params_struct(hclass)
@@ -387,6 +393,12 @@ class _Builder:
         self.group("ioctl.params.out", "=>", outs)
         self.info.params_before = _values(ins)
         self.info.params_after = _values(after_nodes)
+        if role == TL_BUF_RM_CONTROL_PARAMS and self.info.control in CP.POINTERS:
+            for node, outcome in follow_pointers(self.info.control, st, self.info.params_before,
+                                                 _get(self.rec, "buffers", []), self.flags,
+                                                 tables):
+                self.root.add(node)
+                self.info.pointers.append(outcome)
 
     # -- UVM ----------------------------------------------------------------------------
     def uvm(self):
@@ -396,6 +408,7 @@ class _Builder:
         if tools and self.request not in UVM_TOOLS_COMMANDS and name:
             note = (note + "; " if note else "") + "not a tools command"
         self.info.escape = name or f"UVM_{self.request:#x}_???"
+        self.info.params_public = name is not None
         self.add("ioctl.escape", "escape", self.request, self.info.escape, note=note)
         size = _get(self.rec, "arg_size", 0)
         before = _get(self.rec, "before", b"") if self.flags & TL_IF_ARG_BEFORE else None
@@ -556,7 +569,11 @@ def summarize_info(b):
         body_in = _brief_nodes(pin.children) if pin is not None else ""
         body_out = _brief_nodes(pout.children, skip=()) if pout is not None else ""
         body = " ".join(x for x in (body_in, f"=> {body_out}" if body_out else "") if x)
-        return head + (f": {body}" if body else "") + tail
+        for n in root.children:         # followed params pointers (rm/pointers.py): RM's answer
+            if n.name.startswith("*") and n.children:
+                shown = n.children[-1].display
+                body += f" {n.name}=[{shown[:96]}{'...' if len(shown) > 96 else ''}]"
+        return head + (f": {body.strip()}" if body.strip() else "") + tail
     if esc.startswith("NV_ESC_RM_FREE"):
         return f"{short} {a.get('hObjectOld', 0):#x} under {a.get('hObjectParent', 0):#x}" + tail
     body_in = _brief_nodes(ins.children) if ins is not None else ""
@@ -633,16 +650,38 @@ def detect_branch(records, default=None):
     return default
 
 
+def opaque_key(info):
+    """What an ioctl without a public params layout is counted under in `params_opaque`."""
+    if info.control is not None:
+        return f"{info.control:#010x}"
+    if info.hclass is not None:
+        return f"class {info.hclass:#06x}"
+    return info.escape or "?"
+
+
 def coverage(records, branch="580"):
-    """Fractions (0..1) of records named and decoded: see docs in the module docstring."""
+    """Fractions (0..1) of records named and decoded (docs/json.md `stats`):
+    params_decoded over every ioctl; params_decoded_public over the ioctls whose params
+    layout the public headers define (a known escape or UVM command, a public control
+    number, a public class); params_opaque counts the others by control (or class,
+    escape); params_pointers counts the NvP64 fields of followed controls by outcome."""
     n = {"escapes": [0, 0], "controls_public": [0, 0], "controls": [0, 0], "classes": [0, 0],
          "uvm": [0, 0], "controls_not_public": [0, 0]}
-    decoded = [0, 0]
+    decoded, public = [0, 0], [0, 0]
+    opaque, pointers = {}, {}
     for rec in records:
         _, b = _decode(rec, branch)
         info = b.info
         decoded[1] += 1
         decoded[0] += bool(info.params_decoded)
+        if info.params_public:
+            public[1] += 1
+            public[0] += bool(info.params_decoded)
+        else:
+            key = opaque_key(info)
+            opaque[key] = opaque.get(key, 0) + 1
+        for outcome in info.pointers:
+            pointers[outcome] = pointers.get(outcome, 0) + 1
         if info.family == "nv":
             n["escapes"][1] += 1
             n["escapes"][0] += bool(info.escape and "???" not in info.escape)
@@ -663,4 +702,7 @@ def coverage(records, branch="580"):
             n["classes"][1] += 1
             n["classes"][0] += bool(info.class_named)
     frac = lambda pair: (pair[0] / pair[1]) if pair[1] else 1.0  # noqa: E731
-    return {"named": {k: frac(v) for k, v in n.items()}, "params_decoded": frac(decoded)}
+    return {"named": {k: frac(v) for k, v in n.items()}, "params_decoded": frac(decoded),
+            "params_decoded_public": frac(public),
+            "params_opaque": dict(sorted(opaque.items())),
+            "params_pointers": dict(sorted(pointers.items()))}

@@ -249,6 +249,23 @@ def _ioctl_entry(rec, branch):
     return entry
 
 
+def _opaque(entry, body, branch, tree):
+    """A control no public header defines: its size and the words that match the object
+    tree, marked as guesses (decoders/rm/opaque.py), in entry["opaque"] and the summary."""
+    from decoders import ioctl as I
+    from decoders.rm.opaque import opaque_entry
+    try:
+        info = I._decode(body, branch)[1].info
+        op = opaque_entry(info, body, tree)
+    except (TraceLaunchError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return
+    if op is None:
+        return
+    entry["opaque"] = op
+    hits = ", ".join(f"+{g['offset']:#x} {g['guess']}" for g in op["guesses"][:4])
+    entry["summary"] += f" [opaque {op['size']} B" + (f"; guess: {hits}" if hits else "") + "]"
+
+
 _GP_KEYS = ("kind", "address", "length_bytes", "level", "sync", "opcode", "operand")
 _GP_ENTRY = {}      # raw GP entry -> its JSON keys (decode_entry is a pure function of it)
 
@@ -437,6 +454,7 @@ def _decode_capture(path, branch, launches, keep):
                     _append_call(model.api_calls, call, kernel)
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
+                _opaque(e, b, branch, model.objects)
                 model.ioctls.append(e)
                 try:
                     model.objects.feed_ioctl(b, pid=rec.pid)

@@ -29,12 +29,14 @@
 #define TL_BUF_RM_ALLOC_PARAMS 2
 #define TL_BUF_XFER_ARGS 3
 #define TL_BUF_ALLOC_RIGHTS 4
+#define TL_BUF_RM_PARAMS_POINTER 5
 #define TL_BF_AFTER 0x2
 #define TL_BF_BEFORE 0x1
 #define TL_BF_SIZE_FROM_CLASS 0x8
 #define TL_BF_TRUNCATED 0x4
 #define TL_IF_ARG_AFTER 0x2
 #define TL_IF_ARG_BEFORE 0x1
+#define TL_IF_PTRS_FOLLOWED 0x8
 #define TL_IF_UVM_SIZE_UNKNOWN 0x4
 #define TL_RF_CHILD 0x2
 #define TL_RF_COMPLETE 0x1
@@ -147,7 +149,7 @@
 #define TL_IOCTL_BUFFER__size 4
 #define TL_IOCTL_BUFFER__addr 8
 #define TL_IOCTL_BUFFER__flags 16
-#define TL_IOCTL_BUFFER__reserved0 20
+#define TL_IOCTL_BUFFER__field 20
 #define TL_IOCTL_BUFFER__before 24
 #define TL_IOCTL_BUFFER__FIXED 24
 
@@ -438,7 +440,9 @@
     { 0x79u, 24u }, \
     { 0x7eu, 24u }, \
     { 0x80u, 56u }, \
+    { 0xdeu, 8u }, \
     { 0x2080u, 4u }, \
+    { 0x2081u, 4u }, \
     { 0x503cu, 4u }, \
     { 0x506fu, 368u }, \
     { 0x50a0u, 128u }, \
@@ -458,6 +462,8 @@
     { 0xc56fu, 368u }, \
     { 0xc5b5u, 8u }, \
     { 0xc5c0u, 16u }, \
+    { 0xc639u, 8u }, \
+    { 0xc640u, 8u }, \
     { 0xc661u, 2u }, \
     { 0xc6b5u, 8u }, \
     { 0xc6c0u, 16u }, \
@@ -474,6 +480,23 @@
     { 0xcbc0u, 16u }, \
     { 0xcdc0u, 16u }, \
     { 0xcec0u, 16u }, \
+}
+
+/* RM_CONTROL params holding NvP64 + count (decoders/rm/ctrlparams_ext.py POINTERS):
+ * { cmd, params size, NvP64 offset, count offset (~0u: fixed), count size,
+ *   fixed count, element size } */
+#define TL_PTR_MAX 65536
+#define TL_PTR_ROWS { \
+    { 0x00000101u, 40u, 8u, 0u, 4u, 0u, 1u }, \
+    { 0x00000101u, 40u, 16u, 0u, 4u, 0u, 1u }, \
+    { 0x00000101u, 40u, 24u, 0u, 4u, 0u, 1u }, \
+    { 0x00000202u, 40u, 16u, ~0u, 0u, 128u, 1u }, \
+    { 0x00800201u, 16u, 8u, 0u, 4u, 0u, 4u }, \
+    { 0x0080170du, 24u, 8u, 0u, 4u, 0u, 4u }, \
+    { 0x0080170du, 24u, 16u, 0u, 4u, 0u, 4u }, \
+    { 0x20800124u, 16u, 8u, 4u, 4u, 0u, 4u }, \
+    { 0x20801201u, 32u, 8u, 0u, 4u, 0u, 8u }, \
+    { 0x20801802u, 16u, 8u, 0u, 4u, 0u, 8u }, \
 }
 
 /* CUDA driver entry points the shim brackets (decoders/cuda/api.py):

@@ -1402,6 +1402,7 @@ static const struct { uint32_t cmd, size; } uvm_sizes[] = TL_UVM_SIZES;
 
 static const struct { uint32_t cls, size; } alloc_sizes[] = TL_ALLOC_SIZES;
 
+
 static int alloc_size(uint32_t cls, uint32_t *size) {
     for (size_t i = 0; i < sizeof alloc_sizes / sizeof alloc_sizes[0]; i++)
         if (alloc_sizes[i].cls == cls) { *size = alloc_sizes[i].size; return 1; }
@@ -1414,12 +1415,15 @@ static int uvm_size(unsigned long req, uint32_t *size) {
     return 0;
 }
 
+#include "rmptrs.c"
+
 EXPORT int ioctl(int fd, unsigned long req, ...) {
     va_list ap; va_start(ap, req); void *argp = va_arg(ap, void *); va_end(ap);
     if (!real_ioctl) resolve();
     int kind = fd_kind(fd);
     if (!g_on || !kind) return real_ioctl(fd, req, argp);
     STAT(TL_STAT_IOCTLS);
+    int errno_in = errno;      /* the copies below may fail with EFAULT; the call sees errno as the program left it (I1) */
     uintptr_t arg = (uintptr_t)argp;
     uint32_t size = 0, iflags = 0;
     if (kind == K_UVM) { if (!uvm_size(req, &size)) iflags |= TL_IF_UVM_SIZE_UNKNOWN; }
@@ -1428,29 +1432,33 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     /* Peek at the argument's head to find the buffers it points to. */
     uint8_t head[64]; memset(head, 0, sizeof head);
     int head_ok = safe_read(head, arg, size < sizeof head ? size : sizeof head);
-    struct { uint32_t role, size, flags; uintptr_t addr; } bufs[1] = { { 0, 0, 0, 0 } };
+    struct ptrbuf bufs[1 + PTRS_PER_CMD];
+    memset(bufs, 0, sizeof bufs);
     uint32_t nbufs = 0, nr = req & 0xff;
     if (head_ok && kind != K_UVM && ((req >> 8) & 0xff) == 'F') {
         if (nr == 0x2A && size == NVOS54_PARAMETERS__SIZE)
-            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_CONTROL_PARAMS, r32(head, NVOS54_PARAMETERS__paramsSize), 0, r64(head, NVOS54_PARAMETERS__params) };
+            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_CONTROL_PARAMS, r32(head, NVOS54_PARAMETERS__paramsSize), 0, 0, r64(head, NVOS54_PARAMETERS__params) };
         else if (nr == 0x2B && size == NVOS21_PARAMETERS__SIZE)
-            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_ALLOC_PARAMS, r32(head, NVOS21_PARAMETERS__paramsSize), 0, r64(head, NVOS21_PARAMETERS__pAllocParms) };
+            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_ALLOC_PARAMS, r32(head, NVOS21_PARAMETERS__paramsSize), 0, 0, r64(head, NVOS21_PARAMETERS__pAllocParms) };
         else if (nr == 0x2B && size == NVOS64_PARAMETERS__SIZE)
-            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_ALLOC_PARAMS, r32(head, NVOS64_PARAMETERS__paramsSize), 0, r64(head, NVOS64_PARAMETERS__pAllocParms) };
+            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_RM_ALLOC_PARAMS, r32(head, NVOS64_PARAMETERS__paramsSize), 0, 0, r64(head, NVOS64_PARAMETERS__pAllocParms) };
         else if (nr == 0xD3 && size == nv_ioctl_xfer_t__SIZE)
-            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_XFER_ARGS, r32(head, nv_ioctl_xfer_t__size), 0, r64(head, nv_ioctl_xfer_t__ptr) };
+            bufs[nbufs++] = (typeof(bufs[0])){ TL_BUF_XFER_ARGS, r32(head, nv_ioctl_xfer_t__size), 0, 0, r64(head, nv_ioctl_xfer_t__ptr) };
         if (nbufs && bufs[0].role == TL_BUF_RM_ALLOC_PARAMS && bufs[0].size == 0 && bufs[0].addr &&
             alloc_size(r32(head, NVOS21_PARAMETERS__hClass), &bufs[0].size))
             bufs[0].flags |= TL_BF_SIZE_FROM_CLASS;   /* libcuda passes 0; RM sizes by class */
         if (nbufs && (bufs[0].addr == 0 || bufs[0].size == 0)) nbufs = 0;
         if (nbufs && bufs[0].size > MAX_BUF) { bufs[0].size = MAX_BUF; bufs[0].flags |= TL_BF_TRUNCATED; }
+        if (nbufs && bufs[0].role == TL_BUF_RM_CONTROL_PARAMS)
+            nbufs += follow_ptrs(r32(head, NVOS54_PARAMETERS__cmd), bufs[0].addr, bufs[0].size,
+                                 &bufs[1], &iflags);
     }
     const char *path = fd_path(fd);
     size_t pl = s_len(path);
     size_t total = TL_RECORD_HEADER__SIZE + TL_IOCTL__FIXED + pad8(pl) + 2 * pad8(size);
     for (uint32_t i = 0; i < nbufs; i++) total += TL_IOCTL_BUFFER__FIXED + 2 * pad8(bufs[i].size);
     uint8_t *r = rec_begin(total);
-    if (!r) return real_ioctl(fd, req, argp);
+    if (!r) { errno = errno_in; return real_ioctl(fd, req, argp); }
     uint8_t *b = body(r);
     uint8_t *before = b + TL_IOCTL__path + pad8(pl), *after = before + pad8(size);
     uint8_t *bp = after + pad8(size);
@@ -1458,14 +1466,16 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     w32(b, TL_IOCTL__arg_size, size); w32(b, TL_IOCTL__nbufs, nbufs); w32(b, TL_IOCTL__path_len, (uint32_t)pl);
     put_bytes(b + TL_IOCTL__path, path, pl);
     if (safe_read(before, arg, size)) iflags |= TL_IF_ARG_BEFORE;
-    uint8_t *bb[1] = { 0 };
+    uint8_t *bb[1 + PTRS_PER_CMD] = { 0 };
     for (uint32_t i = 0; i < nbufs; i++) {
         w32(bp, TL_IOCTL_BUFFER__role, bufs[i].role); w32(bp, TL_IOCTL_BUFFER__size, bufs[i].size);
-        w64(bp, TL_IOCTL_BUFFER__addr, bufs[i].addr);
+        w64(bp, TL_IOCTL_BUFFER__addr, bufs[i].addr); w32(bp, TL_IOCTL_BUFFER__field, bufs[i].field);
         bb[i] = bp + TL_IOCTL_BUFFER__FIXED;
         if (safe_read(bb[i], bufs[i].addr, bufs[i].size)) bufs[i].flags |= TL_BF_BEFORE;
+        bp = bb[i] + 2 * pad8(bufs[i].size);
     }
     w64(r, TL_RECORD_HEADER__t_start, now_ns());
+    errno = errno_in;
     int ret = real_ioctl(fd, req, argp);
     int err = errno;
     w64(r, TL_RECORD_HEADER__t_end, now_ns());

@@ -12,12 +12,12 @@ def nv_request(nr, size):
     return 0xC0000000 | (size << 16) | (ESC.NV_IOCTL_MAGIC << 8) | nr
 
 
-def buf(role, before, after=None, flags=None, size=None, addr=0x7F0000001000):
+def buf(role, before, after=None, flags=None, size=None, addr=0x7F0000001000, field=0):
     after = before if after is None else after
     if flags is None:
         flags = (1 if before is not None else 0) | (2 if after is not None else 0)
     size = size if size is not None else len(before if before is not None else after)
-    return Container(role=role, size=size, addr=addr, flags=flags,
+    return Container(role=role, size=size, addr=addr, flags=flags, field=field,
                      before=before or b"", after=after or b"")
 
 

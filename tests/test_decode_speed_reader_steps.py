@@ -35,7 +35,7 @@ def _bodies(rnd):
             fd=3, request=0xC0104600 + n, arg=1 << 40, ret=0, err=0, arg_size=len(sizes) * 3,
             nbufs=n, flags=3, path_len=14, path=b"/dev/nvidiactl",
             before=rnd.randbytes(len(sizes) * 3), after=rnd.randbytes(len(sizes) * 3),
-            buffers=[dict(role=1, size=s, addr=7, flags=3, reserved0=0, before=rnd.randbytes(s),
+            buffers=[dict(role=1, size=s, addr=7, flags=3, field=0, before=rnd.randbytes(s),
                           after=rnd.randbytes(s)) for s in sizes])
 
 

@@ -163,6 +163,12 @@ def test_coverage_targets(name):
     unnamed = {i.control for _, _, i in ioctls if i.control is not None and not i.control_public}
     assert unnamed <= set(C.NON_PUBLIC), f"unnamed controls not listed non-public: {unnamed - set(C.NON_PUBLIC)}"
     assert cov["params_decoded"] >= 0.95, cov
+    # issue 18: of the ioctls whose params layout the public headers define, 99 % decoded;
+    # every other one is counted by control in params_opaque, and each is a listed non-public
+    assert cov["params_decoded_public"] >= 0.99, cov
+    assert {int(k, 16) for k in cov["params_opaque"]} <= set(C.NON_PUBLIC), cov["params_opaque"]
+    # the committed captures predate the shim following params pointers (see issue 18)
+    assert set(cov["params_pointers"]) <= {"not_captured", "null"}, cov["params_pointers"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -99,3 +99,39 @@ def test_torch_entries_from_the_writer_match_the_ring(tmp_path):
     assert c["gp_entry_shadow_mismatch"] == 0 and sum(s.lost for s in subs) == 0
     shadowed = [s for s in subs if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
     assert len({s.token for s in shadowed}) >= 2 and c["gp_entries_shadowed"] > 0
+
+
+def test_params_pointers_followed_on_the_gpu(tmp_path):
+    """Issue 18 on the H100: the shim copies what NvP64 fields of RM_CONTROL params point to.
+    GR_GET_INFO's list comes back as (index name, value) pairs with real values, the channel
+    list holds channel handles of the object tree, GET_BUILD_VERSION's strings are the
+    driver version; no followed field of a new capture is 'not in this capture'; and the
+    classes libcuda allocates with paramsSize 0 (NV2081_BINAPI, RM_USER_SHARED_DATA) now get
+    their params copied by class size, so params_decoded_public reaches 0.99."""
+    from decoders import ioctl as I
+    from tracer.report import coverage_stats
+    proc, cap = _trace(tmp_path, [])
+    assert proc.returncode == 0, proc.stderr
+    model = decode_capture(cap)
+    cov = coverage_stats(model)
+    pointers = cov["params_pointers"]
+    assert pointers.get("followed", 0) > 0 and "not_captured" not in pointers, pointers
+    assert "unreadable" not in pointers, pointers
+    assert cov["params_decoded_public"] >= 0.99, cov
+    branch = str(model.meta.get("driver", "580")).split(".")[0]
+    gr = handles = version = None
+    for e in model.ioctls:
+        node, b = I._decode(e["_body"], branch)
+        if b.info.failed:
+            continue
+        if b.info.control == 0x20801201 and gr is None:
+            gr = node.find("ioctl.params.grInfoList.out")
+        if b.info.control == 0x0080170D and handles is None:
+            handles = node.find("ioctl.params.pChannelHandleList.in")
+        if b.info.control == 0x00000101 and version is None:
+            version = node.find("ioctl.params.pDriverVersionBuffer.out")
+    assert gr is not None and "SM_VERSION=" in gr.display and "_???" not in gr.display, gr
+    if handles is not None:            # libcuda asks for it on some driver versions only
+        assert all(h in model.objects.objects for h in handles.children[0].raw if h), handles
+    if version is not None:
+        assert version.display.strip("'").startswith(branch), version.display

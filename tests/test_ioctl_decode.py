@@ -1,10 +1,12 @@
 """decode_ioctl / summarize on hand-built argument bytes (synthetic records, not captures)."""
+import struct
 from construct import Container
 
 from decoders.escapes.structs import nv_ioctl_rm_api_version_t
 from decoders.ioctl import coverage, decode_ioctl, detect_branch, escape_name, summarize, to_text
 from decoders.rm import allocparams as AP
 from decoders.rm import ctrlparams as CP
+from decoders.rm import ctrlparams_ext as CPX
 from decoders.rm import nvos
 from decoders.uvm import ioctls as U
 from ioctl_helpers import CTL_PATH, DEV_PATH, UVM_PATH, buf, nv_request, rec
@@ -91,10 +93,46 @@ def test_name_string_and_list_controls():
     assert node.find("ioctl.params.in.engineList").display == "[GRAPHICS, COPY0]"
 
 
-def test_pointer_inside_params_is_flagged_not_captured():
+def test_pointer_inside_params_of_an_old_capture_says_not_in_capture():
+    """A record from a shim that did not follow pointers (no TL_IF_PTRS_FOLLOWED)."""
     p = CP.NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS.build(dict(numClasses=80, classList=0x7F00DEAD0000))
     node = decode_ioctl(control_rec(0x00800201, 0x5C000002, p))
-    assert "not captured" in node.find("ioctl.params.in.classList").display
+    assert node.find("ioctl.params.in.classList").display == "0x7f00dead0000"
+    assert "not in this capture" in node.find("ioctl.params.classList").display
+
+
+def _followed(cmd, hobject, params, pointees):
+    """control_rec plus role-5 buffers {field offset: (before, after)} and the flag."""
+    r = control_rec(cmd, hobject, params)
+    for off, (before, after) in pointees.items():
+        r.buffers.append(buf(5, before, after, field=off, addr=0x7F0000003000 + off))
+    r.flags |= 0x8
+    return r
+
+
+def test_gr_get_info_list_followed_as_index_value_pairs():
+    p = CP.NV2080_CTRL_GR_GET_INFO_PARAMS.build(dict(grInfoListSize=3, grInfoList=0x7F0000003008,
+                                                     grRouteInfo=dict(flags=0, route=0)))
+    before = struct.pack("<6I", 0x0C, 0, 0x14, 0, 0x1D, 0)
+    after = struct.pack("<6I", 0x0C, 0x900, 0x14, 8, 0x1D, 132)
+    node = decode_ioctl(_followed(0x20801201, 0x5C000003, p, {8: (before, after)}))
+    ptr = node.find("ioctl.params.grInfoList")
+    assert ptr.display.startswith("3 x 8 B at ")
+    assert node.find("ioctl.params.grInfoList.out").display == (
+        "SM_VERSION=0x900 LITTER_NUM_GPCS=8 GPU_CORE_COUNT=0x84")
+    assert "not followed" not in to_text(node)
+    assert "*grInfoList=[SM_VERSION=0x900 LITTER_NUM_GPCS=8 GPU_CORE_COUNT=0x84]" in node.display
+
+
+def test_channel_list_followed_as_handles_and_bad_pointer_unreadable():
+    p = CP.NV0080_CTRL_FIFO_GET_CHANNELLIST_PARAMS.build(
+        dict(numChannels=2, pChannelHandleList=0x7F0000003008, pChannelList=0xDEAD0000))
+    handles = struct.pack("<2I", 0x5C00001C, 0x5C000020)
+    r = _followed(0x0080170D, 0x5C000002, p, {8: (handles, handles)})
+    r.buffers.append(buf(5, None, None, flags=0, size=8, field=16, addr=0xDEAD0000))
+    node = decode_ioctl(r)
+    assert node.find("ioctl.params.pChannelHandleList.in").display == "[0x5c00001c, 0x5c000020]"
+    assert "unreadable" in node.find("ioctl.params.pChannelList").display
 
 
 def test_nonpublic_control_and_failed_status():
@@ -227,3 +265,36 @@ def test_repeated_decode_of_one_body_is_remembered():
     assert other is not first and summarize(b) == other[0].display != first[0].display
     assert summarize(a) == first[0].display
     assert I._decode(a, "570") is not I._decode(a, "580")
+
+
+def test_rusd_request_data_poll_is_public_and_decoded():
+    """NV00DE_CTRL_CMD_REQUEST_DATA_POLL: ctrl00de.h writes it (0xde0001U), which the TSV
+    extraction missed; JAX issues it (seen in a real JAX capture on the H100, not committed)."""
+    node = decode_ioctl(control_rec(0x00DE0001, 0xA55A0040, struct.pack("<Q", 0x20)))
+    assert node.find("ioctl.control").display == "NV00DE_CTRL_CMD_REQUEST_DATA_POLL"
+    assert node.find("ioctl.params.in.polledDataMask").display == "PCI"
+
+
+def test_grmgr_query_union_named_by_query_type():
+    """GRMGR_GET_GR_FS_INFO: queryData is a union; the member follows queryType (values as
+    captures/builtin-vadd answered them on the H100: logical GPC 5 is chiplet GPC 6)."""
+    q = dict(queryType=2, reserved=bytes(2), status=0, queryData=[5, 6, 0])
+    rest = dict(queryType=0, reserved=bytes(2), status=0, queryData=[0, 0, 0])
+    p = CPX.NV2080_CTRL_GRMGR_GET_GR_FS_INFO_PARAMS.build(
+        dict(numQueries=1, reserved=bytes(6), queries=[q] + [rest] * 95))
+    node = decode_ioctl(control_rec(0x20803801, 0x5C000003, p))
+    entry = node.find("ioctl.params.in.queries").children[0]
+    assert entry.display == "{queryType=CHIPLET_GPC_MAP status=NV_OK queryData=gpcId=5 chipletGpcMap=6}"
+
+
+def test_rusd_and_binapi_allocs_decoded_and_sized_for_the_shim():
+    """RM_USER_SHARED_DATA, NV2081_BINAPI and the SMC session allocs (cl00de.h, cl2081.h,
+    clc639.h, clc640.h at 580.142): libcuda passes paramsSize 0, so the shim copies the class
+    size from shim/abi.h TL_ALLOC_SIZES, generated from these structs."""
+    from pathlib import Path
+    abi = (Path(__file__).resolve().parent.parent / "shim" / "abi.h").read_text()
+    for cls, size in ((0x00DE, 8), (0x2081, 4), (0xC639, 8), (0xC640, 8)):
+        assert AP.alloc_params_struct(cls).sizeof() == size
+        assert f"{{ 0x{cls:x}u, {size}u }}" in abi
+    node = decode_ioctl(alloc_rec(0x00DE, 0x5C000008, 0x5C000003, struct.pack("<Q", 0x5)))
+    assert node.find("ioctl.params.in.polledDataMask").display == "CLOCK|MEMORY"

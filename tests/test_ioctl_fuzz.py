@@ -10,7 +10,9 @@ from ioctl_helpers import CTL_PATH, DEV_PATH, UVM_PATH, buf, nv_request, rec
 
 NRS = sorted(ESC.ESCAPES) + [0x44, 0xFF]
 UVM_NUMBERS = sorted(UVM_IOCTLS) + [0x99]
-CMDS = [0xC36F0108, 0x20800110, 0x20800102, 0x20800170, 0x00800201, 0x20808159, 0x0000013E]
+CMDS = [0xC36F0108, 0x20800110, 0x20800102, 0x20800170, 0x00800201, 0x20808159, 0x0000013E,
+        # params holding followed pointers, and a union rendered by its tag (issue 18)
+        0x20801201, 0x0080170D, 0x00000101, 0x20801802, 0x20803801]
 
 
 @st.composite
@@ -19,13 +21,14 @@ def nv_records(draw):
     size = draw(st.integers(0, 600))
     before = draw(st.binary(max_size=size))
     after = draw(st.binary(max_size=size))
-    flags = draw(st.integers(0, 7))
+    flags = draw(st.integers(0, 15))
     bufs = []
-    for _ in range(draw(st.integers(0, 3))):
-        role = draw(st.integers(0, 4))
+    for _ in range(draw(st.integers(0, 4))):
+        role = draw(st.integers(0, 5))
         data = draw(st.binary(max_size=400))
         bufs.append(buf(role, data, draw(st.binary(max_size=400)), flags=draw(st.integers(0, 7)),
-                        size=draw(st.integers(0, 500))))
+                        size=draw(st.integers(0, 500)),
+                        field=draw(st.sampled_from([0, 8, 16, 24, 3, 1 << 20]))))
     path = draw(st.sampled_from([CTL_PATH, DEV_PATH, b"", b"/dev/null"]))
     if nr == 0x2A and len(before) >= 12 and draw(st.booleans()):
         cmd = draw(st.sampled_from(CMDS)).to_bytes(4, "little")

@@ -132,6 +132,55 @@ def test_bad_pointers_are_recorded_not_followed(fakedev_run):
     assert bad_arg.ret == truth["bad_arg_ret"] and bad_arg.err == truth["bad_arg_errno"]
 
 
+def _controls(recs, pid, cmd):
+    out = []
+    for r in _ioctls(recs, pid):
+        if r.body.request == 0xC020462A and r.body.flags & F.TL_IF_ARG_BEFORE:
+            if struct.unpack_from("<I", bytes(r.body.before), 8)[0] == cmd:
+                out.append(r.body)
+    return out
+
+
+def test_params_pointers_followed_before_and_after(fakedev_run):
+    """GR_GET_INFO's grInfoList: count 3 x 8 B copied before and after the call (issue 18)."""
+    _, recs, truth, _, _ = fakedev_run
+    ok, bad, null, huge = _controls(recs, truth["pid"], 0x20801201)
+    assert ok.flags & F.TL_IF_PTRS_FOLLOWED
+    main, ptr = ok.buffers
+    assert main.role == F.TL_BUF_BY_NAME["RM_CONTROL_PARAMS"] and main.size == 32
+    assert ptr.role == F.TL_BUF_BY_NAME["RM_PARAMS_POINTER"] and ptr.field == 8
+    assert ptr.addr == truth["gr_list_addr"] and ptr.size == 24
+    assert ptr.flags & F.TL_BF_BEFORE and ptr.flags & F.TL_BF_AFTER
+    assert struct.unpack("<6I", bytes(ptr.before)) == (0x0C, 0, 0x14, 0, 0x1D, 0)
+    # bad pointer: a buffer whose copies failed, the program unharmed
+    (_, bptr) = bad.buffers
+    assert bptr.addr == 0xDEAD1000 and bptr.size == 32 and bptr.flags == 0
+    # NULL pointer: looked at (the flag), nothing to copy
+    assert null.flags & F.TL_IF_PTRS_FOLLOWED and len(null.buffers) == 1
+    # a count past the cap is cut to TL_PTR_MAX and says so
+    (_, hptr) = huge.buffers
+    assert hptr.size == F.TL_PTR_MAX and hptr.flags & F.TL_BF_TRUNCATED
+
+
+def test_params_string_pointers_followed(fakedev_run):
+    _, recs, truth, _, _ = fakedev_run
+    (bv,) = _controls(recs, truth["pid"], 0x00000101)
+    ptrs = {b.field: bytes(b.before).split(b"\0")[0] for b in bv.buffers if b.role == 5}
+    assert ptrs == {8: b"580.159.04", 16: b"580.159.04", 24: b"rel/gpu_drv"}
+
+
+def test_followed_pointers_decode_end_to_end(fakedev_run):
+    """The same capture through decode_capture: the pointees render under
+    ioctl.params.<field> and the stats count them by outcome (docs/json.md)."""
+    from decoders.session import decode_capture
+    from tracer.report import coverage_stats
+    *_, cap = fakedev_run
+    pointers = coverage_stats(decode_capture(str(cap)))["params_pointers"]
+    assert pointers["followed"] >= 4          # the good grInfoList + three version strings
+    assert pointers["unreadable"] >= 1 and pointers["null"] == 1
+    assert "not_captured" not in pointers
+
+
 def test_uvm_request_sized_from_table_not_ioc_bits(fakedev_run):
     _, recs, truth, _, _ = fakedev_run
     (uvm,) = [r.body for r in _ioctls(recs, truth["pid"]) if r.body.request == 0x30000001]

@@ -81,10 +81,18 @@ TL_IOCTL_BUFFER = Struct(
     "size" / Int32ul,
     "addr" / Int64ul,
     "flags" / Int32ul,           # TL_BF_*
-    "reserved0" / Int32ul,
+    "field" / Int32ul,           # RM_PARAMS_POINTER: offset of the NvP64 in the params; else 0
     "before" / Padded8(this.size),
     "after" / Padded8(this.size))
-TL_BUF = {1: "RM_CONTROL_PARAMS", 2: "RM_ALLOC_PARAMS", 3: "XFER_ARGS", 4: "ALLOC_RIGHTS"}
+# Role 5 (issue 18): a buffer an NvP64 field of the RM_CONTROL params points to, copied with
+# the count the params give (decoders/rm/ctrlparams_ext.py POINTERS), at most TL_PTR_MAX
+# bytes. `field` says which NvP64. Additive: a reader that does not know role 5 finds its
+# buffers by role and skips it; records written before have no role-5 buffer and no
+# TL_IF_PTRS_FOLLOWED, and decode as before.
+TL_BUF = {1: "RM_CONTROL_PARAMS", 2: "RM_ALLOC_PARAMS", 3: "XFER_ARGS", 4: "ALLOC_RIGHTS",
+          5: "RM_PARAMS_POINTER"}
+TL_BUF_BY_NAME = {v: k for k, v in TL_BUF.items()}
+TL_PTR_MAX = 64 << 10
 TL_BF_BEFORE = 0x1               # before-copy succeeded
 TL_BF_AFTER = 0x2                # after-copy succeeded
 TL_BF_TRUNCATED = 0x4            # larger than the shim's per-buffer limit; size was cut
@@ -101,6 +109,9 @@ TL_IOCTL = Struct(
 TL_IF_ARG_BEFORE = 0x1
 TL_IF_ARG_AFTER = 0x2
 TL_IF_UVM_SIZE_UNKNOWN = 0x4     # a UVM command not in the shim's size table: no bytes copied
+TL_IF_PTRS_FOLLOWED = 0x8        # the params' NvP64 fields were looked at (role-5 buffers for
+                                 # those non-NULL with a non-zero count); absent: the shim
+                                 # predates issue 18 or the control has no pointer row
 
 TL_MMAP = Struct(
     "addr" / Int64ul, "length" / Int64ul, "prot" / Int32sl, "flags" / Int32sl, "fd" / Int32sl,

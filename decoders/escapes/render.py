@@ -27,7 +27,8 @@ _FMT_SIGNED = {"b", "h", "i", "q"}
 
 class Hints(dict):
     """Per-struct display hints: field name -> kind (class, status, handle, hex, dec, bool,
-    uuid, str, ptr, ptr_uncaptured, engine, ctrl, flags:<table>, enum:<table>, count_of:<arr>)."""
+    uuid, str, ptr, engine, ctrl, flags:<table>, enum:<table>, count_of:<arr>,
+    union:<tag field>:<table> for an NvU32 array that is a union selected by a sibling field)."""
 
 
 def _plan(st):
@@ -122,8 +123,6 @@ def format_value(value, kind=None, tables=None):
         return status_name(value)
     if kind in ("handle", "hex", "ptr"):
         return f"{value:#x}"
-    if kind == "ptr_uncaptured":
-        return f"{value:#x} (pointer: not followed, contents not captured)" if value else "NULL"
     if kind == "dec":
         return str(value)
     if kind == "bool":
@@ -206,6 +205,8 @@ def render(st, data, path, hints=None, tables=None, base=0):
                         values = values[:-1]
                 ekind = hints.get(name + "[]") or kind
                 node.display = "[" + ", ".join(format_value(v, ekind, tables) for v in values) + "]"
+                if isinstance(kind, str) and kind.startswith("union:"):
+                    node.display = _union_display(kind, nodes, node.raw, tables) or node.display
             else:
                 node.raw = chunk
                 node.display = chunk.hex()
@@ -227,6 +228,19 @@ def render(st, data, path, hints=None, tables=None, base=0):
         if not whole:
             return nodes, f"truncated in {name}"
     return nodes, ""
+
+
+def _union_display(kind, siblings, words, tables):
+    """`union:<tag field>:<table>`: a union of NvU32 members shown by the member the tag
+    field (rendered earlier in the same struct) selects: the table maps a tag value to the
+    member's field names, e.g. GRMGR queryType TPC_MASK -> `gpcId=0 tpcMask=0xff`."""
+    _, tag_field, tname = kind.split(":", 2)
+    tag = next((n.raw for n in siblings if n.name == tag_field), None)
+    names = (tables or {}).get(tname, {}).get(tag)
+    if not names:
+        return ""
+    return " ".join(f"{n}={format_value(v, 'hex' if v > 9 else None)}"
+                    for n, v in zip(names, words))
 
 
 def _brief(children, limit=6):

@@ -11,6 +11,11 @@ bPriv} and NV_CONFIDENTIAL_COMPUTE_ALLOC_PARAMS {NvHandle hClient} come from sec
 sources quoting nvos.h / clcb33.h (not read directly): a paramsSize that disagrees is noted.
 NVOS32_ATTR* field positions: nvos.h (stored copy, read for this module).
 Names are NVIDIA's.
+Added for issue 18, read at tag 580.142: NV2081_ALLOC_PARAMETERS {NvU32 reserved} (cl2081.h),
+NV00DE_ALLOC_PARAMETERS {NvU64 polledDataMask} and NV00DE_RUSD_POLL_* (cl00de.h),
+NVC639/NVC640_ALLOCATION_PARAMETERS {NvU64 capDescriptor, 8-aligned} (clc639.h, clc640.h).
+libcuda passes paramsSize 0 for all four (captures/torch-small); the shim copies the class
+size from this table (shim/abi.h TL_ALLOC_SIZES).
 """
 from construct import Array, Bytes, Int8ul, Int16ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
@@ -116,6 +121,19 @@ HINTS = {
     id(NV_HOPPER_USERMODE_A_PARAMS): {"bBar1Mapping": "bool", "bPriv": "bool"},
 }
 
+NV2081_ALLOC_PARAMETERS = Struct("reserved" / NvU32)
+NV00DE_ALLOC_PARAMETERS = Struct("polledDataMask" / NvU64)
+NV00DE_RUSD_POLL = {0x1: "CLOCK", 0x2: "PERF", 0x4: "MEMORY", 0x8: "POWER", 0x10: "THERMAL",
+                    0x20: "PCI", 0x40: "FAN"}
+NVC639_ALLOCATION_PARAMETERS = Struct("capDescriptor" / NvU64)
+NVC640_ALLOCATION_PARAMETERS = Struct("capDescriptor" / NvU64)
+TABLES["RUSD_POLL"] = NV00DE_RUSD_POLL
+HINTS.update({
+    id(NV00DE_ALLOC_PARAMETERS): {"polledDataMask": "flags:RUSD_POLL"},
+    id(NVC639_ALLOCATION_PARAMETERS): {"capDescriptor": "dec"},
+    id(NVC640_ALLOCATION_PARAMETERS): {"capDescriptor": "dec"},
+})
+
 _BY_CLASS = {
     0x0041: NV0000_ALLOC_PARAMETERS, 0x0005: NV0005_ALLOC_PARAMETERS,
     0x0079: NV0005_ALLOC_PARAMETERS, 0x0078: NV0005_ALLOC_PARAMETERS,
@@ -130,7 +148,9 @@ _BY_CLASS = {
     0x90F1: NV_VASPACE_ALLOCATION_PARAMETERS, 0xA06C: NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS,
     0x9067: NV_CTXSHARE_ALLOCATION_PARAMETERS, 0x83DE: NV83DE_ALLOC_PARAMETERS,
     0xCB33: NV_CONFIDENTIAL_COMPUTE_ALLOC_PARAMS, 0x503C: NV503C_ALLOC_PARAMETERS,
-    0xC661: NV_HOPPER_USERMODE_A_PARAMS,
+    0xC661: NV_HOPPER_USERMODE_A_PARAMS, 0x2081: NV2081_ALLOC_PARAMETERS,
+    0x00DE: NV00DE_ALLOC_PARAMETERS, 0xC639: NVC639_ALLOCATION_PARAMETERS,
+    0xC640: NVC640_ALLOCATION_PARAMETERS,
 }
 _BY_ROLE = {"channel": NV_CHANNEL_ALLOC_PARAMS, "compute": NV_GR_ALLOCATION_PARAMETERS,
             "copy": NVB0B5_ALLOCATION_PARAMETERS}

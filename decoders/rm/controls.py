@@ -80,6 +80,9 @@ def _build():
 EXTRA_PUBLIC = (
     (0x906F0101, "NV906F_CTRL_GET_CLASS_ENGINEID", "ctrl906f.h"),
     (0xCB330101, "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES", "ctrlcb33.h"),
+    # ctrl00de.h defines it as (0xde0001U), a form the TSV extraction did not match; the same
+    # at 580.142 and 595.45.04. JAX issues it on its RM_USER_SHARED_DATA object (issue 18).
+    (0x00DE0001, "NV00DE_CTRL_CMD_REQUEST_DATA_POLL", "ctrl00de.h"),
 )
 
 # Bit 15 of a command is RM_GSS_LEGACY_MASK (0x8000; 0xC000 = the privileged form), from
@@ -90,7 +93,14 @@ EXTRA_PUBLIC = (
 # unchanged and copied out. No header under src/common/sdk/nvidia/inc/ctrl/** (580.105.08,
 # 595.45.04) defines these numbers, with bit 15 set or with it cleared (the public
 # ctrl2080clk.h defines no command at all; ctrl2080perf.h has no index 0x26 or 0x84), so
-# neither their names nor their params layouts are public.
+# neither their names nor their params layouts are public. Re-read for issue 18 at tag 580.142:
+# rmapi_deprecated.h defines RM_GSS_LEGACY_MASK 0x8000 (NON_PRIVILEGED) and 0xC000
+# (PRIVILEGED, needs RS_PRIV_LEVEL_USER_ROOT); rmapi_deprecated_control.c IsGssLegacyCall()
+# tests cmd & 0x8000 and, on a GSP client (or vGPU), hands the call to RmGssLegacyRpcCmd
+# (rmapi_gss_legacy_control.c), which copies paramsSize bytes in and calls the physical RM
+# (GSP) Control with the same cmd; none of the numbers appears anywhere in the 580.142 tree.
+# The decoder shows their params as opaque: size, and words that match a handle or a mapped
+# GPU VA of the capture, marked as guesses (decoders/rm/opaque.py).
 _GSS_LEGACY = ("legacy GSS control (bit 15 = RM_GSS_LEGACY_MASK): kernel RM forwards it "
                "unchanged to the GSP firmware (RmGssLegacyRpcCmd); no SDK define with or "
                "without bit 15, params layout not public")
@@ -109,8 +119,9 @@ NON_PUBLIC = {
     0x20809064: _GSS_LEGACY + "; 520 B in torch-small",
     0x2080A026: _GSS_LEGACY + "; 532 B in torch-small",
     0x2080A084: _GSS_LEGACY + "; 4 B in torch-small",
-    0x20810108: "NV2081_BINAPI control: RM forwards the buffer opaquely, no params struct "
-                "is public",
+    0x20810108: "NV2081_BINAPI control: binapiControl_IMPL (src/nvidia/src/kernel/rmapi/"
+                "binary_api.c, 580.142) passes cmd, params and paramsSize unchanged to the "
+                "physical RM (GSP) Control; no params struct is public",
 }
 
 

@@ -11,8 +11,9 @@ but other versions differ (0x3d, 72), as do FB_INFO_MAX_LIST_SIZE and GR_INFO_MA
 *_V2 info lists are declared by their entry and sized from paramsSize (LIST specs below).
 
 Pointers inside params (NvP64 fields: GET_CLASSLIST.classList, GET_BUILD_VERSION buffers,
-FIFO_GET_CHANNELLIST lists, GET_ENGINE_CLASSLIST.classList) are NOT followed by the shim:
-the decoder prints them with "pointer: not followed, contents not captured".
+FIFO_GET_CHANNELLIST lists, GET_ENGINE_CLASSLIST.classList, GR_GET_INFO.grInfoList, ...) are
+followed by the shim since issue 18: their layouts are POINTERS in ctrlparams_ext.py, and
+decoders/ioctl.py renders the pointed-to copies under the field.
 """
 from collections import namedtuple
 
@@ -229,7 +230,7 @@ NV2080_CTRL_BUS_GET_INFO_V2_LIST = LIST(Struct("busInfoListSize" / NvU32), "busI
 NV0080_CTRL_GPU_GET_CLASSLIST_V2_LIST = LIST(Struct("numClasses" / NvU32), "numClasses",
                                              "classList", NvU32, None)
 
-_UNCAPTURED = "ptr_uncaptured"
+_PTR = "ptr"   # a followed pointer (ctrlparams_ext.POINTERS); rendered under it
 
 # cmd -> (struct name, Struct or LIST, hints)
 CTRL_PARAMS = {
@@ -245,8 +246,8 @@ CTRL_PARAMS = {
                  {"classID": "class", "classEngineID": "hex", "engineID": "hex"}),
     0x00000101: ("NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_PARAMS",
                  NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_PARAMS,
-                 {"pDriverVersionBuffer": _UNCAPTURED, "pVersionBuffer": _UNCAPTURED,
-                  "pTitleBuffer": _UNCAPTURED}),
+                 {"pDriverVersionBuffer": _PTR, "pVersionBuffer": _PTR,
+                  "pTitleBuffer": _PTR}),
     0x0000013E: ("NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS",
                  NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS,
                  {"driverVersionBuffer": "str", "versionBuffer": "str", "titleBuffer": "str",
@@ -258,13 +259,13 @@ CTRL_PARAMS = {
     0x00000205: ("NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS", NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS,
                  {"gpuId": "hex", "gpuFlags": "hex"}),
     0x00800201: ("NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS", NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS,
-                 {"classList": _UNCAPTURED}),
+                 {"classList": _PTR}),
     0x00800292: ("NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS", NV0080_CTRL_GPU_GET_CLASSLIST_V2_LIST,
                  {"classList[]": "class"}),
     0x00800280: ("NV0080_CTRL_GPU_GET_NUM_SUBDEVICES_PARAMS",
                  NV0080_CTRL_GPU_GET_NUM_SUBDEVICES_PARAMS, {}),
     0x0080170D: ("NV0080_CTRL_FIFO_GET_CHANNELLIST_PARAMS", NV0080_CTRL_FIFO_GET_CHANNELLIST_PARAMS,
-                 {"pChannelHandleList": _UNCAPTURED, "pChannelList": _UNCAPTURED}),
+                 {"pChannelHandleList": _PTR, "pChannelList": _PTR}),
     0x20800102: ("NV2080_CTRL_GPU_GET_INFO_V2_PARAMS", NV2080_CTRL_GPU_GET_INFO_V2_LIST, {}),
     0x20800110: ("NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS,
                  {"gpuNameString": "str",
@@ -273,7 +274,7 @@ CTRL_PARAMS = {
                  NV2080_CTRL_GPU_GET_SHORT_NAME_STRING_PARAMS, {"gpuShortNameString": "str"}),
     0x20800124: ("NV2080_CTRL_GPU_GET_ENGINE_CLASSLIST_PARAMS",
                  NV2080_CTRL_GPU_GET_ENGINE_CLASSLIST_PARAMS,
-                 {"engineType": "enum:NV2080_ENGINE_TYPE", "classList": _UNCAPTURED}),
+                 {"engineType": "enum:NV2080_ENGINE_TYPE", "classList": _PTR}),
     0x2080014A: ("NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", NV2080_CTRL_GPU_GET_GID_INFO_PARAMS,
                  {"length": "dec"}),
     0x20800170: ("NV2080_CTRL_GPU_GET_ENGINES_V2_PARAMS", NV2080_CTRL_GPU_GET_ENGINES_V2_LIST,
@@ -298,7 +299,7 @@ CTRL_PARAMS.update({
     0x000001F0: ("NV0000_CTRL_SYSTEM_GET_FEATURES_PARAMS", NV0000_CTRL_SYSTEM_GET_FEATURES_PARAMS,
                  {"featuresMask": "hex"}),
     0x00000202: ("NV0000_CTRL_GPU_GET_ID_INFO_PARAMS", NV0000_CTRL_GPU_GET_ID_INFO_PARAMS,
-                 {"gpuId": "hex", "gpuFlags": "hex", "szName": _UNCAPTURED, "numaId": "dec"}),
+                 {"gpuId": "hex", "gpuFlags": "hex", "szName": _PTR, "numaId": "dec"}),
     0x00000215: ("NV0000_CTRL_GPU_ATTACH_IDS_PARAMS", NV0000_CTRL_GPU_ATTACH_IDS_PARAMS,
                  {"gpuIds[]": "hex", "failedId": "hex"}),
     0x0000027B: ("NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS", NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS,
@@ -322,7 +323,7 @@ CTRL_PARAMS.update({
                  NV2080_CTRL_GPU_GET_COMPUTE_POLICY_CONFIG_PARAMS,
                  {"numConfigs": "count_of:configList"}),
     0x20801201: ("NV2080_CTRL_GR_GET_INFO_PARAMS", NV2080_CTRL_GR_GET_INFO_PARAMS,
-                 {"grInfoList": _UNCAPTURED}),
+                 {"grInfoList": _PTR}),
     0x20801210: ("NV2080_CTRL_GR_SET_CTXSW_PREEMPTION_MODE_PARAMS",
                  NV2080_CTRL_GR_SET_CTXSW_PREEMPTION_MODE_PARAMS, {"flags": "hex"}),
     0x20801218: ("NV2080_CTRL_GR_GET_CTX_BUFFER_SIZE_PARAMS",
@@ -388,16 +389,7 @@ CTRL_PARAMS.update({
 
 # Controls seen on the H100 whose params are NOT declared, and why (tests/test_golden_ioctl.py
 # lists every undecoded call of a capture against this table).
-UNDECLARED = {
-    0x83DE030C: "DEBUG_READ_ALL_SM_ERROR_STATES: 4824 B (per-SM error registers), layout not read; "
-                "issued after a kernel fault (captures/kernel-fault)",
-    0x0000013A: "GET_P2P_CAPS_MATRIX: 1352 B, nested per-GPU-pair tables not declared",
-    0x00000A04: "SYNC_GPU_BOOST_GROUP_INFO: 2244 B, not declared",
-    0x208001A3: "GET_GPU_FABRIC_PROBE_INFO: 56 B, layout not read",
-    0x2080121B: "GR_GET_GLOBAL_SM_ORDER: 9240 B, not declared",
-    0x20803002: "NVLINK_GET_NVLINK_STATUS: 13344 B, not declared",
-    0x20803801: "GRMGR_GET_GR_FS_INFO: 1928 B, request/response union not declared",
-}
+UNDECLARED = {}
 
 TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
           "ADDR_SPACE_TYPE": NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE,
@@ -407,6 +399,10 @@ TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
           "C2C_REMOTE_TYPE": NV2080_CTRL_BUS_GET_C2C_INFO_REMOTE_TYPE,
           "DRAIN_STATE_FLAG": NV0000_CTRL_GPU_DRAIN_STATE_FLAG,
           "CPU_CLK_ID": NV2080_TIMER_GPU_CPU_TIME_CPU_CLK_ID}
+
+from decoders.rm.ctrlparams_ext import CTRL_PARAMS_EXT, POINTERS, TABLES_EXT  # noqa: E402,F401
+CTRL_PARAMS.update(CTRL_PARAMS_EXT)
+TABLES.update(TABLES_EXT)
 
 _LIST_CACHE = {}
 

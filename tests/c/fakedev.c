@@ -48,6 +48,27 @@ int main(int argc, char **argv) {
     int r = ioctl(ctl, 0xC020462Au, (void *)0x10);
     fprintf(out, "\"bad_arg_ret\": %d, \"bad_arg_errno\": %d,\n", r, errno);
 
+    /* Pointers inside RM_CONTROL params (issue 18): the shim copies what they point to.
+     * NV2080_CTRL_GR_GET_INFO_PARAMS {grInfoListSize, pad, NvP64 grInfoList, route{flags, pad, route}}. */
+    static uint32_t gr_list[6] = { 0x0c, 0, 0x14, 0, 0x1d, 0 };
+    struct { uint32_t count, pad; uint64_t list; uint32_t rflags, rpad; uint64_t route; } gr =
+        { 3, 0, (uint64_t)(uintptr_t)gr_list, 0, 0, 0 };
+    c54.cmd = 0x20801201u; c54.params = (uint64_t)(uintptr_t)&gr; c54.size = sizeof gr;
+    ioctl(ctl, 0xC020462Au, &c54);
+    fprintf(out, "\"gr_list_addr\": %llu,\n", (unsigned long long)(uintptr_t)gr_list);
+    gr.list = 0xdead1000ull; gr.count = 4;                   /* a list pointer that points nowhere */
+    ioctl(ctl, 0xC020462Au, &c54);
+    gr.list = 0; gr.count = 4;                               /* NULL: nothing to follow */
+    ioctl(ctl, 0xC020462Au, &c54);
+    gr.list = (uint64_t)(uintptr_t)gr_list; gr.count = 0x7fffffff; /* a count far past the cap */
+    ioctl(ctl, 0xC020462Au, &c54);
+    /* NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_PARAMS: three string buffers of sizeOfStrings. */
+    static char drv[16] = "580.159.04", ver[16] = "580.159.04", title[16] = "rel/gpu_drv";
+    struct { uint32_t size, pad; uint64_t d, v, t; uint32_t cl, ocl; } bv =
+        { 16, 0, (uint64_t)(uintptr_t)drv, (uint64_t)(uintptr_t)ver, (uint64_t)(uintptr_t)title, 0, 0 };
+    c54.cmd = 0x00000101u; c54.params = (uint64_t)(uintptr_t)&bv; c54.size = sizeof bv;
+    ioctl(ctl, 0xC020462Au, &c54);
+
     /* UVM-style plain request number: size from the table, never from _IOC bits. */
     uint64_t init[2] = { 0x1234, 0 };
     ioctl(uvm, 0x30000001u, init);

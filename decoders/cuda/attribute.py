@@ -14,9 +14,9 @@ with the reason.
 """
 import re
 
-from decoders.cubin import demangle, find_cubins
+from decoders.cubin import demangle, image_cubin
 from decoders.cuda.api import LAUNCH_KINDS
-from decoders.errors import TraceLaunchError
+from decoders.errors import CaptureError, TraceLaunchError
 
 _ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
 _FREE = ("cuMemFree", "cuMemFreeAsync")
@@ -100,7 +100,8 @@ class Attribution:
         self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
         self.allocations = []   # [base, size, call name, call index, freed at record index]
         self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
-        self._cubins = {}
+        self._cubins = {}       # image bytes -> (Cubin or None, why it failed or None)
+        self.problems = []      # CaptureError per distinct module image that did not decode
         self._by_program = {}   # program address -> kernel dict (from attributed launches)
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
@@ -162,27 +163,47 @@ class Attribution:
         if load is None:
             return out
         out["image_call"] = load.index
-        cubin = self._cubin(load)
+        cubin, why = self._cubin(load)
+        if why is not None:
+            out["image_problem"] = why
         if cubin is not None:
             try:
                 k = cubin.kernel(mangled) if mangled else None
             except KeyError:    # the module's image holds no such kernel (a damaged capture)
+                k = None
+            except TraceLaunchError as e:       # its .nv.info does not parse
+                out["image_problem"] = self._image_problem(load, e)
                 k = None
             if k is not None:
                 out.update(name=k.name, cubin=cubin.arch, info=k)
         return out
 
     def _cubin(self, load):
-        if load.index not in self._cubins:
-            best = None
+        """(Cubin or None, why its image failed or None), decoded once per distinct image
+        content (a library is loaded again and again with the same bytes)."""
+        image = load.image
+        got = self._cubins.get(image)
+        if got is None:
             try:
-                for _, cub in find_cubins(load.image):
-                    if cub.sm == self.sm or best is None:
-                        best = cub
-            except TraceLaunchError:
-                best = None
-            self._cubins[load.index] = best
-        return self._cubins[load.index]
+                got = (image_cubin(image, self.sm), None)
+            except TraceLaunchError as e:
+                # an image the shim cut on purpose (TRACE_LAUNCH_IMAGE_MAX, section flag
+                # TRUNCATED) is known not to be whole: no cubin, and no problem to report
+                cut = "TRUNCATED" in load.sections["IMAGE"]["flags"]
+                got = (None, None if cut else self._image_problem(load, e))
+            self._cubins[image] = got
+        return got
+
+    def _image_problem(self, load, e):
+        """Record a problem for a module image that does not decode; its one-line why."""
+        why = getattr(e, "detail", None) or str(e)
+        if getattr(e, "offset", None) is not None:
+            why += f" (image offset {e.offset:#x})"
+        at = load._records[1]
+        err = CaptureError(f"module image of {load.name} ({len(load.image):,} B) does not "
+                           f"decode: {why}", offset=at, record=load.index)
+        self.problems.append(err)
+        return f"module image (record {load.index}) not decoded: {why}"
 
     def resolve(self, value, at_index):
         a = self.allocation(value, at_index)
@@ -248,6 +269,8 @@ class Attribution:
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         out["checked"] = self.checked
         out["verified"] = not out["differences"]
+        if k and k.get("image_problem"):
+            out["image_problem"] = k["image_problem"]
         return out
 
     def _graph_node(self, replay, s, hw_bytes):
@@ -362,10 +385,11 @@ def describe(attr):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name']}"
+    bad_image = f"; {attr['image_problem']}" if attr.get("image_problem") else ""
     if attr["verified"] is True:
         what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
-        return head + f": verified ({what})"
+        return head + f": verified ({what}){bad_image}"
     if attr["verified"] is False:
         parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
-        return head + ": MISMATCH " + "; ".join(parts)
+        return head + ": MISMATCH " + "; ".join(parts) + bad_image
     return head + (f" ({attr['why']})" if attr["why"] else "")

@@ -1,0 +1,77 @@
+"""Only the work the report needs (issue 17): demangling starts at most one process per
+capture, a module image is read once per distinct content, and of its cubin only the
+launched kernels are parsed."""
+import subprocess
+
+import pytest
+
+from conftest import ROOT, capture_path
+from decoders import cubin as C
+from decoders.cuda import attribute as A
+from decoders.session import decode_capture
+
+
+@pytest.fixture
+def fresh_demangler(monkeypatch):
+    """A demangler with nothing cached, and a count of the processes started meanwhile."""
+    d = C._Demangler()
+    monkeypatch.setattr(C, "demangle", d)
+    monkeypatch.setattr(A, "demangle", d)
+    started = []
+    real = subprocess.Popen
+
+    def counting(argv, *a, **kw):
+        started.append(argv)
+        return real(argv, *a, **kw)
+    monkeypatch.setattr(subprocess, "Popen", counting)
+    yield d, started
+    d.close()
+
+
+@pytest.mark.parametrize("name", ["torch-small", "runtime-vadd", "two-streams"])
+def test_demangling_starts_at_most_one_process_per_capture(name, fresh_demangler):
+    d, started = fresh_demangler
+    model = decode_capture(capture_path(name))
+    names = {c.get("kernel") for c in model.api_calls if c.get("kernel")}
+    mangled = [n for n in d.cache if n.startswith("_Z")]
+    assert len(started) <= 1 and d.started == len(started), started
+    # and it did demangle: every C++ kernel name shown is demangled
+    assert names and not any(n.startswith("_Z") for n in names), names
+    if C.shutil.which("c++filt"):
+        assert d.started == (1 if mangled else 0)
+    if name == "torch-small":
+        assert len(mangled) >= 5     # one process for many names (it was one per name)
+
+
+def test_only_launched_kernels_are_parsed():
+    """launch-shapes' cubin has 7 kernels; the capture launches 5 of them: only those 5
+    have their .nv.info parsed."""
+    model = decode_capture(capture_path("launch-shapes"))
+    [(cubin, why)] = model.attribution._cubins.values()
+    launched = {l.summary["attribution"]["kernel"]["mangled"] for l in model.launches
+                if l.summary.get("attribution") and l.summary["attribution"]["kernel"]}
+    assert why is None and len(cubin.kernel_names) == 7
+    assert set(cubin._built) == launched and len(launched) == 5
+
+
+def test_an_image_loaded_twice_is_read_once(monkeypatch):
+    """multi-gpu loads the same image on each of its two GPUs: one image_cubin call."""
+    calls = []
+    real = A.image_cubin
+
+    def counting(image, sm):
+        calls.append(len(image))
+        return real(image, sm)
+    monkeypatch.setattr(A, "image_cubin", counting)
+    model = decode_capture(capture_path("multi-gpu"))
+    assert len(model.attribution.images) == 2 and len(calls) == 1
+    assert model.verified["verified"] == 2
+
+
+def test_kernel_lookup_by_demangled_name_still_works():
+    (_, cubin), = C.find_cubins(ROOT / "tests/fixtures/cubins/shapes.sm_90.cubin")
+    k = cubin.kernels[0]
+    assert cubin.kernel(k.name) is k and cubin.kernel(k.mangled) is k
+    with pytest.raises(KeyError):
+        cubin.kernel("no_such_kernel")
+

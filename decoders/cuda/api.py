@@ -130,6 +130,10 @@ SECTIONS = {
     # behind each (PARAM_WINDOW_BYTES), which the decoder cuts to the cubin's sizes.
     9: "PARAM_POINTERS",
     10: "PARAM_WINDOWS",
+    # Never written by the shim: the tracer's exit step (decoders/capture/writer.py
+    # compact_capture) puts it in place of an IMAGE whose bytes an earlier record holds
+    # (format version 2, data: format.py TL_IMAGE_REF).
+    11: "IMAGE_REF",
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each

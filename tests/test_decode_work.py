@@ -47,7 +47,8 @@ def test_only_launched_kernels_are_parsed():
     """launch-shapes' cubin has 7 kernels; the capture launches 5 of them: only those 5
     have their .nv.info parsed."""
     model = decode_capture(capture_path("launch-shapes"))
-    [(cubin, why)] = model.attribution._cubins.values()
+    [cubin] = model.attribution._cubins.values()
+    why = model.attribution._image_why.get(next(iter(model.attribution._cubins)))
     launched = {l.summary["attribution"]["kernel"]["mangled"] for l in model.launches
                 if l.summary.get("attribution") and l.summary["attribution"]["kernel"]}
     assert why is None and len(cubin.kernel_names) == 7
@@ -75,3 +76,27 @@ def test_kernel_lookup_by_demangled_name_still_works():
     with pytest.raises(KeyError):
         cubin.kernel("no_such_kernel")
 
+
+
+def test_cubin_cache_drops_least_recently_used_and_keeps_parsed_kernels(monkeypatch):
+    """Two module images, a cache that holds one cubin: asking the second drops (and
+    releases) the first, whose parsed kernel is still answered; a kernel of the first not
+    asked before decodes it again, with the same result as a fresh decode."""
+    from types import SimpleNamespace
+    monkeypatch.setattr(A, "CUBIN_CACHE_BYTES", 1)
+    fix = ROOT / "tests/fixtures/cubins"
+    images = [(fix / "shapes.sm_90.cubin").read_bytes(),
+              (fix / "shapes.sm_90.size.fatbin").read_bytes()]
+    loads = [SimpleNamespace(image=im, sections={"IMAGE": {"flags": []}}, index=i, name="load",
+                             _records=(i, 0)) for i, im in enumerate(images)]
+    attr = A.Attribution(sm=90)
+    k1, arch, why = attr._image_kernel(loads[0], "tl_args")
+    first = attr._cubins[images[0]]
+    assert k1.mangled == "tl_args" and arch == "sm_90" and why is None
+    k2, _, _ = attr._image_kernel(loads[1], "tl_args")
+    assert list(attr._cubins) == [images[1]] and first.data is None     # dropped, released
+    assert attr._image_kernel(loads[0], "tl_args")[0] is k1             # still answered
+    k3, _, _ = attr._image_kernel(loads[0], "tl_1d")                    # decoded again
+    fresh = C.image_cubin(images[0], 90).kernel("tl_1d")
+    assert k3.to_json() == fresh.to_json() and k2.to_json() == k1.to_json()
+    assert attr._cubin_bytes == len(attr._cubins[images[0]].data)

@@ -152,6 +152,13 @@ class Cubin:
         self._built = {}        # mangled -> Kernel: only those asked for are parsed
         self._kernels = None
 
+    def release(self):
+        """Let go of the image bytes now, for a cache that drops this cubin: pyelftools'
+        objects form reference cycles, which a decode with the collector off (session.py)
+        would keep, bytes and all. Kernels already parsed stay usable; nothing else is."""
+        self.elf.elf.stream.close()
+        self.elf.data = self.data = None
+
     @property
     def global_info(self):
         """{mangled: {EIATTR name: value}} from the global .nv.info (parsed when first read)."""

@@ -100,6 +100,10 @@ class ApiCall:
         if same is None:
             same = self._from_args(slot, args, rec)
         self.name, self.kind, named, config = same
+        if self.kind == "LOAD_IMAGE":
+            # its body holds the module image, which `sections` holds too: not kept twice
+            # (compact() then gives None and the call is kept as its to_json() dict)
+            self._records = self._records[:5] + (None,)
         self.args = named.copy()
         self.index, self.exit_index = rec.index, None
         self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot

@@ -195,6 +195,7 @@ class CaptureModel:
     records: int = 0
     unfinished: list = field(default_factory=list)
     api_calls: list = field(default_factory=list)        # ApiCall.to_json() dicts, in order
+    api_call_names: Counter = field(default_factory=Counter)     # api_calls' names, counted
     api: object = None                                    # decoders.cuda.calls.ApiCalls
     attribution: object = None                            # decoders.cuda.attribute.Attribution
     verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
@@ -435,6 +436,7 @@ def _decode_capture(path, branch, launches, keep):
                         k = attr.kernel(call.launch_config["function"])
                         kernel = (k["name"] if k else None,)
                     _append_call(model.api_calls, call, kernel)
+                    model.api_call_names[call.name] += 1
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 model.ioctls.append(e)
@@ -497,6 +499,7 @@ def _decode_capture(path, branch, launches, keep):
             _launch_problems(model, subdec.finish(), record_offsets)
         for call in api.unfinished:     # never returned: the process died inside it
             _append_call(model.api_calls, call, ())
+            model.api_call_names[call.name] += 1
         return model
     finally:
         stream.close()

@@ -100,3 +100,20 @@ def test_cubin_cache_drops_least_recently_used_and_keeps_parsed_kernels(monkeypa
     fresh = C.image_cubin(images[0], 90).kernel("tl_1d")
     assert k3.to_json() == fresh.to_json() and k2.to_json() == k1.to_json()
     assert attr._cubin_bytes == len(attr._cubins[images[0]].data)
+
+
+def test_launch_view_is_the_summary_without_copies_or_extraction():
+    """Launch.view() == .summary (same keys, order, values); given the fields' stand-in it
+    extracts no QMD field; and the text report reads no QMD field at all."""
+    import io
+    from tracer.report import render_text
+    model = decode_capture(capture_path("builtin-vadd"), keep=None)
+    fresh = decode_capture(capture_path("builtin-vadd"), keep=None)
+    for a, b in zip(model.launches, fresh.launches):
+        assert list(a.view().items()) == list(b.summary.items())
+    l = decode_capture(capture_path("builtin-vadd"), keep=None).launches[-1]
+    v = l.view(qmd_fields="stand-in")
+    assert v["qmd_fields"] == "stand-in" and l._fields is None and not l._own
+    text_model = decode_capture(capture_path("builtin-vadd"), keep=None)
+    render_text(text_model, io.StringIO())
+    assert all(x._fields is None for x in text_model.launches)

@@ -71,7 +71,8 @@ def append_end(path, exit_status):
 
 # ---- the tracer's exit step: each distinct module image once, then zstd (issue 17) -------
 
-ZSTD_LEVEL = 1          # fast: 20.7 MB launch-loop-10k -> 0.81 MB in 13 ms (level 3: 0.77 MB, 21 ms)
+# fast: 20.7 MB launch-loop-10k -> 0.81 MB in 13 ms (level 3: 0.77 MB in 21 ms)
+ZSTD_LEVEL = 1
 
 
 def _record_walk(data, start, end):
@@ -111,8 +112,8 @@ def _image_ref_record(data, off, length, body, image_tag, ref_tag, first):
 
 
 def _plan(data, header):
-    """{old offset: (old length, new record bytes)} for each repeated image's record and the END record,
-    the bytes saved, and how many images / repeats there were."""
+    """{old offset: (old length, new record bytes)} for each repeated image's record and the
+    END record, the bytes saved, and how many images / repeats there were."""
     import hashlib
 
     from construct import Struct
@@ -129,7 +130,8 @@ def _plan(data, header):
     for off, length, rtype, _ in _record_walk(data, header.header_size, len(data)):
         if rtype == end_type:
             end = F.TL_END.parse(data[off + body_at:off + length])
-            plan[off] = (length, data[off:off + body_at] + F.TL_END.build(dict(end, cursor=off - saved)))
+            new_end = F.TL_END.build(dict(end, cursor=off - saved))
+            plan[off] = (length, data[off:off + body_at] + new_end)
             continue
         if rtype != api_enter or slot_of.parse(data[off + body_at:off + body_at + 4]).slot \
                 not in load_slots:

@@ -393,8 +393,9 @@ ALLOWED = {
         "imports decoders.methods.<module> where <module> comes from the CLASSES registry "
         "(source), looked up by class number; a number not registered raises KeyError first",
     ("decoders/cubin/__init__.py", "subprocess"):
-        "c++filt on a symbol name: argv list, no shell, only names starting with _Z (never "
-        "an option); output is text",
+        "one c++filt with no argument but its path (argv list, no shell); symbol names go "
+        "on its stdin, one a line, only those matching _Z[A-Za-z0-9_$.]+ (no newline, space "
+        "or option); output is text",
     ("decoders/cubin/sass.py", "subprocess"):
         "nvdisasm on the cubin bytes written to a private temporary file; argv list, no shell",
     ("tracer/run.py", "subprocess"):

@@ -11,7 +11,6 @@ refuse to make them."""
 import json
 import os
 import re
-import resource
 import struct
 import subprocess
 import sys
@@ -110,22 +109,24 @@ def capture_with_image(image):
     return bytes(out)
 
 
-def _limit():
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+# The child limits itself and writes its own peak (VmHWM: this program's, from its exec on)
+# to a side file at exit: a forked child's ru_maxrss would count the forking process's
+# pages (pytest's, hundreds of MiB in a full run) from before the exec.
+_CHILD = ("import atexit, os, resource; "
+          f"resource.setrlimit(resource.RLIMIT_AS, ({AS_LIMIT}, {AS_LIMIT})); "
+          "atexit.register(lambda: open(os.environ['BOMB_HWM'], 'w').write("
+          "open('/proc/self/status').read())); "
+          "from tracer.cli import trace_decode; trace_decode(prog_name='trace-decode')")
 
 
 def decode(path, *args):
     """trace-decode in a child under RLIMIT_AS: (exit status, stdout, stderr, peak RSS MiB)."""
-    cmd = [sys.executable, "-c", "from tracer.cli import trace_decode; "
-           "trace_decode(prog_name='trace-decode')", str(path), *args]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    with open(path.with_suffix(".out"), "w+") as out, open(path.with_suffix(".err"), "w+") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, preexec_fn=_limit)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, out.read(), err.read(), usage.ru_maxrss / 1024
+    hwm = path.with_suffix(".status")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", BOMB_HWM=str(hwm))
+    res = subprocess.run([sys.executable, "-c", _CHILD, str(path), *args], env=env,
+                         capture_output=True, text=True, timeout=120)
+    peak = re.search(r"^VmHWM:\s+(\d+) kB", hwm.read_text(), re.M)
+    return res.returncode, res.stdout, res.stderr, int(peak.group(1)) / 1024
 
 
 ZSTD, LZ4 = FB.FATBIN_COMPRESS_ZSTD, FB.FATBIN_COMPRESS_LZ4

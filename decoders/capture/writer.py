@@ -122,7 +122,7 @@ def _plan(data, header):
     slot_of = Struct(*F.TL_API.subcons[:1]).compile()
     parse_api = _FAST.get("API_ENTER") or (lambda b: (F.TL_API.parse(b), None))
     load_slots = {f.slot for f in A.FUNCTIONS if f.kind == "LOAD_IMAGE"}
-    image_tag, ref_tag = A.SECTION_BY_NAME["IMAGE"], A.SECTION_BY_NAME["IMAGE_REF"]
+    image_tag, ref_tag = A.SECTION_BY_NAME["IMAGE"], A.EXIT_STEP_SECTION_BY_NAME["IMAGE_REF"]
     unreadable = next(k for k, v in A.SECTION_FLAGS.items() if v == "UNREADABLE")
     api_enter, end_type = F.TL_REC_BY_NAME["API_ENTER"], F.TL_REC_BY_NAME["END"]
     body_at = F.TL_RECORD_HEADER_SIZE

@@ -130,10 +130,6 @@ SECTIONS = {
     # behind each (PARAM_WINDOW_BYTES), which the decoder cuts to the cubin's sizes.
     9: "PARAM_POINTERS",
     10: "PARAM_WINDOWS",
-    # Never written by the shim: the tracer's exit step (decoders/capture/writer.py
-    # compact_capture) puts it in place of an IMAGE whose bytes an earlier record holds
-    # (format version 2, data: format.py TL_IMAGE_REF).
-    11: "IMAGE_REF",
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each
@@ -158,3 +154,11 @@ CURESULT = {
     702: "CUDA_ERROR_LAUNCH_TIMEOUT", 719: "CUDA_ERROR_LAUNCH_FAILED",
     720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 999: "CUDA_ERROR_UNKNOWN",
 }
+
+
+# Sections the tracer's exit step writes, never the shim (so not in shim/abi.h): tags from
+# 256 up, clear of the shim's. IMAGE_REF (capture format version 2): in place of an IMAGE
+# whose bytes an earlier record holds (decoders/capture/writer.py compact_capture; data:
+# decoders/capture/format.py TL_IMAGE_REF).
+EXIT_STEP_SECTIONS = {256: "IMAGE_REF"}
+EXIT_STEP_SECTION_BY_NAME = {v: k for k, v in EXIT_STEP_SECTIONS.items()}

@@ -408,6 +408,15 @@ class Attribution:
 
 
 def describe(attr):
+    """One line for the text report: what _describe says, then, when the kernel's module
+    image did not decode, why (beside the verified line, issue 20)."""
+    line = _describe(attr)
+    if attr is not None and attr.get("image_problem"):
+        line += f"; {attr['image_problem']}"
+    return line
+
+
+def _describe(attr):
     """One line for the text report."""
     if attr is None:
         return None
@@ -416,11 +425,10 @@ def describe(attr):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name']}"
-    bad_image = f"; {attr['image_problem']}" if attr.get("image_problem") else ""
     if attr["verified"] is True:
         what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
-        return head + f": verified ({what}){bad_image}"
+        return head + f": verified ({what})"
     if attr["verified"] is False:
         parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
-        return head + ": MISMATCH " + "; ".join(parts) + bad_image
+        return head + ": MISMATCH " + "; ".join(parts)
     return head + (f" ({attr['why']})" if attr["why"] else "")

@@ -39,7 +39,7 @@ def _sections(body):
     out = {}
     for s in body["sections"]:
         tag = s["tag"]
-        name = A.SECTIONS.get(tag)
+        name = A.SECTIONS.get(tag) or A.EXIT_STEP_SECTIONS.get(tag)
         if name is None:
             name = f"SECTION_{tag}"
         out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),

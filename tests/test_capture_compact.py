@@ -72,8 +72,11 @@ def test_a_reference_to_no_image_is_one_problem(tmp_path):
     p = _copy(tmp_path, "multi-gpu")
     compact_capture(p, compress=False)
     data = bytearray(p.read_bytes())
-    ref = data.find(b"\x00\x01\x00\x00\x10\x00\x00\x00")        # IMAGE_REF tag 256, size 16
-    assert ref > 0
+    with open(p, "rb") as f:        # the record holding the reference
+        [at] = [r.offset for r in CaptureReader(f).records() if r.type == "API_ENTER" and
+                any(s["tag"] == 256 for s in r.body["sections"])]
+    ref = data.find(b"\x00\x01\x00\x00\x10\x00\x00\x00", at)      # tag 256, size 16
+    assert at < ref < at + 256
     data[ref + 16:ref + 24] = (12345678).to_bytes(8, "little")   # names no record
     p.write_bytes(bytes(data))
     model = decode_capture(str(p))

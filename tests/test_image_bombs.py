@@ -120,13 +120,9 @@ _CHILD = ("import atexit, os, resource; "
 
 
 def decode(path, *args):
-    """trace-decode in a child under RLIMIT_AS: (exit status, stdout, stderr, peak RSS MiB)."""
-    hwm = path.with_suffix(".status")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", BOMB_HWM=str(hwm))
-    res = subprocess.run([sys.executable, "-c", _CHILD, str(path), *args], env=env,
-                         capture_output=True, text=True, timeout=120)
-    peak = re.search(r"^VmHWM:\s+(\d+) kB", hwm.read_text(), re.M)
-    return res.returncode, res.stdout, res.stderr, int(peak.group(1)) / 1024
+    """trace-decode CAPTURE in a child under RLIMIT_AS: (exit status, stdout, stderr, peak
+    RSS MiB)."""
+    return _decode_args(path.parent, path, *args)
 
 
 ZSTD, LZ4 = FB.FATBIN_COMPRESS_ZSTD, FB.FATBIN_COMPRESS_LZ4
@@ -187,3 +183,27 @@ def test_uncompressed_bomb_generators_are_what_they_claim():
     with pytest.raises(lz4.block.LZ4BlockError):
         lz4.block.decompress(lz4_long_match(), uncompressed_size=1 << 20)
     assert len(lz4.block.decompress(lz4_long_match(1024), uncompressed_size=1 << 20)) > 255_000
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_bomb_fatbin_file_is_one_line_for_trace_decode_cubin(bomb, tmp_path):
+    """The same entries as a fatbin file for `trace-decode cubin`, which decompresses every
+    entry: the same bounds (one budget per fatbin), one line, exit 2."""
+    make, flags, declared, says = BOMBS[bomb]
+    path = tmp_path / f"synthetic-{bomb}.fatbin"
+    path.write_bytes(fatbin_with(make(), flags, declared))
+    rc, _, err, rss = _decode_args(tmp_path, "cubin", path)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert says in lines[0] and re.search(r"\(at offset 0x[0-9a-f]+\)$", lines[0]), lines[0]
+    assert rss < 512, f"{bomb}: peak RSS {rss:.0f} MiB"
+
+
+def _decode_args(tmp_path, *args):
+    """trace-decode ARGS in a child under RLIMIT_AS (_CHILD)."""
+    hwm = tmp_path / "child.status"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", BOMB_HWM=str(hwm))
+    res = subprocess.run([sys.executable, "-c", _CHILD, *map(str, args)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    peak = re.search(r"^VmHWM:\s+(\d+) kB", hwm.read_text(), re.M)
+    return res.returncode, res.stdout, res.stderr, int(peak.group(1)) / 1024

@@ -25,8 +25,19 @@ parameters, semaphores); node trees are built lazily and not counted.
    (bench/decode_identity.py's snapshot), so old and new are compared in the same run.
    --full --profile prints the cProfile top entries of one decode_capture instead.
 
+4. --real [DIR ...]: real-workload captures (PyTorch with its libraries' module images, JAX,
+   CuPy, ...), which stay outside the repository (too large; re-recorded by
+   scripts/record.py): every capture.tlc[.gz|.zst|.xz-less] under DIR (default: the
+   directories in $TRACE_LAUNCH_REALCAPS, separated by ':'). Each is decoded and rendered
+   (text report, then --json, to /dev/null) in its own process, as `trace-decode` does,
+   with captures/launch-loop-10k in the same run: CPU seconds, kernel launches/s, seconds
+   per MB of capture (uncompressed) and peak RSS, each also as a ratio to launch-loop-10k's
+   (the machine may be shared and noisy: compare ratios). The largest module image entry
+   (declared decompressed size) is printed too (docs/module-images.md: the cap).
+
 usage: python3 bench/decode_bench.py [launches] [--profile]
        python3 bench/decode_bench.py --full [--repeat N] [--ref REV] [--profile]
+       python3 bench/decode_bench.py --real [DIR ...] [--repeat N]
 """
 import cProfile
 import gc
@@ -223,7 +234,118 @@ def main_full(repeat=5, ref=None, profile=False):
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _one_real(path, as_json):
+    """{cpu_s, launches, peak_rss_mib, raw_mb} of decoding + rendering one capture in this
+    process (the report to /dev/null), imports excluded (IMPORTS)."""
+    import resource
+    _import_decoders()
+    from decoders.capture.reader import open_capture
+    from decoders.session import decode_capture
+    from tracer.report import render_json, render_text
+    with open_capture(path) as f:
+        raw = 0
+        while chunk := f.read(1 << 22):
+            raw += len(chunk)
+    gc.collect()
+    t0 = time.process_time()
+    model = decode_capture(path)
+    with open(os.devnull, "w") as out:
+        (render_json if as_json else render_text)(model, out)
+    dt = time.process_time() - t0
+    kernels = sum(1 for l in model.launches if l.summary.get("kernel"))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"cpu_s": dt, "launches": kernels, "peak_rss_mib": rss, "raw_mb": raw / 1e6,
+            "problems": len(model.problems)}
+
+
+def _real_in(path, as_json):
+    import json
+    import subprocess
+    code = ("import json, sys; sys.path.insert(0, '.'); "
+            "sys.argv = ['decode_bench']; import bench.decode_bench as b; "
+            f"print(json.dumps(b._one_real({str(path)!r}, {as_json!r})))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def largest_entry(path):
+    """(declared decompressed bytes, arch) of the largest fatbin entry of any module image."""
+    from decoders.capture.reader import CaptureReader, open_capture
+    from decoders.cubin import fatbin as FB
+    from decoders.cuda.calls import ApiCalls
+    from decoders.errors import TraceLaunchError
+    best = (0, None)
+    with open_capture(path) as f:
+        api = ApiCalls()
+        for rec in CaptureReader(f).records():
+            if rec.type != "API_ENTER":
+                continue
+            try:
+                image = api.enter(rec).image
+                if image is None or int.from_bytes(image[:4], "little") != FB.FATBIN_MAGIC:
+                    continue
+                for e in FB.parse_fatbin(image, 0, decompress=False, views=True):
+                    n = e.header.decompressed_size if e.compression else e.header.size
+                    best = max(best, (n, e.arch))
+            except TraceLaunchError:
+                continue
+    return best
+
+
+def real_captures(dirs):
+    found = []
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            for name in sorted(files):
+                if name in ("capture.tlc", "capture.tlc.gz", "capture.tlc.zst"):
+                    found.append(os.path.join(root, name))
+                    break
+    return sorted(found)
+
+
+def main_real(dirs, repeat=1):
+    dirs = dirs or [d for d in os.environ.get("TRACE_LAUNCH_REALCAPS", "").split(":") if d]
+    paths = real_captures(dirs)
+    if not paths:
+        print("no real captures: pass --real DIR or set TRACE_LAUNCH_REALCAPS")
+        return None
+    rows = {}
+    for path in [LOOP] + paths:
+        for as_json in (False, True):
+            best = None
+            for _ in range(repeat):
+                r = _real_in(path, as_json)
+                best = r if best is None or r["cpu_s"] < best["cpu_s"] else best
+            rows[(path, as_json)] = best
+    base = {j: rows[(LOOP, j)] for j in (False, True)}
+    print(f"{'capture':52s} {'view':4s} {'MB':>6s} {'launches':>8s} {'CPU s':>6s} "
+          f"{'launch/s':>9s} {'x loop':>6s} {'s/MB':>6s} {'x loop':>6s} {'RSS MiB':>7s} "
+          f"{'x loop':>6s}")
+    for (path, as_json), r in rows.items():
+        b = base[as_json]
+        lps = r["launches"] / r["cpu_s"] if r["launches"] else 0.0
+        blps = b["launches"] / b["cpu_s"]
+        spm, bspm = r["cpu_s"] / r["raw_mb"], b["cpu_s"] / b["raw_mb"]
+        name = os.path.relpath(path, ROOT) if path == LOOP else path
+        print(f"{name[-52:]:52s} {'json' if as_json else 'text':4s} {r['raw_mb']:6.1f} "
+              f"{r['launches']:8d} {r['cpu_s']:6.2f} {lps:9,.0f} {lps / blps:6.2f} "
+              f"{spm:6.3f} {spm / bspm:6.2f} {r['peak_rss_mib']:7.0f} "
+              f"{r['peak_rss_mib'] / b['peak_rss_mib']:6.2f}")
+    for path in paths:
+        size, arch = largest_entry(path)
+        print(f"largest module image entry in {path}: {size:,} B ({arch})")
+    return rows
+
+
 if __name__ == "__main__":
+    if "--real" in sys.argv:
+        argv = sys.argv[1:]
+        rep = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 1
+        dirs = [a for a in argv[argv.index("--real") + 1:] if not a.startswith("--")
+                and not a.isdigit()]
+        main_real(dirs, rep)
+        sys.exit(0)
     if "--full" in sys.argv:
         argv = sys.argv[1:]
         rep = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 5

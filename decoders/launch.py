@@ -239,6 +239,21 @@ class Launch:
             self._driver = None
         return s
 
+    def view(self, qmd_fields=None):
+        """The summary to read, not change: the same keys, order and values as .summary, but
+        its parts may be shared with other launches' (nothing is copied), and `qmd_fields`,
+        when given, stands in for every field of the QMD (a renderer that already has their
+        text for these QMD bytes need not extract them again)."""
+        if self._own:
+            s = self._summary
+            return s if qmd_fields is None else dict(s, qmd_fields=qmd_fields)
+        s = dict(self._summary)
+        s["qmd_fields"] = qmd_fields if qmd_fields is not None else \
+            (s["qmd_fields"] if s["qmd_fields"] is not None else self.fields)
+        if self._driver is not None:
+            s["cbank0_driver"] = driver_constants(*self._driver)
+        return s
+
     @property
     def kernel(self):
         """True for a QMD that runs a program; False for the GRID_NULL QMD the H100 driver

@@ -195,6 +195,7 @@ class CaptureModel:
     records: int = 0
     unfinished: list = field(default_factory=list)
     api_calls: list = field(default_factory=list)        # ApiCall.to_json() dicts, in order
+    api_call_names: Counter = field(default_factory=Counter)     # api_calls' names, counted
     api: object = None                                    # decoders.cuda.calls.ApiCalls
     attribution: object = None                            # decoders.cuda.attribute.Attribution
     verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
@@ -452,6 +453,7 @@ def _decode_capture(path, branch, launches, keep):
                         k = attr.kernel(call.launch_config["function"])
                         kernel = (k["name"] if k else None,)
                     _append_call(model.api_calls, call, kernel)
+                    model.api_call_names[call.name] += 1
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 _opaque(e, b, branch, model.objects)
@@ -508,6 +510,7 @@ def _decode_capture(path, branch, launches, keep):
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
         model.records = nrecords
         model.problems[:0] = reader.problems
+        model.problems.extend(attr.problems)    # module images that did not decode
         if model.end is None:
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
@@ -516,6 +519,7 @@ def _decode_capture(path, branch, launches, keep):
             _launch_problems(model, subdec.finish(), record_offsets)
         for call in api.unfinished:     # never returned: the process died inside it
             _append_call(model.api_calls, call, ())
+            model.api_call_names[call.name] += 1
         return model
     finally:
         stream.close()

@@ -24,7 +24,7 @@ from decoders.cubin import (fatbin_entries, find_cubins, kernels_json, load_cubi
                             sass_listing)
 from decoders.cubin import elf as elf_mod
 from decoders.cubin import fatbin as fatbin_mod
-from decoders.cubin import lz4block, nvinfo, sass, zstd
+from decoders.cubin import nvinfo, sass
 from decoders.errors import TraceLaunchError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -275,7 +275,9 @@ def test_zstd_against_the_zstd_tool_when_installed(tmp_path):
     for level in ("-1", "-19"):
         subprocess.run([tool, "-q", "-f", level, str(src), "-o", str(tmp_path / "x.zst")],
                        check=True)
-        assert zstd.decompress((tmp_path / "x.zst").read_bytes()) == blob
+        got = fatbin_mod.decompress_payload("zstd", (tmp_path / "x.zst").read_bytes(),
+                                            len(blob), 0)
+        assert got == blob
 
 
 # --- SASS ------------------------------------------------------------------------------
@@ -375,7 +377,7 @@ def test_field_table_lint(table):
     assert table.provenance
 
 
-@pytest.mark.parametrize("module", [nvinfo, sass, fatbin_mod, elf_mod, zstd, lz4block])
+@pytest.mark.parametrize("module", [nvinfo, sass, fatbin_mod, elf_mod])
 def test_provenance_block(module):
     assert "Provenance" in module.__doc__
 
@@ -473,8 +475,8 @@ def test_fuzz_mutated_executable(changes, cut):
 @FUZZ
 @given(st.binary(max_size=300))
 def test_fuzz_decompressors_raise_only_decode_errors(blob):
-    for fn in (lambda b: zstd.decompress(b"\x28\xb5\x2f\xfd" + b),
-               lambda b: lz4block.decompress(b, 1 << 16)):
+    for fn in (lambda b: fatbin_mod.decompress_payload("zstd", b"\x28\xb5\x2f\xfd" + b, 1 << 16, 0),
+               lambda b: fatbin_mod.decompress_payload("lz4", b, 1 << 16, 0)):
         try:
             fn(blob)
         except TraceLaunchError:

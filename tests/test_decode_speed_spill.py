@@ -40,7 +40,12 @@ def test_api_call_restore_equals_call():
         elif rec.type == "API_EXIT":
             api.exit(rec)
     assert calls
+    loads = [c for c in calls if c.kind == "LOAD_IMAGE"]
+    assert loads and len(loads) < len(calls)
     for c in calls:
+        if c.kind == "LOAD_IMAGE":      # its body is the image: not kept twice (spilled as
+            assert c.compact() is None  # its dict)
+            continue
         assert ApiCall.restore(c.compact()).to_json() == c.to_json()
     c = calls[0]
     c._records = c._records[:5] + (None,) + c._records[6:]

@@ -393,8 +393,9 @@ ALLOWED = {
         "imports decoders.methods.<module> where <module> comes from the CLASSES registry "
         "(source), looked up by class number; a number not registered raises KeyError first",
     ("decoders/cubin/__init__.py", "subprocess"):
-        "c++filt on a symbol name: argv list, no shell, only names starting with _Z (never "
-        "an option); output is text",
+        "one c++filt with no argument but its path (argv list, no shell); symbol names go "
+        "on its stdin, one a line, only those matching _Z[A-Za-z0-9_$.]+ (no newline, space "
+        "or option); output is text",
     ("decoders/cubin/sass.py", "subprocess"):
         "nvdisasm on the cubin bytes written to a private temporary file; argv list, no shell",
     ("tracer/run.py", "subprocess"):
@@ -483,10 +484,23 @@ def test_nvdisasm_and_cxxfilt_get_cubin_bytes_by_file_and_names_by_argv(monkeypa
     S.nvdisasm_mnemonics(blob, tool="/usr/bin/nvdisasm")
     assert seen[0][0] == "nvdisasm" and seen[0][2] == blob and seen[0][1][:3] == [
         "/usr/bin/nvdisasm", "-c", "-hex"]
-    assert C.demangle("--help; rm -rf /") == "--help; rm -rf /"    # not _Z: the tool never runs
-    assert len(seen) == 1
-    C.demangle("_Z3fooi")
-    assert seen[1] == ("c++filt", ["/usr/bin/c++filt", "_Z3fooi"], None)
+    # c++filt: one long-lived process with no argument but its path; names go on its stdin,
+    # one a line, and only a name c++filt reads as one word (no newline, space or option)
+    started = []
+
+    class FakePopen:
+        def __init__(self, argv, **kw):
+            assert isinstance(argv, list) and not kw.get("shell")
+            started.append(argv)
+            self.stdin, self.stdout = io.StringIO(), io.StringIO("foo(int)\n")
+    monkeypatch.setattr(C.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(C.select, "select", lambda r, w, x, t: (r, [], []))
+    d = C._Demangler()
+    assert d("--help; rm -rf /") == "--help; rm -rf /"    # not _Z: the tool never runs
+    assert d("_Z3foo\n_Z3bari") == "_Z3foo\n_Z3bari" and d("_Z1f -v") == "_Z1f -v"
+    assert not started
+    assert d("_Z3fooi") == "foo(int)"
+    assert started == [["/usr/bin/c++filt"]] and d.proc.stdin.getvalue() == "_Z3fooi\n"
 
 
 def test_decoding_a_mutated_capture_runs_no_code_from_it(monkeypatch, tmp_path):

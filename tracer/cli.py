@@ -124,11 +124,13 @@ def _describe_filter(criteria):
               help="built-in launch dynamic shared memory in bytes")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON (on stderr)")
 @click.option("--no-report", is_flag=True, help="only write the capture")
+@click.option("--no-compress", is_flag=True, help="leave the capture as the shim wrote it (by "
+              "default each distinct module image is kept once and the file is zstd-compressed)")
 @click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
-def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, color, traceback,
-                 program):
+def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress, color,
+                 traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
 
@@ -164,12 +166,27 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, colo
             raise
         click.echo(f"trace-launch: {exc}", err=True)
         sys.exit(exc.status)
-    click.echo(f"trace-launch: capture written to {out}", err=True)
+    note = _guard("trace-launch", lambda: _finish_capture(out, not no_compress), traceback,
+                  path=str(out))
+    click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:
         _guard("trace-launch", lambda: print_report(
             str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch"), traceback,
             path=str(out))
     sys.exit(rc)
+
+
+def _finish_capture(out, compress):
+    """The exit step, once the program has exited: each distinct module image kept once, then
+    zstd (decoders/capture/writer.py compact_capture). Returns a note for the written line."""
+    from decoders.capture.writer import compact_capture
+    st = compact_capture(out, compress=compress)
+    parts = []
+    if st["images_repeated"]:
+        parts.append(f"{st['images_repeated']} repeated module image(s) stored once")
+    if st["compressed"]:
+        parts.append(f"zstd, {st['raw_bytes']:,} -> {st['bytes']:,} B")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 # ---- trace-decode -------------------------------------------------------------------

@@ -121,18 +121,16 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
             _render_methods(model, s, w)
 
     if model.api_calls:
-        stats_ = model.stats()
         w("\n" + st.head(f"CUDA driver API calls ({len(model.api_calls)})") + "\n")
-        names = Counter(c["name"] for c in model.api_calls)
+        names, unfinished = _call_names(model)
         for name, n in sorted(names.items(), key=lambda kv: (-kv[1], kv[0])):
             w(f"  {n:6d}  {name}\n")
-        kl = stats_["kernel_launches"]
+        kl = stats["kernel_launches"]
         w(f"  kernel launches: {kl.get('verified', 0)} verified against their API call, "
           f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked\n")
-        for c in model.api_calls:
-            if not c.get("complete", True):
-                w(st.bad(f"  {c['name']} (record {c['index']}, pid {c['pid']} tid {c['tid']}) never "
-                         "returned: the process died inside it") + "\n")
+        for c in unfinished:
+            w(st.bad(f"  {c['name']} (record {c['index']}, pid {c['pid']} tid {c['tid']}) never "
+                     "returned: the process died inside it") + "\n")
 
     if model.launches:
         w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
@@ -159,6 +157,24 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     if model.unfinished:
         w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
                  f"or a process that died while writing)") + "\n")
+
+
+def _call_names(model):
+    """(Counter of API call names, [calls that never returned]) in one pass, reading only
+    those two keys: a spilled call is its compact form until read, and the names need no
+    to_json() (decoders/session.py keeps the counts as calls are appended)."""
+    counts = getattr(model, "api_call_names", None)
+    if counts is not None and sum(counts.values()) == len(model.api_calls):
+        api = model.api
+        unfinished = [{"name": c.name, "index": c.index, "pid": c.pid, "tid": c.tid}
+                      for c in api.unfinished] if api is not None else []
+        return counts, unfinished
+    names, unfinished = Counter(), []
+    for c in model.api_calls:
+        names[c["name"]] += 1
+        if not c.get("complete", True):
+            unfinished.append(c)
+    return names, unfinished
 
 
 def _render_methods(model, sub, w):
@@ -210,7 +226,9 @@ def _where(r):
 
 
 def _render_launch(n, launch, w):
-    s = launch.summary if hasattr(launch, "summary") else launch
+    # the text reads the summary's parts, never changes them, and shows neither every QMD
+    # field nor the driver's constant bank words: the summary as decoded, not materialized
+    s = getattr(launch, "_summary", None) or launch
     res = s.get("resolved")
     if s.get("kernel") is False:   # the GRID_NULL QMD libcuda schedules ahead of each kernel
         w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: "
@@ -342,12 +360,18 @@ def _key_text(k):
     return text
 
 
+class _Text(str):
+    """JSON text written as it is by _emit (made by _json_text at the same level)."""
+
+
 def _emit(o, level, w):
     """Write what _json_at(_clean(o), level) returns, in pieces, in one walk: json.dumps'
     indent=1 layout, separators, key and string encoding (its C string encoder), float and
     int text and default=str, without building the cleaned copy first or running json's
     pure-Python indenting encoder (~5x slower on a long capture's launches)."""
-    if isinstance(o, dict):
+    if o.__class__ is _Text:
+        w(o)
+    elif isinstance(o, dict):
         nl = "\n" + " " * (level + 1)
         sep = "{" + nl
         keys = _KEYS
@@ -398,6 +422,31 @@ def _json_text(obj, level):
     return "".join(parts)
 
 
+QMD_TEXTS = 1024    # QMD images whose fields' JSON text render_json keeps
+
+
+def _launch_views(launches):
+    """Each launch's summary for the JSON, its `qmd_fields` text made once per distinct QMD
+    image (version, bytes): a launch loop's GRID_NULL QMDs repeat, and every field of a
+    384-byte QMD is most of a launch's JSON. Byte for byte what .summary renders to."""
+    texts = {}
+    for l in launches:
+        if not hasattr(l, "view"):
+            yield l
+            continue
+        key = (l.version, l.qmd_bytes)
+        text = texts.get(key)
+        if text is None:
+            s = l.view()
+            if len(texts) >= QMD_TEXTS:
+                texts.clear()
+            texts[key] = _Text(_json_text(s["qmd_fields"], 3))
+            s = dict(s, qmd_fields=texts[key])
+        else:
+            s = l.view(qmd_fields=text)
+        yield s
+
+
 def render_json(model, out):
     """Write to_json(model) to `out`, byte for byte what json.dump(indent=1) writes, but
     one array item at a time: a long capture's submissions and launches are never all in
@@ -412,7 +461,7 @@ def render_json(model, out):
         ("ioctls", model.ioctls),
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),
-        ("launches", (l.summary if hasattr(l, "summary") else l for l in model.launches)),
+        ("launches", _launch_views(model.launches)),
         ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("notes", model.notes),

@@ -12,7 +12,12 @@ from construct import (Aligned, Array, Bytes, Const, Int16ul, Int32sl, Int32ul, 
                        Int64ul, PaddedString, Struct, this)
 
 TL_MAGIC = b"TRACELNC"
-TL_VERSION = 1
+TL_VERSION = 1               # what the tracer creates and the shim appends to
+# Version 2: written by the tracer's exit step (writer.compact_capture), which stores each
+# distinct module image once: a repeated image's API_ENTER record carries an IMAGE_REF
+# section (TL_IMAGE_REF) in place of its IMAGE section. Everything else is version 1.
+TL_VERSION_IMAGE_REFS = 2
+TL_VERSIONS = (TL_VERSION, TL_VERSION_IMAGE_REFS)       # what the reader accepts
 TL_HEADER_SIZE = 4096
 TL_RECORD_SYNC = 0x52434C54  # "TLCR" little-endian: lets a reader resync after a hole
 TL_ALIGN = 8
@@ -176,6 +181,12 @@ TL_API = Struct(
     "nargs" / Int16ul, "nsections" / Int16ul,
     "args" / Array(this.nargs, Int64ul),
     "sections" / Array(this.nsections, TL_API_SECTION))
+
+# The data of an IMAGE_REF section (decoders/cuda/api.py SECTIONS 11): the image is the
+# IMAGE section of the API_ENTER record at file `offset` (of the uncompressed capture).
+TL_IMAGE_REF = Struct(
+    "offset" / Int64ul,          # file offset of the earlier API_ENTER record with the bytes
+    "size" / Int64ul)            # the image's length (that IMAGE section's `size`)
 
 TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64ul)
 

@@ -384,9 +384,10 @@ class CaptureReader:
             raise _error(f"file header truncated at offset {len(head):#x} "
                          f"(need {fixed_size} B, have {len(head)})", len(head), None)
         fixed = F.TL_FILE_HEADER_PREFIX.parse(head)
-        if fixed.version != F.TL_VERSION:
+        if fixed.version not in F.TL_VERSIONS:
             raise _error(f"capture format version {fixed.version} at offset 0x8 is not "
-                         f"supported (this decoder reads {F.TL_VERSION})", 8, None)
+                         f"supported (this decoder reads {', '.join(map(str, F.TL_VERSIONS))})",
+                         8, None)
         hsize = fixed.header_size
         if hsize < fixed_size or hsize > (1 << 20) or hsize % F.TL_ALIGN:
             raise _error(f"file header size {hsize} at offset 0xc out of range", 12, None)

@@ -67,3 +67,148 @@ def append_end(path, exit_status):
         f.seek(F.TL_CURSOR_OFFSET)
         f.write(struct.pack("<Q", cursor + length))
         f.truncate(cursor + length)
+
+
+# ---- the tracer's exit step: each distinct module image once, then zstd (issue 17) -------
+
+# fast: 20.7 MB launch-loop-10k -> 0.81 MB in 13 ms (level 3: 0.77 MB in 21 ms)
+ZSTD_LEVEL = 1
+
+
+def _record_walk(data, start, end):
+    """(offset, length, type, flags) of each record framed by its sync word and length, from
+    `start`; stops at the first one that does not frame (its bytes are then copied as they
+    are: nothing after a hole is rewritten)."""
+    from decoders.capture.reader import _HEADER_FAST
+    unpack = _HEADER_FAST[0].unpack_from if _HEADER_FAST else None
+    off, hsize = start, F.TL_RECORD_HEADER_SIZE
+    while off + hsize <= end:
+        if unpack is not None:
+            sync, length, rtype, flags = unpack(data, off)[:4]
+        else:
+            h = F.TL_RECORD_HEADER.parse(data[off:off + hsize])
+            sync, length, rtype, flags = h.sync, h.length, h.type, h.flags
+        if sync != F.TL_RECORD_SYNC or length < hsize or length % F.TL_ALIGN or \
+                off + length > end:
+            return
+        yield off, length, rtype, flags
+        off += length
+
+
+def _image_ref_record(data, off, length, body, image_tag, ref_tag, first):
+    """The API_ENTER record at `off` with its IMAGE section replaced by an IMAGE_REF to the
+    record at new file offset `first`."""
+    sections = []
+    for s in body["sections"]:
+        if s["tag"] == image_tag:
+            ref = F.TL_IMAGE_REF.build(dict(offset=first, size=s["size"]))
+            s = dict(tag=ref_tag, size=len(ref), flags=s["flags"], full_size=s["full_size"],
+                     data=ref)
+        sections.append(s)
+    new = F.TL_API.build(dict(body, nsections=len(sections), sections=sections))
+    new += bytes(-len(new) % F.TL_ALIGN)
+    hdr = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE])
+    return F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
+
+
+def _plan(data, header):
+    """{old offset: (old length, new record bytes)} for each repeated image's record and the
+    END record, the bytes saved, and how many images / repeats there were."""
+    import hashlib
+
+    from construct import Struct
+    from decoders.capture.reader import _FAST
+    from decoders.cuda import api as A
+    slot_of = Struct(*F.TL_API.subcons[:1]).compile()
+    parse_api = _FAST.get("API_ENTER") or (lambda b: (F.TL_API.parse(b), None))
+    load_slots = {f.slot for f in A.FUNCTIONS if f.kind == "LOAD_IMAGE"}
+    image_tag, ref_tag = A.SECTION_BY_NAME["IMAGE"], A.EXIT_STEP_SECTION_BY_NAME["IMAGE_REF"]
+    unreadable = next(k for k, v in A.SECTION_FLAGS.items() if v == "UNREADABLE")
+    api_enter, end_type = F.TL_REC_BY_NAME["API_ENTER"], F.TL_REC_BY_NAME["END"]
+    body_at = F.TL_RECORD_HEADER_SIZE
+    plan, firsts, saved, images, repeats = {}, {}, 0, 0, 0
+    for off, length, rtype, _ in _record_walk(data, header.header_size, len(data)):
+        if rtype == end_type:
+            end = F.TL_END.parse(data[off + body_at:off + length])
+            new_end = F.TL_END.build(dict(end, cursor=off - saved))
+            plan[off] = (length, data[off:off + body_at] + new_end)
+            continue
+        if rtype != api_enter or slot_of.parse(data[off + body_at:off + body_at + 4]).slot \
+                not in load_slots:
+            continue
+        body = parse_api(bytes(data[off + body_at:off + length]))[0]
+        for s in body["sections"]:
+            if s["tag"] != image_tag or s["flags"] & unreadable or not s["size"]:
+                continue
+            images += 1
+            key = (hashlib.sha256(s["data"]).digest(), s["size"])
+            if key not in firsts:
+                firsts[key] = off - saved
+                continue
+            rec = _image_ref_record(data, off, length, body, image_tag, ref_tag, firsts[key])
+            plan[off] = (length, rec)
+            saved += length - len(rec)
+            repeats += 1
+            break       # (one IMAGE section per record)
+    return plan, saved, images, repeats
+
+
+def compact_capture(path, compress=True, threads=-1):
+    """Rewrite the capture at `path` in place, once no process writes it: each distinct
+    module image is kept once (a repeated one's record gets an IMAGE_REF to the first copy;
+    format version TL_VERSION_IMAGE_REFS), then the whole file is zstd-compressed (level
+    ZSTD_LEVEL, `threads` workers; the reader reads it as it is) unless compress=False.
+    The new file replaces the old by rename, mode 0600. Returns {raw_bytes, bytes,
+    images, images_repeated, compressed}."""
+    import mmap
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < F.TL_HEADER_SIZE:
+            return {"raw_bytes": size, "bytes": size, "images": 0, "images_repeated": 0,
+                    "compressed": False}
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(data)
+    try:
+        header = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED])
+        plan, saved, images, repeats = _plan(data, header)
+        stats = {"raw_bytes": size, "bytes": size - saved, "images": images,
+                 "images_repeated": repeats, "compressed": bool(compress)}
+        if not repeats and not compress:
+            return stats
+        head = F.TL_FILE_HEADER_PREFIX.build(dict(
+            header, version=F.TL_VERSION_IMAGE_REFS if repeats else header.version,
+            cursor=header.cursor - saved if header.cursor == size else header.cursor))
+        tmp = f"{path}.compact{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            with open(fd, "wb", closefd=True) as out:
+                sink = out
+                if compress:
+                    import zstandard
+                    sink = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=threads) \
+                        .stream_writer(out, closefd=False)
+                sink.write(head)
+                pos = len(head)
+                for off in sorted(plan):
+                    length, rec = plan[off]
+                    sink.write(view[pos:off])
+                    sink.write(rec)
+                    pos = off + length
+                sink.write(view[pos:])
+                if compress:
+                    sink.flush(zstandard.FLUSH_FRAME)
+                    sink.close()
+                out.flush()
+                stats["bytes"] = out.tell()
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return stats
+    finally:
+        view.release()
+        data.close()

@@ -7,10 +7,15 @@ Public API (dotted names and dict keys are API; see STYLE.md 10):
   kernels_json(cubins_or_cubin) -> {"kernels": [...]}
   sass_listing(cubin, kernel=None) -> [instruction dict]
   fatbin_entries(path_or_bytes) -> [FatbinEntry]  every entry, PTX included (listed only)
+  image_cubin(image, sm) -> Cubin or None    the cubin a GPU of `sm` runs from a module image,
+                                             decompressing only that entry
+  demangle(name) -> str                      one long-lived c++filt per process (or cxxfilt)
 
 Errors: CaptureError (with the file offset) for corrupt or truncated input; nothing else.
 """
 import os
+import re
+import select
 import shutil
 import subprocess
 
@@ -37,7 +42,7 @@ class Kernel:
     def __init__(self, cubin, mangled):
         elf = cubin.elf
         self.mangled = mangled
-        self.name = demangle(mangled)
+        self._name = None
         self.arch = cubin.arch
         info_sec = elf.by_name.get(f".nv.info.{mangled}")
         self.attributes = []
@@ -80,6 +85,13 @@ class Kernel:
         self.barriers = _int(first(a, "EIATTR_NUM_BARRIERS"), 0)
         self.mbarriers = _int(first(a, "EIATTR_NUM_MBARRIERS"))
         self.cuda_api_version = _int(first(a, "EIATTR_CUDA_API_VERSION"))
+
+    @property
+    def name(self):
+        """The demangled name, made when first shown (demangle() batches them)."""
+        if self._name is None:
+            self._name = demangle(self.mangled)
+        return self._name
 
     def to_json(self):
         return {
@@ -129,33 +141,70 @@ class Cubin:
         self.sm = self.elf.sm
         self.arch = self.elf.arch
         self.toolkit = self.elf.toolkit_info()
-        symbols = self.elf.symbols()
-        by_index = {s[0]: s[1] for s in symbols}
-        self.global_info = {}
-        sec = self.elf.by_name.get(".nv.info")
+        self._symbols = self.elf.symbols()
+        self._global_info = None
         self.global_attributes = []
-        if sec is not None:
-            self.global_attributes = _nvinfo.parse_nv_info(self.elf.section_data(sec),
-                                                           self.elf.section_offset(sec))
-            for attr in self.global_attributes:
-                if isinstance(attr.value, dict) and "symbol" in attr.value:
-                    name = by_index.get(attr.value["symbol"])
-                    if name is not None:
-                        self.global_info.setdefault(name, {})[attr.name] = attr.value["value"]
-        names = [s[1] for s in symbols if s[2] == "STT_FUNC" and s[3] & STO_CUDA_ENTRY]
+        names = [s[1] for s in self._symbols if s[2] == "STT_FUNC" and s[3] & STO_CUDA_ENTRY]
         if not names:   # no symbol table: fall back to the per-kernel info sections
             names = [s.name[len(".nv.info."):] for s in self.elf.sections
                      if s.name.startswith(".nv.info.")]
+        self.kernel_names = names
+        self._built = {}        # mangled -> Kernel: only those asked for are parsed
+        self._kernels = None
+
+    def release(self):
+        """Let go of the image bytes now, for a cache that drops this cubin: pyelftools'
+        objects form reference cycles, which a decode with the collector off (session.py)
+        would keep, bytes and all. Kernels already parsed stay usable; nothing else is."""
+        self.elf.elf.stream.close()
+        self.elf.data = self.data = None
+
+    @property
+    def global_info(self):
+        """{mangled: {EIATTR name: value}} from the global .nv.info (parsed when first read)."""
+        if self._global_info is None:
+            self._global_info = {}
+            sec = self.elf.by_name.get(".nv.info")
+            if sec is not None:
+                by_index = {s[0]: s[1] for s in self._symbols}
+                self.global_attributes = self._wrapped(
+                    _nvinfo.parse_nv_info, self.elf.section_data(sec), self.elf.section_offset(sec))
+                for attr in self.global_attributes:
+                    if isinstance(attr.value, dict) and "symbol" in attr.value:
+                        name = by_index.get(attr.value["symbol"])
+                        if name is not None:
+                            self._global_info.setdefault(name, {})[attr.name] = \
+                                attr.value["value"]
+        return self._global_info
+
+    def _wrapped(self, fn, *args):
         try:
-            self.kernels = [Kernel(self, n) for n in names]
+            return fn(*args)
         except TraceLaunchError:
             raise
         except WRAPPED as e:
             raise CaptureError(f"cubin unreadable: {type(e).__name__}: {e}",
-                               offset=base_offset) from None
-        self.kernels.sort(key=lambda k: k.mangled)
+                               offset=self.base_offset) from None
+
+    def _kernel_of(self, mangled):
+        k = self._built.get(mangled)
+        if k is None:
+            self.global_info        # noqa: B018  (parsed first: Kernel reads it)
+            k = self._built[mangled] = self._wrapped(Kernel, self, mangled)
+        return k
+
+    @property
+    def kernels(self):
+        """Every kernel, sorted by mangled name (each parsed once)."""
+        if self._kernels is None:
+            self._kernels = sorted((self._kernel_of(n) for n in self.kernel_names),
+                                   key=lambda k: k.mangled)
+        return self._kernels
 
     def kernel(self, name):
+        """The kernel of that mangled name (only it is parsed), or of that demangled name."""
+        if name in self.kernel_names:
+            return self._kernel_of(name)
         for k in self.kernels:
             if name in (k.name, k.mangled):
                 return k
@@ -166,18 +215,86 @@ class Cubin:
                 "kernels": [k.to_json() for k in self.kernels]}
 
 
-def demangle(name):
-    """C++ names through c++filt when installed; extern "C" names are returned as they are."""
-    if not name.startswith("_Z"):
-        return name
-    tool = shutil.which("c++filt")
-    if not tool:
-        return name
+_MANGLED = re.compile(r"_Z[A-Za-z0-9_$.]+")
+DEMANGLE_TIMEOUT_S = 10
+
+
+class _Demangler:
+    """Demangled names, each distinct name asked once. The tool is one c++filt process,
+    started at the first C++ name and fed a name per line for as long as this process
+    lives (at most one per capture decoded: issue 17; it was one per name). c++filt keeps
+    the text the reports always had (its verbose std:: expansions); without it, the
+    cxxfilt package (libstdc++'s __cxa_demangle, in process); without either, names stay
+    mangled. Only names of the shape c++filt reads as one word go to it (no newline can
+    desynchronise the pipe, no name can be an option)."""
+
+    def __init__(self):
+        self.cache = {}
+        self.proc = None
+        self.started = 0        # processes started (tests count them)
+        self.broken = False
+
+    def __call__(self, name):
+        if not name.startswith("_Z"):
+            return name
+        out = self.cache.get(name)
+        if out is None:
+            out = self._tool(name) if _MANGLED.fullmatch(name) else None
+            if out is None:
+                out = _cxxfilt(name) if not shutil.which("c++filt") else name
+            if len(self.cache) < 65536:
+                self.cache[name] = out
+        return out
+
+    def _tool(self, name):
+        if self.broken:
+            return None
+        if self.proc is None:
+            tool = shutil.which("c++filt")
+            if not tool:
+                return None
+            try:
+                self.proc = subprocess.Popen([tool], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                             text=True, bufsize=1)
+            except OSError:
+                self.broken = True
+                return None
+            self.started += 1
+        try:
+            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], DEMANGLE_TIMEOUT_S)
+            line = self.proc.stdout.readline() if ready else ""
+        except (OSError, ValueError):
+            line = ""
+        if not line.endswith("\n"):        # c++filt died or hung: names stay mangled from here
+            self.close()
+            self.broken = True
+            return None
+        return line[:-1] or name
+
+    def close(self):
+        if self.proc is not None:
+            proc, self.proc = self.proc, None
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            proc.kill()
+            proc.wait()
+
+
+def _cxxfilt(name):
     try:
-        res = subprocess.run([tool, name], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
+        import cxxfilt     # noqa: PLC0415  (only where c++filt is not installed)
+        return cxxfilt.demangle(name) or name
+    except Exception:      # ImportError, cxxfilt.InvalidName, no libstdc++ found: as it is
         return name
-    return res.stdout.strip() or name
+
+
+demangle = _Demangler()
+demangle.__doc__ = "A C++ name demangled (extern \"C\" names are returned as they are)."
 
 
 def load_cubin(data, base_offset=0):
@@ -219,6 +336,41 @@ def find_cubins(path_or_bytes):
     for where, offset, blob in _fatbin.find_fatbins(elf):
         _fatbin_cubins(blob, offset, f"{source} {where}", out)
     return out
+
+
+def image_cubin(image, sm):
+    """The cubin a GPU of compute capability `sm` (90 for 9.0) runs from a module image (the
+    bytes of cuModuleLoadData / cuLibraryLoadData): the image itself if it is a cubin, else
+    the last sm_<sm> ELF entry of its fatbin(s), or the first ELF entry when none is for
+    `sm` (what find_cubins(image) then picking by Cubin.sm chose). Only that entry is
+    decompressed (DecompressBudget: IMAGE_DECOMPRESS_CAP), and no kernel is parsed until
+    Cubin.kernel() asks for it. None for an image with no ELF entry (PTX, JIT-compiled by
+    the driver); CaptureError for one that does not decode."""
+    data = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
+    if len(data) >= 4 and int.from_bytes(data[:4], "little") == _fatbin.FATBIN_MAGIC:
+        entries = _fatbin.parse_fatbin(data, 0, decompress=False, views=True)
+    elif is_elf(data):
+        elf = Elf(data)
+        if elf.is_cuda:
+            return Cubin(data)
+        entries = []
+        for _, offset, blob in _fatbin.find_fatbins(elf):
+            entries.extend(_fatbin.parse_fatbin(blob, offset, decompress=False, views=True))
+    elif _looks_like_ptx(data):
+        return None
+    else:
+        raise CaptureError("neither an ELF file, a fatbin nor PTX text (bad magic)", offset=0)
+    elves = [e for e in entries if e.kind == "ELF"]
+    if not elves:
+        return None
+    best = ([e for e in elves if e.header.arch == sm] or elves[:1])[-1]
+    payload = best.decoded(_fatbin.DecompressBudget())
+    return load_cubin(payload, 0 if best.compression else best.payload_offset)
+
+
+def _looks_like_ptx(data):
+    head = bytes(data[:4096])
+    return (b".version" in head or b".target" in head) and b"\0" not in head.rstrip(b"\0")
 
 
 def fatbin_entries(path_or_bytes, decompress=True):

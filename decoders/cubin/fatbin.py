@@ -16,9 +16,15 @@ Provenance:
   nvcc 13 compression (--compress-mode): default and `size` write zstd frames (flag
   0x8000, frame magic 28 b5 2f fd; default compresses only the PTX of small modules);
   `speed` writes LZ4 block format (flag 0x2000); `none` leaves entries as they are.
-  The two compressions are decoded by our own pure-Python code (lz4block.py, zstd.py).
+  The two compressions are decoded by the C libraries behind PyPI's `zstandard` and `lz4`
+  (issue 17), bounded while they run (issue 20): an entry's output stops at the size its
+  header declares, and one image's entries together at IMAGE_DECOMPRESS_CAP
+  (docs/module-images.md, "Decompression bounds").
 """
 import struct
+
+import lz4.block
+import zstandard
 
 from construct import Bytes, Const, Int16ul, Int32ul, Int64ul, Struct, this
 
@@ -74,6 +80,15 @@ FATBIN_FLAG_OPT_MASK = 0xF00
 FATBIN_COMPRESS_LZ4 = 0x3000       # COMPRESS, COMPRESS2
 FATBIN_COMPRESS_ZSTD = 0x8000
 
+# The most bytes one module image's entries may decompress to, all together (issue 20).
+# A declared size above what is left is refused before anything is allocated
+# (docs/module-images.md says how the value was chosen).
+IMAGE_DECOMPRESS_CAP = 256 * 1024 * 1024
+# zstd output is read this much at a time, so the declared size is enforced while the
+# stream is decoded, not after (a frame of RLE blocks can expand 32,000-fold).
+ZSTD_READ_CHUNK = 1024 * 1024
+ZSTD_MAX_WINDOW = 128 * 1024 * 1024     # libzstd's own default limit, stated
+
 _HEADER_C = FATBIN_HEADER.compile()
 _WRAPPER_C = FATBIN_WRAPPER.compile()
 
@@ -92,6 +107,13 @@ class FatbinEntry:
         self.payload = payload              # bytes, or None if compressed and not decoded
         self.error = error                  # why payload is None, if it is
 
+    def decoded(self, budget=None):
+        """The payload as bytes, decompressed now if it was listed only (decompress=False)."""
+        if self.payload is not None:
+            return bytes(self.payload)
+        return decompress_payload(self.compression, self.stored, self.header.decompressed_size,
+                                  self.payload_offset, budget)
+
     @property
     def version(self):
         return f"{self.header.major}.{self.header.minor}"
@@ -104,20 +126,62 @@ class FatbinEntry:
                 "error": self.error}
 
 
-def _decompress(method, blob, size, offset):
-    from decoders.cubin import lz4block, zstd   # noqa: PLC0415  (small, only when needed)
+class DecompressBudget:
+    """What one module image may still decompress to (IMAGE_DECOMPRESS_CAP at first)."""
+
+    def __init__(self, cap=IMAGE_DECOMPRESS_CAP):
+        self.cap = self.left = cap
+
+
+def _zstd_bounded(blob, size):
+    """All frames of `blob`, stopping as soon as the output passes `size` bytes."""
+    reader = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).stream_reader(
+        blob, read_across_frames=True)
+    parts, total = [], 0
+    while True:
+        chunk = reader.read(min(ZSTD_READ_CHUNK, size - total + 1))
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > size:
+            return None
+        parts.append(chunk)
+
+
+def decompress_payload(method, blob, size, offset, budget=None):
+    """An entry's payload: `blob` (lz4 block or zstd frames) decoded to exactly `size` bytes,
+    the size its header declares. CaptureError (at `offset`) if the stream is corrupt, would
+    write more than `size` bytes, or `size` is more than the image's budget has left; the
+    bound holds while the library decodes, so a bomb costs at most `size` bytes."""
+    budget = budget or DecompressBudget()
+    if size > budget.left:
+        raise CaptureError(f"fatbin entry declares {size:,} B of {method}-compressed payload, "
+                           f"over the per-image cap ({budget.left:,} of {budget.cap:,} B left)",
+                           offset=offset)
     try:
-        if method == "lz4":
-            out = lz4block.decompress(blob, size)
+        if method == "lz4":     # the output buffer is `size` bytes: LZ4BlockError if it overflows
+            out = lz4.block.decompress(blob, uncompressed_size=size) if size else None
         else:
-            out = zstd.decompress(blob)
-    except TraceLaunchError as e:
+            out = _zstd_bounded(blob, size)
+    except (lz4.block.LZ4BlockError, zstandard.ZstdError) as e:
         raise CaptureError(f"fatbin entry: {method} stream corrupt: {e}", offset=offset) from None
+    if out is None:
+        raise CaptureError(f"fatbin entry: {method} stream decompresses past the {size:,} B its "
+                           "header declares", offset=offset)
+    if len(out) != size:
+        raise CaptureError(f"fatbin entry decompressed to {len(out)} B, header says {size}",
+                           offset=offset)
+    budget.left -= size
     return out
 
 
-def parse_fatbin(data, base_offset=0, decompress=True):
-    """[FatbinEntry] of one or more consecutive fatbins in `data` (zero padding ends it)."""
+def parse_fatbin(data, base_offset=0, decompress=True, budget=None, views=False):
+    """[FatbinEntry] of one or more consecutive fatbins in `data` (zero padding ends it).
+    Compressed payloads share one DecompressBudget (the image's: `budget`, or a new one).
+    views (with decompress=False): payloads and `stored` are memoryviews of `data`, so an
+    image's entries are listed without copying them (FatbinEntry.decoded() makes one)."""
+    if decompress and budget is None:
+        budget = DecompressBudget()
     out = []
     pos, n = 0, len(data)
     while pos + 4 <= n:
@@ -138,12 +202,13 @@ def parse_fatbin(data, base_offset=0, decompress=True):
         if end > n:
             raise CaptureError(f"fatbin truncated (header says {hdr.fat_size:#x} B of entries, "
                                f"have {max(n - start, 0):#x})", offset=base_offset + pos + 8)
-        out.extend(_entries(data, start, end, base_offset, decompress))
+        out.extend(_entries(memoryview(data) if views else data, start, end, base_offset,
+                            decompress, budget))
         pos = align_up(end, 8)
     return out
 
 
-def _entries(data, pos, end, base_offset, decompress):
+def _entries(data, pos, end, base_offset, decompress, budget):
     out = []
     while pos < end:
         if end - pos < FATBIN_ENTRY_MIN:
@@ -173,14 +238,14 @@ def _entries(data, pos, end, base_offset, decompress):
                 raise CaptureError(f"fatbin entry compressed_size {clen:#x} > size {hdr.size:#x}",
                                    offset=base_offset + pos + 16)
             if decompress:
-                payload = _decompress(compression, raw[:clen], hdr.decompressed_size,
-                                      base_offset + body)
-                if len(payload) != hdr.decompressed_size:
-                    raise CaptureError(f"fatbin entry decompressed to {len(payload)} B, header "
-                                       f"says {hdr.decompressed_size}", offset=base_offset + body)
+                payload = decompress_payload(compression, raw[:clen], hdr.decompressed_size,
+                                             base_offset + body, budget)
             else:
                 payload, error = None, f"{compression}-compressed, not decoded"
-        out.append(FatbinEntry(hdr, base_offset + pos, payload, compression, error))
+        entry = FatbinEntry(hdr, base_offset + pos, payload, compression, error)
+        entry.stored = raw[:clen] if compression else raw
+        entry.payload_offset = base_offset + body
+        out.append(entry)
         pos = body + hdr.size
     return out
 

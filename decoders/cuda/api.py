@@ -175,3 +175,11 @@ CURESULT = {
     702: "CUDA_ERROR_LAUNCH_TIMEOUT", 719: "CUDA_ERROR_LAUNCH_FAILED",
     720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 999: "CUDA_ERROR_UNKNOWN",
 }
+
+
+# Sections the tracer's exit step writes, never the shim (so not in shim/abi.h): tags from
+# 256 up, clear of the shim's. IMAGE_REF (capture format version 2): in place of an IMAGE
+# whose bytes an earlier record holds (decoders/capture/writer.py compact_capture; data:
+# decoders/capture/format.py TL_IMAGE_REF).
+EXIT_STEP_SECTIONS = {256: "IMAGE_REF"}
+EXIT_STEP_SECTION_BY_NAME = {v: k for k, v in EXIT_STEP_SECTIONS.items()}

@@ -14,13 +14,14 @@ with the reason.
 """
 import re
 
-from decoders.cubin import demangle, find_cubins
+from decoders.cubin import demangle, image_cubin
 from decoders.cuda.api import GRAPH_PREPARE, LAUNCH_KINDS
-from decoders.errors import TraceLaunchError
+from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up
 from decoders.launch import SMEM_GRANULE, family_of_sm
 
 _ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
+CUBIN_CACHE_BYTES = 32 * 1024 * 1024    # decoded cubins kept at once (Attribution._cubin)
 _FREE = ("cuMemFree", "cuMemFreeAsync")
 
 
@@ -117,7 +118,11 @@ class Attribution:
         self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
         self.allocations = []   # [base, size, call name, call index, freed at record index]
         self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
-        self._cubins = {}
+        self._cubins = {}       # image bytes -> Cubin, least recently used first (_cubin)
+        self._cubin_bytes = 0   # their decompressed bytes
+        self._image_why = {}    # image bytes -> why it gave no cubin (None: nothing wrong)
+        self._image_kernels = {}    # (image bytes, mangled) -> (Kernel, arch, why)
+        self.problems = []      # CaptureError per distinct module image that did not decode
         self._by_program = {}   # program address -> kernel dict (from attributed launches)
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
@@ -191,27 +196,74 @@ class Attribution:
         if load is None:
             return out
         out["image_call"] = load.index
-        cubin = self._cubin(load)
-        if cubin is not None:
-            try:
-                k = cubin.kernel(mangled) if mangled else None
-            except KeyError:    # the module's image holds no such kernel (a damaged capture)
-                k = None
-            if k is not None:
-                out.update(name=k.name, cubin=cubin.arch, info=k)
+        k, arch, why = self._image_kernel(load, mangled) if mangled else (None, None, None)
+        if why is None and mangled:
+            why = self._image_why.get(load.image)
+        if why is not None:
+            out["image_problem"] = why
+        if k is not None:
+            out.update(name=k.name, cubin=arch, info=k)
         return out
 
+    def _image_kernel(self, load, mangled):
+        """(Kernel or None, cubin arch, why it failed or None) of a kernel of a module image,
+        worked out once per (image content, kernel): a library is loaded again and again
+        with the same bytes, and only launched kernels are parsed."""
+        key = (load.image, mangled)
+        got = self._image_kernels.get(key)
+        if got is None:
+            got = (None, None, None)
+            cubin = self._cubin(load)
+            if cubin is not None:
+                try:
+                    got = (cubin.kernel(mangled), cubin.arch, None)
+                except KeyError:    # the image holds no such kernel (a damaged capture)
+                    pass
+                except TraceLaunchError as e:       # its .nv.info does not parse
+                    got = (None, None, self._image_problem(load, e))
+            self._image_kernels[key] = got
+        return got
+
     def _cubin(self, load):
-        if load.index not in self._cubins:
-            best = None
+        """The Cubin of a module image or None (why: _image_why). Decoded cubins are kept
+        while they fit CUBIN_CACHE_BYTES (least recently used first out): a real workload's
+        libraries decompress to ~100 MB of cubins, of which a few kernels are needed, and a
+        dropped one is decoded again only for a kernel not yet asked for."""
+        image = load.image
+        cache = self._cubins
+        cubin = cache.pop(image, None)
+        if cubin is None:
+            if image in self._image_why:
+                return None
             try:
-                for _, cub in find_cubins(load.image):
-                    if cub.sm == self.sm or best is None:
-                        best = cub
-            except TraceLaunchError:
-                best = None
-            self._cubins[load.index] = best
-        return self._cubins[load.index]
+                cubin = image_cubin(image, self.sm)
+            except TraceLaunchError as e:
+                # an image the shim cut on purpose (TRACE_LAUNCH_IMAGE_MAX, section flag
+                # TRUNCATED) is known not to be whole: no cubin, and no problem to report
+                cut = "TRUNCATED" in load.sections["IMAGE"]["flags"]
+                self._image_why[image] = None if cut else self._image_problem(load, e)
+                return None
+            if cubin is None:
+                self._image_why[image] = None       # PTX only: nothing to read
+                return None
+            self._cubin_bytes += len(cubin.data)
+        cache[image] = cubin                        # (most recently used last)
+        while self._cubin_bytes > CUBIN_CACHE_BYTES and len(cache) > 1:
+            old = cache.pop(next(iter(cache)))
+            self._cubin_bytes -= len(old.data)
+            old.release()
+        return cubin
+
+    def _image_problem(self, load, e):
+        """Record a problem for a module image that does not decode; its one-line why."""
+        why = getattr(e, "detail", None) or str(e)
+        if getattr(e, "offset", None) is not None:
+            why += f" (image offset {e.offset:#x})"
+        at = load._records[1]
+        err = CaptureError(f"module image of {load.name} ({len(load.image):,} B) does not "
+                           f"decode: {why}", offset=at, record=load.index)
+        self.problems.append(err)
+        return f"module image (record {load.index}) not decoded: {why}"
 
     def resolve(self, value, at_index):
         a = self.allocation(value, at_index)
@@ -288,6 +340,8 @@ class Attribution:
         out["checked"] = self.checked
         out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]
+        if k and k.get("image_problem"):
+            out["image_problem"] = k["image_problem"]
         return out
 
     def _graph_node(self, replay, s, hw_bytes):
@@ -390,6 +444,15 @@ class Attribution:
 
 
 def describe(attr):
+    """One line for the text report: what _describe says, then, when the kernel's module
+    image did not decode, why (beside the verified line, issue 20)."""
+    line = _describe(attr)
+    if attr is not None and attr.get("image_problem"):
+        line += f"; {attr['image_problem']}"
+    return line
+
+
+def _describe(attr):
     """One line for the text report."""
     if attr is None:
         return None

@@ -7,6 +7,7 @@ needs: module images by handle, function and kernel names, allocations.
 """
 from collections import namedtuple
 
+from decoders.capture import format as F
 from decoders.capture.reader import _FAST, cstr
 from decoders.cuda import api as A
 from decoders.cuda import types as T
@@ -40,7 +41,7 @@ def _sections(body):
     out = {}
     for s in body["sections"]:
         tag = s["tag"]
-        name = A.SECTIONS.get(tag)
+        name = A.SECTIONS.get(tag) or A.EXIT_STEP_SECTIONS.get(tag)
         if name is None:
             name = f"SECTION_{tag}"
         out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
@@ -101,6 +102,10 @@ class ApiCall:
         if same is None:
             same = self._from_args(slot, args, rec)
         self.name, self.kind, named, config = same
+        if self.kind == "LOAD_IMAGE":
+            # its body holds the module image, which `sections` holds too: not kept twice
+            # (compact() then gives None and the call is kept as its to_json() dict)
+            self._records = self._records[:5] + (None,)
         self.args = named.copy()
         self.index, self.exit_index = rec.index, None
         self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
@@ -199,6 +204,18 @@ class ApiCall:
     def image(self):
         s = self.sections.get("IMAGE")
         return s["data"] if s and "UNREADABLE" not in s["flags"] else None
+
+    @property
+    def image_size(self):
+        """The image's length, also where its bytes are an IMAGE_REF not resolved here (a
+        call restored from compact(): the bytes are the earlier record's)."""
+        image = self.image
+        if image is not None:
+            return len(image)
+        ref = self.sections.get("IMAGE_REF")
+        if ref and "UNREADABLE" not in ref["flags"] and len(ref["data"]) == F.TL_IMAGE_REF.sizeof():
+            return F.TL_IMAGE_REF.parse(ref["data"]).size
+        return None
 
     # -- launches -------------------------------------------------------------------------
     def _launch_config(self):
@@ -306,7 +323,7 @@ class ApiCall:
                 "complete": self.complete,
                 "launch": own_launch_config(self.launch_config),
                 "params": [dict(p) for p in self.params] if self.params is not None else None,
-                "image_bytes": len(self.image) if self.image is not None else None,
+                "image_bytes": self.image_size,
                 "submissions": list(self.submissions)}
 
 
@@ -316,6 +333,7 @@ class ApiCalls:
 
     def __init__(self):
         self.count = 0
+        self._images = {}        # record offset -> its IMAGE section (format version 2 refs)
         self._open = {}          # (pid, call) -> ApiCall
         self._inside = {}        # (pid, tid) -> ApiCall (outermost only: the shim records no nesting)
         self.unmatched_exits = 0
@@ -325,7 +343,27 @@ class ApiCalls:
         self.count += 1
         self._open[(c.pid, c.call)] = c
         self._inside[(c.pid, c.tid)] = c
+        sections = c.sections
+        if "IMAGE" in sections:
+            self._images[rec.offset] = sections["IMAGE"]
+        elif "IMAGE_REF" in sections:
+            self._resolve_image(c, rec)
         return c
+
+    def _resolve_image(self, c, rec):
+        """An IMAGE_REF (capture format version 2) becomes the IMAGE section of the earlier
+        record it names, the same bytes object (CaptureError if it names none)."""
+        ref = c.sections["IMAGE_REF"]
+        image = None
+        if len(ref["data"]) == F.TL_IMAGE_REF.sizeof():
+            r = F.TL_IMAGE_REF.parse(ref["data"])
+            image = self._images.get(r.offset)
+            if image is not None and len(image["data"]) != r.size:
+                image = None
+        if image is None:
+            raise CaptureError(f"record {rec.index}: {c.name}: its IMAGE_REF names no earlier "
+                               "record's module image of that size", offset=rec.offset)
+        c.sections["IMAGE"] = image
 
     def exit(self, rec):
         c = self._open.pop((rec.pid, rec.body["call"]), None)

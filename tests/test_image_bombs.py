@@ -1,0 +1,209 @@
+"""Decompression bombs in module images (issue 20, first table rows; issue 17): built from
+captures/runtime-vadd by small generators, decoded by `trace-decode` in a subprocess under
+RLIMIT_AS 1 GiB. Each must stay bounded, exit 2 with one clear line naming the record and
+its offset, say so beside the launch's verified line and in --json `problems`, and never
+print a traceback.
+
+The generators write the compressed streams by hand from the formats' own descriptions
+(RFC 8878 for zstd: frame header, raw / RLE / compressed blocks, a sequences section in RLE
+mode; the LZ4 block format: token, literals, offset, length bytes), so no compressor can
+refuse to make them."""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, capture_bytes, record_spans
+from decoders.capture import format as F
+from decoders.cubin import fatbin as FB
+
+NAME = "runtime-vadd"
+AS_LIMIT = 1 << 30
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_FHD = b"\x00\x38"      # no content size, not single-segment, no checksum; window 2^17 B
+
+
+def _zstd_block(kind, size, last, body):
+    """Block header (RFC 8878 3.1.1.2: last bit, 2-bit type, 21-bit size) + content."""
+    return (last | (kind << 1) | (size << 3)).to_bytes(3, "little") + body
+
+
+def zstd_many_sequences(nseq=98_043):
+    """8 raw bytes, then one compressed block whose sequences section holds `nseq` matches
+    of 65,539 bytes each (RLE-mode codes: literal length 0, offset code 0, match code 52;
+    16 zero extra bits a sequence): ~6.4 GB if a decoder believed it."""
+    lit = b"\x00"                                             # raw literals, 0 bytes
+    n = nseq - 0x7F00
+    seq_head = bytes([255, n & 0xFF, n >> 8]) + b"\x54" + bytes([0, 0, 52])
+    bitstream = bytes(2 * nseq) + b"\x01"                    # end marker in the last byte
+    body = lit + seq_head + bitstream
+    return (ZSTD_MAGIC + ZSTD_FHD + _zstd_block(0, 8, 0, b"ABCDEFGH") +
+            _zstd_block(2, len(body), 1, body))
+
+
+def zstd_rle_4gib():
+    """32,768 RLE blocks of 128 KiB each: a 131 KB stream that really expands to 4 GiB."""
+    blocks = [_zstd_block(1, 128 << 10, 0, b"\x00") for _ in range((4 << 30) // (128 << 10) - 1)]
+    return ZSTD_MAGIC + ZSTD_FHD + b"".join(blocks) + _zstd_block(1, 128 << 10, 1, b"\x00")
+
+
+def lz4_long_match(length_bytes=1 << 20):
+    """One literal, then a match at offset 1 whose length runs on for `length_bytes` bytes of
+    255 (~255 B of output each), then the five closing literals."""
+    return (b"\x1f" + b"\x00" + b"\x01\x00" + b"\xff" * length_bytes + b"\x00" +
+            b"\x50" + b"\x00" * 5)
+
+
+def fatbin_with(payload, flags, declared):
+    """The capture's fatbin header and its sm_90 ELF entry header, carrying `payload` as that
+    entry's stored bytes with compression `flags` and `declared` decompressed bytes."""
+    image = _image()
+    head = FB.FATBIN_HEADER.parse(image[:16])
+    entry = FB.FATBIN_ENTRY_HEADER.parse(image[16:16 + 64])
+    stored = payload + bytes(-len(payload) % 8)
+    new_entry = FB.FATBIN_ENTRY_HEADER.build(dict(
+        entry, size=len(stored), compressed_size=len(payload), flags=entry.flags | flags,
+        decompressed_size=declared))
+    return FB.FATBIN_HEADER.build(dict(head, fat_size=len(new_entry) + len(stored))) + \
+        new_entry + stored
+
+
+def _image_record():
+    data = capture_bytes(NAME)
+    for off, length, rtype in record_spans(NAME):
+        if F.TL_REC[rtype] == "API_ENTER":
+            body = F.TL_API.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+            if any(s.tag == 6 for s in body.sections):          # IMAGE (decoders/cuda/api.py)
+                return off, length, body
+    raise AssertionError("no module image in runtime-vadd")
+
+
+def _image():
+    _, _, body = _image_record()
+    return next(s.data for s in body.sections if s.tag == 6)
+
+
+def capture_with_image(image):
+    """runtime-vadd with its module image replaced (later records moved, cursors fixed)."""
+    data = capture_bytes(NAME)
+    target, _, body = _image_record()
+    out = bytearray(data[:F.TL_HEADER_SIZE])
+    for off, length, rtype in record_spans(NAME):
+        rec = data[off:off + length]
+        if off == target:
+            sections = [dict(s, data=image, size=len(image), full_size=len(image))
+                        if s.tag == 6 else s for s in body.sections]
+            new = F.TL_API.build(dict(body, sections=sections))
+            new += bytes(-len(new) % F.TL_ALIGN)
+            hdr = F.TL_RECORD_HEADER.parse(rec[:F.TL_RECORD_HEADER_SIZE])
+            rec = F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
+        elif F.TL_REC[rtype] == "END":
+            end = F.TL_END.parse(rec[F.TL_RECORD_HEADER_SIZE:])
+            rec = rec[:F.TL_RECORD_HEADER_SIZE] + F.TL_END.build(dict(end, cursor=len(out)))
+        out += rec
+    out[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", len(out))
+    return bytes(out)
+
+
+# The child limits itself and writes its own peak (VmHWM: this program's, from its exec on)
+# to a side file at exit: a forked child's ru_maxrss would count the forking process's
+# pages (pytest's, hundreds of MiB in a full run) from before the exec.
+_CHILD = ("import atexit, os, resource; "
+          f"resource.setrlimit(resource.RLIMIT_AS, ({AS_LIMIT}, {AS_LIMIT})); "
+          "atexit.register(lambda: open(os.environ['BOMB_HWM'], 'w').write("
+          "open('/proc/self/status').read())); "
+          "from tracer.cli import trace_decode; trace_decode(prog_name='trace-decode')")
+
+
+def decode(path, *args):
+    """trace-decode CAPTURE in a child under RLIMIT_AS: (exit status, stdout, stderr, peak
+    RSS MiB)."""
+    return _decode_args(path.parent, path, *args)
+
+
+ZSTD, LZ4 = FB.FATBIN_COMPRESS_ZSTD, FB.FATBIN_COMPRESS_LZ4
+ELF_SIZE = 3976     # the sm_90 cubin of runtime-vadd's image, as its entry header says
+BOMBS = {
+    # name: (payload generator, flags, declared size, what the problem line must say)
+    "zstd-98043-sequences": (zstd_many_sequences, ZSTD, ELF_SIZE, "zstd stream corrupt"),
+    "zstd-rle-4gib": (zstd_rle_4gib, ZSTD, ELF_SIZE, "decompresses past the 3,976 B"),
+    "zstd-rle-4gib-at-cap": (zstd_rle_4gib, ZSTD, FB.IMAGE_DECOMPRESS_CAP,
+                             "decompresses past the 268,435,456 B"),
+    "lz4-claims-2^40": (lz4_long_match, LZ4, 1 << 40, "over the per-image cap"),
+    "lz4-overflows-its-claim": (lz4_long_match, LZ4, 1 << 20, "lz4 stream corrupt"),
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_bomb_is_one_bounded_problem(bomb, tmp_path):
+    make, flags, declared, says = BOMBS[bomb]
+    path = tmp_path / f"synthetic-{bomb}.tlc"
+    path.write_bytes(capture_with_image(fatbin_with(make(), flags, declared)))
+    rc, out, err, rss = decode(path)
+    assert "Traceback" not in err and "Error" not in err.split(": ")[0]
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert "module image of cuLibraryLoadData" in lines[0] and says in lines[0], lines[0]
+    assert re.search(r"\(record \d+, at offset 0x[0-9a-f]+\)$", lines[0]), lines[0]
+    assert rss < 512, f"{bomb}: peak RSS {rss:.0f} MiB"
+    # beside the launch's verified line
+    api = [ln for ln in out.splitlines() if "API: cuLaunchKernel" in ln and "vadd" in ln]
+    assert api and all("not decoded: " in ln and says in ln for ln in api), api
+    rc, out, err, _ = decode(path, "--json")
+    doc = json.loads(out)
+    assert rc == 2 and len(doc["problems"]) == 1 and says in doc["problems"][0]
+    launches = [l for l in doc["launches"] if l.get("kernel")]
+    assert launches and all(says in l["attribution"]["image_problem"] for l in launches)
+
+
+def test_the_untouched_image_decodes_cleanly(tmp_path):
+    """The generator itself changes nothing but the image: the original image, re-wrapped,
+    decodes with no problem and the launch verified with shared memory."""
+    path = tmp_path / "synthetic-same-image.tlc"
+    path.write_bytes(capture_with_image(_image()))
+    rc, out, err, _ = decode(path)
+    assert rc == 0 and not err, err
+    assert any("verified (grid, block, shared memory" in ln for ln in out.splitlines())
+
+
+def test_uncompressed_bomb_generators_are_what_they_claim():
+    """Ground truth for the generators: the RLE stream really expands to 4 GiB (counted by
+    the library, a chunk at a time) and the LZ4 one past its 1 MiB claim."""
+    import zstandard
+    reader = zstandard.ZstdDecompressor().stream_reader(zstd_rle_4gib())
+    total = 0
+    while chunk := reader.read(64 << 20):
+        total += len(chunk)
+    assert total == 4 << 30 and len(zstd_rle_4gib()) < 140_000
+    import lz4.block
+    with pytest.raises(lz4.block.LZ4BlockError):
+        lz4.block.decompress(lz4_long_match(), uncompressed_size=1 << 20)
+    assert len(lz4.block.decompress(lz4_long_match(1024), uncompressed_size=1 << 20)) > 255_000
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_bomb_fatbin_file_is_one_line_for_trace_decode_cubin(bomb, tmp_path):
+    """The same entries as a fatbin file for `trace-decode cubin`, which decompresses every
+    entry: the same bounds (one budget per fatbin), one line, exit 2."""
+    make, flags, declared, says = BOMBS[bomb]
+    path = tmp_path / f"synthetic-{bomb}.fatbin"
+    path.write_bytes(fatbin_with(make(), flags, declared))
+    rc, _, err, rss = _decode_args(tmp_path, "cubin", path)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert says in lines[0] and re.search(r"\(at offset 0x[0-9a-f]+\)$", lines[0]), lines[0]
+    assert rss < 512, f"{bomb}: peak RSS {rss:.0f} MiB"
+
+
+def _decode_args(tmp_path, *args):
+    """trace-decode ARGS in a child under RLIMIT_AS (_CHILD)."""
+    hwm = tmp_path / "child.status"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", BOMB_HWM=str(hwm))
+    res = subprocess.run([sys.executable, "-c", _CHILD, *map(str, args)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    peak = re.search(r"^VmHWM:\s+(\d+) kB", hwm.read_text(), re.M)
+    return res.returncode, res.stdout, res.stderr, int(peak.group(1)) / 1024

@@ -39,20 +39,31 @@ def test_sites_patched_and_every_later_doorbell_hooked(name):
     notes = _site_notes(recs)
     doorbell_what, doorbell_code = notes["doorbell"]
     gp_what, gp_code = notes["GP_PUT"]
-    assert doorbell_what == gp_what == "patched"
     assert doorbell_code[16:19] == bytes.fromhex("8908e9")            # mov %ecx,(%rax); jmp
     assert gp_code[16:23] == bytes.fromhex("89b78c000000c3")          # mov %esi,0x8c(%rdi); ret
     subs = [r.body for r in recs if r.type == "SUBMISSION"]
     hooked = [s for s in subs if s.flags & F.TL_SUB_HOOKED]
-    assert len(hooked) == len(subs) - 1                               # all but the patching fault
     assert sum(s.lost for s in subs) == 0
     stats = [r.body for r in recs if r.type == "STATS"]
     if name == "sigkill":
         assert not stats                                              # killed: no STATS record
         return
-    (st,) = stats
-    c = dict(zip(F.TL_STATS_NAMES, st.counters))
+    c = {}
+    for st in stats:        # one STATS record per process (JAX's ptxas children, compile workers)
+        for k, v in zip(F.TL_STATS_NAMES, st.counters):
+            c[k] = c.get(k, 0) + v
     assert c["doorbells"] == c["submissions"] == len(subs)
+    assert c["gp_put_shadow_mismatch"] == 0 and c["submissions_lost"] == 0 and c["fallbacks"] == 0
+    if doorbell_what != "patched":
+        # captures/torch-compile: torch.compile's process left no free page within a jump of
+        # libcuda for the stub; each doorbell then faults (the trap path), and none is lost
+        assert doorbell_what == gp_what == "no page within reach for the stub"
+        assert c["sites_patched"] == 0 and c["sites_refused"] == 2 and not hooked
+        return
+    assert doorbell_what == gp_what == "patched"
+    assert len(hooked) == len(subs) - 1                               # all but the patching fault
     assert c["doorbells_hooked"] == c["gp_put_hooked"] == len(hooked)
-    assert (c["sites_patched"], c["sites_refused"], c["fallbacks"]) == (2, 0, 0)
-    assert c["gp_put_shadow_mismatch"] == 0 and c["submissions_lost"] == 0
+    # doorbell and GP_PUT stores, and (shims from 97675ae) libcuda's GP entry writer
+    writer = sum(r.type == "NOTE" and bytes(r.body.text).startswith(b"GP entry writer site") and
+                 b": patched;" in bytes(r.body.text) for r in recs)
+    assert c["sites_patched"] == 2 + writer and c["sites_refused"] == 0

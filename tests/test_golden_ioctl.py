@@ -169,8 +169,15 @@ def test_coverage_targets(name):
     # every other one is counted by control in params_opaque, and each is a listed non-public
     assert cov["params_decoded_public"] >= 0.99, cov
     assert {int(k, 16) for k in cov["params_opaque"]} <= set(C.NON_PUBLIC), cov["params_opaque"]
-    # the committed captures predate the shim following params pointers (see issue 18)
-    assert set(cov["params_pointers"]) <= {"not_captured", "null"}, cov["params_pointers"]
+    # issue 18: re-recorded with the shim that follows params pointers, every NvP64 field is
+    # followed (or NULL); multi-gpu (two GPUs, not re-recordable on one) and sigkill (kept:
+    # its kill landed inside a cuLaunchKernel, which a re-recording did not reproduce)
+    # predate it and say their pointees are not in the capture
+    pointers = set(cov["params_pointers"])
+    if name in ("multi-gpu", "sigkill"):
+        assert pointers <= {"not_captured", "null"}, cov["params_pointers"]
+    else:
+        assert "followed" in pointers and pointers <= {"followed", "null"}, cov["params_pointers"]
 
 
 @pytest.mark.parametrize("name", NAMES)

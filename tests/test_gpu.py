@@ -130,7 +130,10 @@ def test_params_pointers_followed_on_the_gpu(tmp_path):
             handles = node.find("ioctl.params.pChannelHandleList.in")
         if b.info.control == 0x00000101 and version is None:
             version = node.find("ioctl.params.pDriverVersionBuffer.out")
-    assert gr is not None and "SM_VERSION=" in gr.display and "_???" not in gr.display, gr
+    import re
+    unknown = set(re.findall(r"(0x[0-9a-f]+) GR_INFO_INDEX_\?\?\?", gr.display)) if gr else None
+    # the 580 header leaves 0x2f-0x31 undefined; libcuda asks for them (measured on the H100)
+    assert gr is not None and "SM_VERSION=" in gr.display and unknown <= {"0x2f", "0x30", "0x31"}, gr
     if handles is not None:            # libcuda asks for it on some driver versions only
         assert all(h in model.objects.objects for h in handles.children[0].raw if h), handles
     if version is not None:

@@ -154,3 +154,42 @@ def test_every_unchecked_launch_says_why(name):
         if s["verified"] is None:
             why = s["attribution"]["why"] if s["attribution"] else None
             assert why and ("driver's own" in why or "holds no" in why or "capture" in why), why
+
+
+@pytest.mark.parametrize("name", ["builtin-vadd", "torch-eager", "jax-jit"])
+def test_followed_params_pointers_on_recorded_captures(name):
+    """Issue 18 on captures recorded with the shim that follows NvP64 params fields: GR info
+    pairs all named, with SM_VERSION the GPU's compute capability (manifest), the channel
+    list's handles in the object tree, GET_BUILD_VERSION's string the driver's version."""
+    from decoders import ioctl as I
+    from tracer.report import coverage_stats
+    m = manifest(name)
+    model = decode_capture(capture_path(name), keep=None)
+    cov = coverage_stats(model)
+    assert cov["params_pointers"].get("followed", 0) > 0
+    assert set(cov["params_pointers"]) <= {"followed", "null"}
+    assert cov["params_decoded_public"] >= 0.99
+    branch = str(model.meta.get("driver", "580")).split(".")[0]
+    major, minor = m["compute_capability"].split(".")
+    grs, handles, version = [], None, None
+    for e in model.ioctls:
+        node, b = I._decode(e["_body"], branch)
+        if b.info.failed:
+            continue
+        if b.info.control == 0x20801201:
+            grs.append(node.find("ioctl.params.grInfoList.out"))
+        if b.info.control == 0x0080170D and handles is None:
+            handles = node.find("ioctl.params.pChannelHandleList.in")
+        if b.info.control == 0x00000101 and version is None:
+            version = node.find("ioctl.params.pDriverVersionBuffer.out")
+    # ctrl0080gr.h (580) defines no index 0x2f-0x31 (a gap before LITTER_NUM_SLICES_PER_LTC);
+    # libcuda asks for them, and they stay numbers
+    import re
+    assert grs and all(g is not None for g in grs)
+    unknown = {u for g in grs for u in re.findall(r"(0x[0-9a-f]+) GR_INFO_INDEX_\?\?\?", g.display)}
+    assert unknown <= {"0x2f", "0x30", "0x31"}, unknown
+    assert any(f"SM_VERSION={int(major) << 8 | int(minor):#x}" in g.display for g in grs)
+    if handles is not None:
+        assert all(h in model.objects.objects for h in handles.children[0].raw if h)
+    if version is not None:
+        assert version.display.strip("'").startswith(m["driver"])

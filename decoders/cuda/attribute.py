@@ -39,6 +39,20 @@ def smem_allocation(section, dynamic, reserve, granule, allocated):
 
 
 def param_types(demangled):
+    """param_types_of(), remembered per name (a training loop launches the same few
+    kernels thousands of times)."""
+    got = _PARAM_TYPES.get(demangled, _PARAM_TYPES)
+    if got is _PARAM_TYPES:
+        if len(_PARAM_TYPES) >= 4096:
+            _PARAM_TYPES.clear()
+        got = _PARAM_TYPES[demangled] = param_types_of(demangled)
+    return None if got is None else list(got)
+
+
+_PARAM_TYPES = {}
+
+
+def param_types_of(demangled):
     """['float const*', 'int', ...] from 'vadd(float const*, float const*, float*, int)'."""
     if not demangled or not demangled.endswith(")"):
         return None

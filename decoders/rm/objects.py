@@ -102,6 +102,7 @@ class ObjectTree:
         self._resolved = {}             # va -> Resolved/None, valid until the tree changes
         self._resolutions = {}          # va -> resolution() data, valid as long
         self.launch_memo = {}           # for callers' own resolution()-derived data, as long
+        self._described = {}            # va -> resolve_va() text, as long
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -121,6 +122,7 @@ class ObjectTree:
         self._resolved.clear()
         self._resolutions.clear()
         self.launch_memo.clear()
+        self._described.clear()
 
     def resolution(self, va):
         """Where GPU VA `va` lands, as JSON data (docs/json.md launches[].resolved): handle,
@@ -343,8 +345,21 @@ class ObjectTree:
         return None
 
     def resolve_va(self, va):
-        """Where GPU VA `va` lands: memory object and offset, or None when unknown."""
-        r = self.resolve(va)
+        """Where GPU VA `va` lands: memory object and offset, or None when unknown.
+        Remembered until the tree changes (a training loop's launches pass the same
+        pointers step after step)."""
+        cache = self._described
+        try:
+            return cache[va]
+        except KeyError:
+            pass
+        if len(cache) >= 65536:
+            cache.clear()
+        text = cache[va] = self._resolve_va(va)
+        return text
+
+    def _resolve_va(self, va):
+        r = self.resolve_cached(va)
         if r is not None:
             how = "" if r.how.startswith(("UVM_", "RM_MAP")) else r.how
             return self._describe(r.obj, r.offset, how)

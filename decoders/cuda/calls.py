@@ -25,6 +25,7 @@ _SLOT_SIZE = T.PARAM_SLOT.sizeof()
 
 
 _FLAGS = {}     # section flag word -> its names (a fresh list is handed out)
+_LAYOUTS = {}   # PARAM_LAYOUT bytes -> ((index, offset, size), ...)
 
 
 def _flags(value):
@@ -273,12 +274,16 @@ class ApiCall:
         raw = lay["data"]
         data = self.sections.get("PARAM_DATA")
         buf = data["data"] if data and "UNREADABLE" not in data["flags"] else None
-        out = []
-        for i in range(len(raw) // _SLOT_SIZE):
-            s = _SLOT.parse(raw[i * _SLOT_SIZE:(i + 1) * _SLOT_SIZE])
-            b = buf[s.offset:s.offset + s.size] if buf is not None else None
-            out.append({"index": i, "offset": s.offset, "size": s.size, "bytes": b})
-        return out
+        slots = _LAYOUTS.get(raw)
+        if slots is None:       # a launch loop passes the same layout again and again
+            slots = tuple((i, s.offset, s.size) for i, s in enumerate(
+                _SLOT.parse(raw[i * _SLOT_SIZE:(i + 1) * _SLOT_SIZE])
+                for i in range(len(raw) // _SLOT_SIZE)))
+            if len(_LAYOUTS) >= 4096:
+                _LAYOUTS.clear()
+            _LAYOUTS[bytes(raw)] = slots
+        return [{"index": i, "offset": o, "size": n,
+                 "bytes": buf[o:o + n] if buf is not None else None} for i, o, n in slots]
 
     @property
     def param_windows(self):

@@ -77,6 +77,8 @@ class SparseMemory:
         self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
         self.writes = 0       # writes so far, and the last one that started at each VA:
         self.starts = {}      # a QMD sent twice with no upload between runs once
+        self.tag = None       # the SUBMISSION record being fed (set by LaunchDecoder)
+        self.written_by = {}  # VA -> tag of the last write that started there
 
     def _page(self, page):
         entry = self._pages[page] = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
@@ -90,7 +92,9 @@ class SparseMemory:
         starts = self.starts
         if len(starts) > 65536:         # bounded whatever a capture holds
             starts.clear()
+            self.written_by.clear()
         starts[va] = self.writes
+        self.written_by[va] = self.tag
         if data.__class__ is not bytes:
             data = bytes(data)
         page, off = divmod(va, PAGE)
@@ -427,8 +431,9 @@ class LaunchDecoder:
         # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
         self.unreconstructed = []
 
-    def begin_submission(self):
+    def begin_submission(self, record_index=None):
         self._this_submission = {}
+        self.memory.tag = record_index
 
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
@@ -1018,6 +1023,9 @@ class LaunchDecoder:
         summary["qmd_address"] = va
         summary["source"] = source
         summary["parent_qmd"] = parent
+        # the SUBMISSION whose pushbuffer wrote this QMD: a CUDA graph replay runs a chain
+        # of QMDs written by its first replay or by cuGraphUpload
+        summary["qmd_written_by"] = self.memory.written_by.get(va)
         summary["pushbuf_offset"] = offset
         summary["class"] = _CLASS_TEXT.get(cls) or _class_text(cls)
         summary["semaphores"] = sems
@@ -1207,6 +1215,7 @@ class _SummaryPlan:
             "qmd_version": self.version,
             "source": None,
             "parent_qmd": None,
+            "qmd_written_by": None,
             "pushbuf_offset": None,
             "class": None,
             "qmd_type": qmd_type,
@@ -1496,7 +1505,7 @@ class SubmissionDecoder:
         ld = self._decoders.get(pid)
         if ld is None:
             ld = self.decoder(pid)
-        ld.begin_submission()
+        ld.begin_submission(record_index)
         launches = ld.launches
         nl, nlp = len(launches), len(ld.problems)
         lost = body["lost"]

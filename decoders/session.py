@@ -403,7 +403,11 @@ def _decode_capture(path, branch, launches, keep):
                     s["verified"] = a["verified"]
                     s["attribution"] = a
                     if s["kernel"]:
-                        model.verified[_VERIFIED.get(a["verified"], "not_checked")] += 1
+                        # a graph's QMD sent by cuGraphUpload (instantiate, exec update)
+                        # is scheduled there and runs at a later cuGraphLaunch: counted apart
+                        sent = (a.get("graph_node") or {}).get("sent_by")
+                        model.verified["graph_prepared" if sent else
+                                       _VERIFIED.get(a["verified"], "not_checked")] += 1
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         nrecords = 0

@@ -79,6 +79,14 @@ def test_every_kernel_of_every_graph_replay():
             n = len(node["param_bytes"]) // 2
             assert s["params"]["hex"][:2 * n] == node["param_bytes"], (want["after"], node)
         assert got[1]["source"] == "DEPENDENT_QMD0_POINTER"
+        # the second node's QMD was written by cuGraphUpload's submission, never again
+        writer = got[1]["qmd_written_by"]
+        assert writer is not None and writer < got[0]["record_index"]
+    model, _ = _kernel_launches("launch-paths")
+    upload = [c for c in model.api_calls if c["name"] == "cuGraphUpload"]
+    assert len(upload) == 1 and replays[1][1]["qmd_written_by"] in upload[0]["submissions"]
+    # the QMD the upload sent is counted apart, not as a sixth run
+    assert model.stats()["kernel_launches"].get("graph_prepared") == 1
 
 
 def test_graph_replay_capture_runs_both_kernels_each_time():

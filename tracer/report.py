@@ -127,7 +127,9 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
             w(f"  {n:6d}  {name}\n")
         kl = stats["kernel_launches"]
         w(f"  kernel launches: {kl.get('verified', 0)} verified against their API call, "
-          f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked\n")
+          f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked"
+          + (f", {kl['graph_prepared']} graph node QMDs sent ahead of their replays"
+             if kl.get("graph_prepared") else "") + "\n")
         for c in unfinished:
             w(st.bad(f"  {c['name']} (record {c['index']}, pid {c['pid']} tid {c['tid']}) never "
                      "returned: the process died inside it") + "\n")

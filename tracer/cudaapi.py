@@ -52,3 +52,24 @@ def open_module(source_name, ordinal=0):
     cubin = compile_nvrtc(kernel_source(source_name), arch, source_name.encode())
     module = check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
     return driver, module, arch
+
+
+def launch(driver, f, grid, block, smem, ptrs, cluster=None, what="launch"):
+    """cuLaunchKernel, or cuLaunchKernelEx with a cluster-dimension attribute when `cluster`
+    is given; `ptrs` is a ctypes array of the argument pointers (kernelParams)."""
+    import ctypes
+    if cluster is None:
+        return check(driver.cuLaunchKernel(f, *grid, *block, smem, 0, ctypes.addressof(ptrs), 0),
+                     f"cuLaunchKernel {what}")
+    cfg = driver.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+    cfg.sharedMemBytes = smem
+    cfg.hStream = 0
+    at = driver.CUlaunchAttribute()
+    at.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    at.value.clusterDim.x, at.value.clusterDim.y, at.value.clusterDim.z = cluster
+    cfg.attrs = [at]
+    cfg.numAttrs = 1
+    return check(driver.cuLaunchKernelEx(cfg, f, ctypes.addressof(ptrs), 0),
+                 f"cuLaunchKernelEx {what}")

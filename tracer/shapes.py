@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tracer.builtin import MARK_BEGIN, MARK_END, marker, param_info
-from tracer.cudaapi import CudaError, check, open_module
+from tracer.cudaapi import CudaError, check, launch, open_module
 
 
 class TlMixed(ctypes.Structure):
@@ -78,22 +78,7 @@ def main(argv=None):
         info = param_info(driver, f)
         ptrs = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         mark(MARK_BEGIN, ident, f"{label} {name}")
-        if cluster is None:
-            check(driver.cuLaunchKernel(f, *grid, *block, smem, 0, ctypes.addressof(ptrs), 0),
-                  f"cuLaunchKernel {label}")
-        else:
-            cfg = driver.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
-            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
-            cfg.sharedMemBytes = smem
-            cfg.hStream = 0
-            at = driver.CUlaunchAttribute()
-            at.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            at.value.clusterDim.x, at.value.clusterDim.y, at.value.clusterDim.z = cluster
-            cfg.attrs = [at]
-            cfg.numAttrs = 1
-            check(driver.cuLaunchKernelEx(cfg, f, ctypes.addressof(ptrs), 0),
-                  f"cuLaunchKernelEx {label}")
+        launch(driver, f, grid, block, smem, ptrs, cluster, label)
         mark(MARK_END, ident, f"{label} {name}")
         check(driver.cuCtxSynchronize(), f"sync {label}")
         entry = {"id": ident, "label": label, "kernel": name, "grid": list(grid),

@@ -107,15 +107,7 @@ class ObjectTree:
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
         few ring addresses thousands of times between two ioctls)."""
-        cache = self._resolved
-        try:
-            return cache[va]
-        except KeyError:
-            pass
-        if len(cache) >= 65536:
-            cache.clear()
-        r = cache[va] = self.resolve(va)
-        return r
+        return _remembered(self._resolved, va, self.resolve)
 
     def _forget(self):
         """The tree changed: what was resolved may not hold any more."""
@@ -348,15 +340,7 @@ class ObjectTree:
         """Where GPU VA `va` lands: memory object and offset, or None when unknown.
         Remembered until the tree changes (a training loop's launches pass the same
         pointers step after step)."""
-        cache = self._described
-        try:
-            return cache[va]
-        except KeyError:
-            pass
-        if len(cache) >= 65536:
-            cache.clear()
-        text = cache[va] = self._resolve_va(va)
-        return text
+        return _remembered(self._described, va, self._resolve_va)
 
     def _resolve_va(self, va):
         r = self.resolve_cached(va)
@@ -414,3 +398,16 @@ class ObjectTree:
                              + (f" (from {c.engine_from})" if c.engine_from else "")
                              + (" (freed)" if c.freed else ""))
         return "\n".join(lines)
+
+
+def _remembered(cache, va, work):
+    """cache[va], or work(va) remembered there (at most 65,536 addresses, whatever a capture
+    holds); the tree clears the caches when it changes (ObjectTree._forget)."""
+    try:
+        return cache[va]
+    except KeyError:
+        pass
+    if len(cache) >= 65536:
+        cache.clear()
+    r = cache[va] = work(va)
+    return r

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 import _truth  # noqa: E402
 from tracer.builtin import MARK_BEGIN, MARK_END, marker, param_info  # noqa: E402
-from tracer.cudaapi import check, open_module  # noqa: E402
+from tracer.cudaapi import check, launch, open_module  # noqa: E402
 
 
 def main():
@@ -66,20 +66,7 @@ def main():
                  "args": {"out": outp.value, "nwords": nwords.value}}
         mark(MARK_BEGIN, ident, f"smem {name} {dyn}")
         try:
-            if cluster is None:
-                check(d.cuLaunchKernel(f, *grid, *block, dyn, 0, ctypes.addressof(ptrs), 0), "launch")
-            else:
-                cfg = d.CUlaunchConfig()
-                cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
-                cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
-                cfg.sharedMemBytes = dyn
-                cfg.hStream = 0
-                at = d.CUlaunchAttribute()
-                at.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-                at.value.clusterDim.x, at.value.clusterDim.y, at.value.clusterDim.z = cluster
-                cfg.attrs = [at]
-                cfg.numAttrs = 1
-                check(d.cuLaunchKernelEx(cfg, f, ctypes.addressof(ptrs), 0), "launchEx")
+            launch(d, f, grid, block, dyn, ptrs, cluster, name)
             check(d.cuCtxSynchronize(), "sync")
             entry["ok"] = True
         except Exception as exc:

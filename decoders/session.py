@@ -464,10 +464,15 @@ def _decode_capture(path, branch, launches, keep):
             elif t == "MARK":
                 model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
-                                    "label": cstr(b.label), "t": rec.t_start})
+                                    "label": cstr(b.label), "t": rec.t_start,
+                                    **({"label_length": b.label_len}
+                                       if b.label_len > len(b.label) else {})})
             elif t == "NOTE":
-                model.notes.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
-                                    "level": b.level, "text": cstr(b.text), "t": rec.t_start})
+                note = {"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                        "level": b.level, "text": cstr(b.text), "t": rec.t_start}
+                if b.text_len > len(b.text):    # cut by the reader (format.py TL_TEXT_MAX)
+                    note["text_length"] = b.text_len
+                model.notes.append(note)
             elif t == "PROCESS_START":
                 cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,

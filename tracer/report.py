@@ -6,6 +6,9 @@ import json
 from collections import Counter
 
 from decoders.session import SpillList, channels, marked_submissions
+from decoders.text import printable
+
+NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
 
 PROT = {1: "R", 2: "W", 4: "X"}
 
@@ -66,7 +69,9 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w("\n" + st.head("shim notes") + "\n")
         for n in model.notes:
             text, _, code = n["text"].partition("; code from rip-16: ")
-            w(f"  pid {n['pid']}: {text}\n" + (f"      code from rip-16: {code}\n" if code else ""))
+            shown = printable(text, limit=NOTE_CHARS, length=n.get("text_length"))
+            w(f"  pid {n['pid']}: {shown}\n" +
+              (f"      code from rip-16: {printable(code, limit=NOTE_CHARS)}\n" if code else ""))
     shim = model.shim_stats
     if shim.get("doorbells"):
         w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "

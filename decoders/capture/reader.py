@@ -231,8 +231,12 @@ def _step(step):
 
         structs = {}        # count -> its struct.Struct (as _ints, without the call)
 
+        cmax = F.TL_COUNT_MAX.get(ref)
+
         def ints(result, data, pos, n):
             count = result[ref]
+            if cmax is not None and count > cmax:
+                raise _over(ref, count, cmax)
             if pos + count * size > n:
                 raise _short(f"unpack requires a buffer of {size} bytes")
             st = structs.get(count)
@@ -253,8 +257,12 @@ def _step(step):
         strings = tuple((s[1], names.index(s[2]), s[3]) for s in inner_steps)
         names = named(names)
 
+        cmax = F.TL_COUNT_MAX.get(ref)
+
         def item_loop(result, data, pos, n):
             items = ListContainer()
+            if cmax is not None and result[ref] > cmax:
+                raise _over(ref, result[ref], cmax)
             for _ in range(result[ref]):
                 if pos + isize > n:
                     raise _short(f"unpack requires a buffer of {isize} bytes")
@@ -276,14 +284,37 @@ def _step(step):
             return pos
         return item_loop
 
+    cmax = F.TL_COUNT_MAX.get(ref)
+
     def structs(result, data, pos, n):
         items = ListContainer()
+        if cmax is not None and result[ref] > cmax:
+            raise _over(ref, result[ref], cmax)
         for _ in range(result[ref]):
             item, pos = inner(data, pos)
             items.append(item)
         result[name] = items
         return pos
     return structs
+
+
+def _why(exc):
+    """Why a body did not parse, in words (never a bare exception class name)."""
+    import re
+    text = str(exc)
+    m = re.search(r"expected (\d+)", text) if isinstance(exc, StreamError) else None
+    if m:
+        return f"a {m.group(1)}-byte field runs past the end of the record"
+    m = re.search(r"buffer of (\d+) bytes", text) if isinstance(exc, struct.error) else None
+    if m:
+        return f"{m.group(1)} bytes of integer fields run past the end of the record"
+    if isinstance(exc, MemoryError):
+        return "a field is too large to hold in memory"
+    return text or f"{type(exc).__name__} while reading its fields"
+
+
+def _over(ref, count, cmax):
+    return ValueError(f"{ref} {count} is over its maximum of {cmax} (format.py TL_COUNT_MAX)")
 
 
 def _ints(fmt, count, _cache={}):
@@ -304,12 +335,13 @@ for _name, _struct in F.BODY.items():
 
 # Record type number -> (name, fast parser) for the bodies records() parses in one step;
 # END (kept as .end_record) and UNFINISHED (type 0) take the general path (_decode).
-_BY_TYPE = {t: (n, _FAST[n]) for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
+_BY_TYPE = {t: (n, _FAST[n], F.TL_REC_MAX.get(n, F.TL_REC_MAX_ANY))
+            for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
 _BODY_ERRORS = (ConstructError, ValueError, IndexError, OverflowError, MemoryError, struct.error)
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-MAX_RECORD = 1 << 31
+MAX_RECORD = 1 << 31     # no record is longer (the length field's top bit is never set)
 CHUNK = 1 << 16          # the most the reader asks of the stream at once
 _SYNC = F.TL_RECORD_SYNC.to_bytes(4, "little")
 try:
@@ -449,7 +481,11 @@ class CaptureReader:
             if self._bpos > CHUNK:
                 del self._buf[:self._bpos]
                 self._bpos = 0
-            self._buf += self._read(max(n - have, CHUNK))
+            want = max(n - have, CHUNK)
+            while want > 0 and not self._eof:   # piece by piece: no joined copy of a big read
+                data = self._read(min(want, CHUNK))
+                self._buf += data
+                want -= len(data)
             have = len(self._buf) - self._bpos
         return have
 
@@ -502,7 +538,7 @@ class CaptureReader:
                     # The usual record: whole, in the window, a body type the fast parser
                     # knows (each check below, passed; the rest of the loop in one step).
                     fast = by_type.get(hv[i_type])
-                    if fast is not None:
+                    if fast is not None and length <= fast[2]:
                         body = bytes(buf[bpos + hsize:bpos + length])
                         try:
                             parsed, used = fast[1](body)
@@ -553,6 +589,16 @@ class CaptureReader:
                 if not found:
                     break
                 continue
+            tname = "UNFINISHED" if h.type == 0 else F.TL_REC.get(h.type)
+            limit = F.TL_REC_MAX.get(tname, F.TL_REC_MAX_ANY)
+            if length > limit:
+                # Checked before the body is read: a length field cannot make the reader
+                # hold more than the kind's maximum (format.py TL_REC_MAX).
+                rec = self._oversized(index, off, h, tname, limit)
+                if rec is not None:
+                    yield rec
+                index += 1
+                continue
             if have < length:
                 have = self._fill(length)
             if have < length:
@@ -563,7 +609,8 @@ class CaptureReader:
                 if not found:
                     break
                 continue
-            body = bytes(self._buf[self._bpos + hsize:self._bpos + length])    # one copy
+            with memoryview(self._buf) as view:     # one copy (a bytearray slice is another)
+                body = bytes(view[self._bpos + hsize:self._bpos + length])
             rec, used = self._decode(index, off, h, body)
             if used is not None and used != len(body):
                 # The fields end before the frame does (or a type was flipped): the header
@@ -578,6 +625,63 @@ class CaptureReader:
             if rec is not None:
                 yield rec
             index += 1
+
+    def _oversized(self, index, off, h, tname, limit):
+        """A record whose length is over its kind's maximum. Only the first `limit` bytes are
+        read into memory. When the fields end inside them (a corrupt length), the reader
+        resyncs after the fields, as for any record whose frame and fields disagree; a
+        text record (NOTE, MARK, OPEN, MMAP) keeps its first TL_TEXT_MAX bytes of text;
+        any other record is skipped. The rest is read past in pieces, never held."""
+        hsize, length = F.TL_RECORD_HEADER_SIZE, h.length
+        kind = tname or f"type {h.type}"
+        have = min(self._fill(limit), limit)
+        with memoryview(self._buf) as view:
+            prefix = bytes(view[self._bpos + hsize:self._bpos + have])
+        fast = _FAST.get(tname)
+        if fast is not None:
+            try:
+                _, used = fast(prefix)
+            except _BODY_ERRORS:
+                used = None
+            if used is not None:
+                self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} "
+                              f"but its fields take {hsize + used} B", off, index)
+                self._consume(hsize + used - (hsize + used) % F.TL_ALIGN)
+                return None
+        cut = _cut_text(tname, prefix)
+        skipped = self._skip(length)
+        if skipped < length:
+            self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                          f"the {kind} maximum of {limit} B, and the file ends {skipped} B into "
+                          f"it", off, index)
+            return None
+        if cut is None:
+            self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                          f"the {kind} maximum of {limit} B: record skipped", off, index)
+            return None
+        parsed, name, true_len = cut
+        self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                      f"the {kind} maximum of {limit} B: {name} of {true_len} B cut to its "
+                      f"first {len(parsed[name])} B", off, index)
+        return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
+                      parsed, bool(h.flags & F.TL_RF_COMPLETE), length, prefix)
+
+    def _skip(self, n):
+        """Consume n bytes, reading past what the window lacks in pieces (nothing is kept).
+        Returns how many bytes there were (fewer than n at the end of the data)."""
+        have = len(self._buf) - self._bpos
+        if have >= n:
+            self._consume(n)
+            return n
+        self._consume(have)
+        del self._buf[:]
+        self._bpos = 0
+        done = have
+        while done < n and not self._eof:
+            got = len(self._read(min(n - done, CHUNK)))
+            self.offset += got
+            done += got
+        return done
 
     def _followed_by_record(self, length):
         """Whether a sync word (or the end of the file) lies `length` bytes on."""
@@ -608,12 +712,12 @@ class CaptureReader:
             if have < 4:
                 self._consume(have)
                 return self.offset - start, False
-            window = self._buf[self._bpos:self._bpos + have]
-            i = window.find(_SYNC)
-            while i >= 0 and (self.offset + i) % F.TL_ALIGN:
-                i = window.find(_SYNC, i + 1)
+            buf, lo = self._buf, self._bpos     # searched in place: the window may be large
+            i = buf.find(_SYNC, lo, lo + have)
+            while i >= 0 and (self.offset + i - lo) % F.TL_ALIGN:
+                i = buf.find(_SYNC, i + 1, lo + have)
             if i >= 0:
-                self._consume(i)
+                self._consume(i - lo)
                 return self.offset - start, True
             if self._eof:
                 self._consume(have)
@@ -638,7 +742,7 @@ class CaptureReader:
                 parsed, used = fast(body)
             except _BODY_ERRORS as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse ({type(exc).__name__})", off, index)
+                              f"parse: {_why(exc)}", off, index)
                 return None, None
             if used != len(body):
                 return None, used
@@ -649,7 +753,7 @@ class CaptureReader:
             except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
                     struct.error) as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse ({type(exc).__name__})", off, index)
+                              f"parse: {_why(exc)}", off, index)
                 return None, None
             used = stream.tell()
             if used != len(body):
@@ -658,6 +762,33 @@ class CaptureReader:
             self.end_record = parsed
         return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
                       parsed, bool(h.flags & F.TL_RF_COMPLETE), h.length, body), used
+
+
+def _cut_text(tname, prefix):
+    """(fields, text field name, its declared length) of a body declared as integers then one
+    padded byte string sized by one of them (NOTE, MARK, OPEN, MMAP), with the string cut
+    to what `prefix` holds and at most TL_TEXT_MAX bytes; None for other declarations or
+    when the integers are not all there."""
+    from construct import FormatField
+    con = F.BODY.get(tname)
+    if con is None or not con.subcons:
+        return None
+    *ints, last = con.subcons
+    if not all(isinstance(sc, Renamed) and isinstance(sc.subcon, FormatField) for sc in ints):
+        return None
+    sub = last.subcon if isinstance(last, Renamed) else None
+    if not (isinstance(sub, Aligned) and isinstance(sub.subcon, Bytes)):
+        return None
+    ref = _field_ref(sub.subcon.length, {sc.name for sc in ints})
+    fixed = Struct(*ints)
+    size = fixed.sizeof()
+    if ref is None or len(prefix) < size:
+        return None
+    fields = fixed.parse(prefix[:size])
+    fields.pop("_io", None)
+    true_len = fields[ref]
+    fields[last.name] = prefix[size:size + min(true_len, F.TL_TEXT_MAX)]
+    return fields, last.name, true_len
 
 
 def read_capture(path):

@@ -1,0 +1,139 @@
+"""Length-field bombs: small compressed captures that declare (and really hold) huge records.
+
+Built from a real recording (captures/*/capture.tlc.gz) and the format.py declarations, as
+gzip files of several members: the huge part is one member of 1 MiB of zeros repeated, so a
+capture holding a 2 GiB record is a ~2 MB file, made in milliseconds without ever holding
+the 2 GiB (gzip readers read concatenated members as one stream, RFC 1952 2.2).
+
+Used by tests/test_untrusted.py (each bomb decoded in a subprocess under an address-space
+limit) and by bench/fuzz.py (the `bomb` mutation).
+"""
+import gzip
+import struct
+from pathlib import Path
+
+from construct import Struct
+
+from decoders.capture import format as F
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+_ZERO_MEMBER = None
+
+
+def gz(data):
+    return gzip.compress(bytes(data), 6, mtime=0)
+
+
+def zeros_gz(n):
+    """A gzip stream (members) that inflates to n zero bytes."""
+    global _ZERO_MEMBER
+    if _ZERO_MEMBER is None:
+        _ZERO_MEMBER = gzip.compress(bytes(MIB), 9, mtime=0)
+    whole, rest = divmod(n, MIB)
+    return _ZERO_MEMBER * whole + (gz(bytes(rest)) if rest else b"")
+
+
+def load(name="runtime-vadd"):
+    with gzip.open(ROOT / "captures" / name / "capture.tlc.gz") as f:
+        return f.read()
+
+
+def spans(data):
+    """[(offset, length, type)] of the records, walked with the declared record header."""
+    hsize = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED]).header_size
+    out, off = [], hsize
+    while off + F.TL_RECORD_HEADER_SIZE <= len(data):
+        h = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE])
+        if h.sync != F.TL_RECORD_SYNC or h.length < F.TL_RECORD_HEADER_SIZE:
+            break
+        out.append((off, h.length, h.type))
+        off += h.length
+    return out
+
+
+def record_header(length, tname, pid=1, seq=0):
+    return F.TL_RECORD_HEADER.build(dict(
+        sync=F.TL_RECORD_SYNC, length=length, type=F.TL_REC_BY_NAME[tname],
+        flags=F.TL_RF_COMPLETE, pid=pid, tid=pid, seq=seq, t_start=0, t_end=0))
+
+
+def _with_cursor(head, total):
+    head = bytearray(head)
+    head[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", total)
+    return bytes(head)
+
+
+def splice(data, at, fixed, filler_len, tail_fill=b""):
+    """gzip members: data[:at] + fixed + filler_len zero bytes + tail_fill + data[at:], with
+    the file header's cursor set to the new end."""
+    total = len(data) + len(fixed) + filler_len + len(tail_fill)
+    head = _with_cursor(data[:at], total)
+    return gz(head + fixed) + zeros_gz(filler_len) + gz(tail_fill + data[at:])
+
+
+def text_bomb(data=None, tname="NOTE", text_len=(1 << 31) - 48, at=None):
+    """A NOTE (or MARK) record whose text is text_len zero bytes, before the last record
+    (END). text_len (1 << 31) - 48 makes the record 2^31 bytes, the issue's bomb."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0] if at is None else at
+    con = F.BODY[tname]
+    fixed = Struct(*con.subcons[:-1])
+    ref = str(con.subcons[-1].subcon.subcon.length).replace("this['", "").rstrip("']")
+    values = {sc.name: 0 for sc in fixed.subcons}
+    values.update(level=1, kind=3, id=7)
+    values[ref] = text_len
+    values = {k: v for k, v in values.items() if k in {sc.name for sc in fixed.subcons}}
+    body = fixed.build(values)
+    pad = -text_len % F.TL_ALIGN
+    length = F.TL_RECORD_HEADER_SIZE + len(body) + text_len + pad
+    return splice(data, at, record_header(length, tname) + body, text_len + pad)
+
+
+def length_lie(data=None, which=None, length=(1 << 31) - 8):
+    """An existing record whose `length` says `length` bytes, with zeros behind its real body
+    up to there (the frame holds them): the fields end long before the frame."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, real, _ = sp[which if which is not None else len(sp) // 2]
+    head = bytearray(data[off:off + real])
+    struct.pack_into("<I", head, 4, length)
+    rest = data[off + real:]
+    total = off + length + len(rest)
+    return gz(_with_cursor(data[:off], total) + bytes(head)) + zeros_gz(length - real) + gz(rest)
+
+
+def count_bomb(data=None, tname="SUBMISSION", field="nsegments", count=(1 << 27) // 16,
+               length=1 << 27):
+    """A record of `tname` (copied from the recording) whose count field says `count` and
+    whose frame holds `length` bytes of zeros after its fixed fields: zeros parse as empty
+    items, so the bytes are really there for every item the count declares."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    picks = [(o, n) for o, n, t in sp if F.TL_REC.get(t) == tname]
+    if not picks:
+        raise ValueError(f"no {tname} record in the recording")
+    off, real = picks[0]
+    con = F.BODY[tname]
+    # the integers before the first variable part
+    ints = []
+    for sc in con.subcons:
+        try:
+            sc.sizeof()
+        except Exception:
+            break
+        ints.append(sc)
+    fixed = Struct(*ints)
+    hsize = F.TL_RECORD_HEADER_SIZE
+    vals = fixed.parse(data[off + hsize:off + hsize + fixed.sizeof()])
+    vals = {k: v for k, v in vals.items() if not k.startswith("_")}
+    for k in vals:
+        if k in ("nentries", "nsegments", "nargs", "nsections", "nbufs", "count",
+                 "arg_size", "path_len"):
+            vals[k] = 0
+    vals[field] = count
+    body = fixed.build(vals)
+    filler = length - hsize - len(body)
+    return splice(data, sp[-1][0], record_header(length, tname) + body, filler)
+

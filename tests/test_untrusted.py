@@ -1,0 +1,140 @@
+"""Untrusted captures (issue 20): length-field bombs built from captures/runtime-vadd by
+bench/bombs.py (small generators; nothing large is committed), each decoded by the real
+`trace-decode` process under an address-space limit. Each must end within the budget with
+a one-line problem per fault, a non-zero exit and no traceback."""
+import importlib.util
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("bench_bombs", ROOT / "bench" / "bombs.py")
+bombs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bombs)
+
+AS_LIMIT = 1 << 30          # 1 GiB of address space: a 2 GiB allocation fails at once
+BUDGET_RSS = 512 << 20      # issue 20: 512 MiB peak RSS
+BUDGET_S = 60
+
+
+def _limit():
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def decode(path, *args, timeout=BUDGET_S * 2):
+    """(returncode, stdout bytes, stderr text, seconds, peak RSS bytes of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", str(path), *args],
+                       capture_output=True, cwd=ROOT, timeout=timeout, preexec_fn=_limit)
+    dt = time.monotonic() - t0
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    # ru_maxrss of children is the largest of any child so far: only a bound when it grew
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace"), dt, \
+        (rss if rss > before * 1024 else None)
+
+
+def _bounded(rc, out, err, dt, rss, want):
+    assert "Traceback" not in err and "MemoryError" not in err, err[-2000:]
+    assert rc == 2, (rc, err[-2000:])
+    assert re.search(want, err), err[-2000:]
+    for line in err.splitlines():
+        assert line.startswith("trace-decode: "), line
+        assert len(line) <= 300, line[:400]
+    assert dt < BUDGET_S, dt
+    if rss is not None:
+        assert rss < BUDGET_RSS, rss
+
+
+import re  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def vadd():
+    return bombs.load("runtime-vadd")
+
+
+def test_note_bomb_two_gib(tmp_path, vadd):
+    """The issue's bomb: a gzip'd capture holding one NOTE record of 2^31 bytes (a ~2 MB
+    file). It was 9.0 GiB RSS, 29 s and 2 GiB of NUL bytes on stdout."""
+    p = tmp_path / "synthetic-note-bomb.tlc.gz"
+    p.write_bytes(bombs.text_bomb(vadd))
+    assert p.stat().st_size < 4 << 20
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, r"record \d+ \(NOTE\) at offset 0x[0-9a-f]+: length "
+             r"2147483648 is over the NOTE maximum of 65536 B: text of 2147483600 B cut")
+    assert len(out) < 64 << 10
+    assert b"\0" not in out
+    assert b"2147483600 B" in out          # the note is shown elided, with its true length
+    # every record of the recording around the bomb still decodes: the END is read
+    assert b"exit     0" in out
+    rc, out, err, dt, rss = decode(p, "--json")
+    _bounded(rc, out, err, dt, rss, r"\(NOTE\)")
+    assert len(out) < 4 << 20
+
+
+@pytest.mark.parametrize("tname", ["MARK", "NOTE"])
+def test_text_over_maximum_keeps_head(tmp_path, vadd, tname):
+    p = tmp_path / f"synthetic-{tname}.tlc.gz"
+    p.write_bytes(bombs.text_bomb(vadd, tname=tname, text_len=3 << 20))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"\({tname}\) at offset 0x[0-9a-f]+: length \d+ is over "
+             rf"the {tname} maximum")
+
+
+def test_length_lie(tmp_path, vadd):
+    """A record whose length says 2 GiB, zeros behind it: dropped after its fields, the zeros
+    skipped as a hole, streaming."""
+    p = tmp_path / "synthetic-length-lie.tlc.gz"
+    p.write_bytes(bombs.length_lie(vadd))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, r"length 2147483640 but its fields take \d+ B")
+    assert "zero-filled hole" in err
+
+
+@pytest.mark.parametrize("tname,field,count", [
+    ("SUBMISSION", "nsegments", (1 << 27) // 16), ("SUBMISSION", "nentries", (1 << 27) // 8),
+    ("API_ENTER", "nsections", 65535), ("IOCTL", "nbufs", 1 << 20)])
+def test_count_bombs(tmp_path, vadd, tname, field, count):
+    """A count over 128 MiB of zeros (zeros parse as empty items): refused by the count
+    maximum or by the fields/frame check, within the budget."""
+    p = tmp_path / f"synthetic-count-{tname}-{field}.tlc.gz"
+    length = 4 << 20 if tname == "IOCTL" else 1 << 27
+    p.write_bytes(bombs.count_bomb(vadd, tname=tname, field=field, count=count, length=length))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"\({tname}\) at offset 0x[0-9a-f]+: ")
+
+
+def test_record_over_kind_maximum_is_skipped(tmp_path, vadd):
+    """An IOCTL record framed at 64 MiB (over its 4 MiB maximum): skipped without being read
+    into memory, and the records after it still decode."""
+    p = tmp_path / "synthetic-ioctl-big.tlc.gz"
+    length = 64 << 20     # its arg copies (before, after) fill the frame: the fields are whole
+    p.write_bytes(bombs.count_bomb(vadd, tname="IOCTL", field="arg_size",
+                                   count=(length - 80) // 2, length=length))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, r"\(IOCTL\) at offset 0x[0-9a-f]+: length 67108864 is over "
+             r"the IOCTL maximum of 4194304 B: record skipped")
+    assert b"exit     0" in out
+
+
+def test_body_problem_says_why(tmp_path, vadd):
+    """No bare exception class name: a body that does not parse says what ran out."""
+    from decoders.capture.reader import CaptureReader
+    import io
+    sp = bombs.spans(vadd)
+    off, length, _ = next(s for s in sp if s[2] == 5)          # an IOCTL record
+    data = bytearray(vadd)
+    # its path_len one larger: the path runs into the fields after it, and they past the end
+    import struct
+    struct.pack_into("<I", data, off + 40 + 36, struct.unpack_from("<I", data, off + 76)[0] + 4096)
+    r = CaptureReader(io.BytesIO(bytes(data)))
+    list(r.records())
+    msgs = [str(p) for p in r.problems if "does not parse" in str(p)]
+    assert msgs, [str(p) for p in r.problems]
+    assert "runs past the end of the record" in msgs[0], msgs[0]
+    assert not re.search(r"\((StreamError|error|ValueError)\)", msgs[0])

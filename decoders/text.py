@@ -68,7 +68,7 @@ def clip(line, limit=MAX_LINE):
 
 
 _C0 = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_SGR = re.compile(r"\x1b\[(?:0|1|2|31)m")     # the report's own (tracer/report.py Style)
 
 
 def safe_output(text, color=False):
@@ -89,17 +89,41 @@ def safe_output(text, color=False):
     return _C0.sub(lambda m: _escape_char(m.group()), text)
 
 
-class SafeStream:
-    """A text stream whose writes go through safe_output (see there)."""
+class TextOut:
+    """A text stream for a report: every write goes through safe_output, and each line is
+    cut to `limit` characters (None: not cut) with its true length shown. Lines are held
+    until their newline (flush writes a partial one)."""
 
-    def __init__(self, stream, color=False):
+    def __init__(self, stream, color=False, limit=MAX_LINE):
+        if isinstance(stream, TextOut):     # already guarded: keep the outer settings
+            stream = stream._stream
         self._stream = stream
         self._color = color
+        self._limit = limit
+        self._line = []
 
     def write(self, text):
-        return self._stream.write(safe_output(text, self._color))
+        if "\n" not in text:
+            self._line.append(text)
+            return len(text)
+        *lines, rest = text.split("\n")
+        lines[0] = "".join(self._line) + lines[0]
+        self._line = [rest] if rest else []
+        self._stream.write("".join(self._out(line) + "\n" for line in lines))
+        return len(text)
+
+    def _out(self, line):
+        line = safe_output(line, self._color)
+        if self._limit is not None and len(line) > self._limit:
+            if self._color:
+                line = _SGR.sub("", line)
+            line = clip(line, self._limit)
+        return line
 
     def flush(self):
+        if self._line:
+            self._stream.write(self._out("".join(self._line)))
+            self._line = []
         return self._stream.flush()
 
     def isatty(self):

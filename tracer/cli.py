@@ -15,8 +15,14 @@ from decoders.errors import TraceLaunchError
 EXIT_BAD_INPUT = 2
 
 
+def _line(text):
+    """One stderr line: capture strings in it escaped, at most MAX_LINE characters."""
+    from decoders.text import MAX_LINE, clip, printable
+    return clip(printable(text), MAX_LINE)
+
+
 def _fail(prog, message):
-    click.echo(f"{prog}: {message}", err=True)
+    click.echo(_line(f"{prog}: {message}"), err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -57,13 +63,17 @@ def _family(meta):
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
-                 stats=False, prog="trace-decode", filters=None, cost=False):
+                 stats=False, prog="trace-decode", filters=None, cost=False, full_names=False):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
     from decoders.session import decode_capture
+    from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
     model = decode_capture(path)
+    color = _use_color(color, out)
+    if not as_json:     # text: capture strings escaped, lines cut (decoders/text.py)
+        out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
     if filters:
         from decoders.select import select
@@ -88,11 +98,11 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     elif as_json:
         render_json(model, out)
     else:
-        render_text(model, out, color=_use_color(color, out), show_ioctls=ioctls,
-                    show_objects=objects, show_stats=stats)
+        render_text(model, out, color=color, show_ioctls=ioctls,
+                    show_objects=objects, show_stats=stats, full_names=full_names)
     out.flush()
     for p in model.problems:
-        click.echo(f"{prog}: {path}: {p}", err=True)
+        click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if model.problems else 0
 
 
@@ -217,10 +227,13 @@ def trace_decode():
 @click.option("--pid", type=int, default=None, help="only records of this process")
 @click.option("--cost", is_flag=True, help="per API call: time inside it and to its first "
               "doorbell, doorbells, GPFIFO entries, pushbuffer bytes and methods, kernel QMDs")
+@click.option("--full-names", is_flag=True, help="kernels by their full demangled names (default: "
+              "the short name, e.g. vectorized_elementwise_kernel; lines then may pass 300 "
+              "characters for names)")
 @click.option("--color/--no-color", default=None)
 @click.option("--traceback", is_flag=True)
 def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, cost,
-               color, traceback):
+               full_names, color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
 
     The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
@@ -228,7 +241,7 @@ def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls,
                    ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats, filters=filters, cost=cost), traceback, path=capture)
+        stats=stats, filters=filters, cost=cost, full_names=full_names), traceback, path=capture)
     sys.exit(rc)
 
 
@@ -249,7 +262,7 @@ def _int_option(text, name):
 
 def _problem_lines(prog, path, problems):
     for p in problems:
-        click.echo(f"{prog}: {path}: {p}", err=True)
+        click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if problems else 0
 
 
@@ -315,7 +328,10 @@ def diff_cmd(a, b, launches, as_json, ignore_addresses, traceback):
                        "differences": [d.to_json() for d in diffs]}, sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            _print_diff(model_a, ia, model_b, ib, diffs, sys.stdout.write)
+            from decoders.text import TextOut
+            out = TextOut(sys.stdout)
+            _print_diff(model_a, ia, model_b, ib, diffs, out.write)
+            out.flush()
         sys.stdout.flush()
         rc = _problem_lines("trace-decode", a, model_a.problems)
         if not same:
@@ -360,14 +376,18 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
         if as_json:
             sys.stdout.write(res.to_json(indent=1) + "\n")   # DumpResult gives JSON text
         else:
+            from decoders.text import TextOut
             from tracer.report import _render_launch, _render_packet
+            out = TextOut(sys.stdout)
             for pkt in res.methods:
-                _render_packet(pkt, sys.stdout.write)
+                _render_packet(pkt, out.write)
             for n, l in enumerate(getattr(res, "launches", None) or []):
-                _render_launch(n, l, sys.stdout.write)
+                _render_launch(n, l, out.write)
+            out.flush()
         sys.stdout.flush()
         for p in res.problems:
-            click.echo(f"trace-decode: {dump}: offset {p.offset:#x}: {p.message}", err=True)
+            click.echo(_line(f"trace-decode: {dump}: offset {p.offset:#x}: {p.message}"),
+                       err=True)
         return EXIT_BAD_INPUT if res.problems else 0
     sys.exit(_guard("trace-decode", run, traceback, path=dump))
 
@@ -375,8 +395,9 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
 @trace_decode.command("cubin")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
-def cubin_cmd(file, as_json, traceback):
+def cubin_cmd(file, as_json, full_names, traceback):
     """List the kernels of a cubin, fatbin, executable or shared object."""
     def run():
         from decoders.cubin import find_cubins, kernels_json
@@ -385,11 +406,14 @@ def cubin_cmd(file, as_json, traceback):
             json.dump(doc, sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")
         else:
+            from decoders.text import MAX_LINE, TextOut
+            out = TextOut(sys.stdout, limit=None if full_names else MAX_LINE)
             for k in doc["kernels"]:
                 params = ", ".join(f"#{p['index']}@{p['offset']:#x}:{p['size']}" for p in k["params"])
-                sys.stdout.write(f"{k['arch']:7s} {k['name']}  regs={k.get('registers')} "
-                                 f"smem={k.get('shared_memory_bytes')} param_base={k['param_base']:#x}"
-                                 f"  params: {params}\n")
+                out.write(f"{_s(k['arch']):7s} {_kernel_name(k['name'], full_names)}  "
+                          f"regs={k.get('registers')} smem={k.get('shared_memory_bytes')} "
+                          f"param_base={k['param_base']:#x}  params: {params}\n")
+            out.flush()
         return 0
     sys.exit(_guard("trace-decode", run, traceback, path=file))
 
@@ -397,24 +421,40 @@ def cubin_cmd(file, as_json, traceback):
 @trace_decode.command("sass")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--kernel", default=None)
+@click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
-def sass_cmd(file, kernel, traceback):
+def sass_cmd(file, kernel, full_names, traceback):
     """Each instruction's 128-bit word and its scheduling control bits."""
     def run():
         from decoders.cubin import find_cubins, sass_listing
+        from decoders.text import MAX_LINE, TextOut
+        out = TextOut(sys.stdout, limit=None if full_names else MAX_LINE)
         for source, cub in find_cubins(file):
             for ins in sass_listing(cub, kernel=kernel):
-                sys.stdout.write(_sass_line(source, ins) + "\n")
+                out.write(_sass_line(source, ins, full_names) + "\n")
+        out.flush()
         return 0
     sys.exit(_guard("trace-decode", run, traceback, path=file))
 
 
-def _sass_line(source, ins):
-    parts = [f"{ins.get('kernel', '')}", f"{ins.get('offset', 0):#06x}"]
+def _s(value):
+    from decoders.text import printable
+    return printable(value)
+
+
+def _kernel_name(name, full_names=False):
+    """A kernel name for a text line: escaped, short unless full_names (decoders/names.py)."""
+    from decoders.names import short_name
+    from decoders.text import printable
+    return printable(name if full_names else short_name(name))
+
+
+def _sass_line(source, ins, full_names=False):
+    parts = [_kernel_name(ins.get("kernel", ""), full_names), f"{ins.get('offset', 0):#06x}"]
     lo, hi = ins.get("lo"), ins.get("hi")
     if lo is not None and hi is not None:
         parts.append(f"{hi:016x}{lo:016x}")
     parts.append(ins.get("control_text") or ins.get("control") or "")
     if ins.get("text"):
-        parts.append(ins["text"])
+        parts.append(_s(ins["text"]))
     return "  ".join(str(p) for p in parts)

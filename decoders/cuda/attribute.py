@@ -15,6 +15,7 @@ with the reason.
 import re
 
 from decoders.cubin import demangle, find_cubins
+from decoders.names import short_name
 from decoders.cuda.api import LAUNCH_KINDS
 from decoders.errors import TraceLaunchError
 
@@ -353,15 +354,16 @@ class Attribution:
         return diffs
 
 
-def describe(attr):
-    """One line for the text report."""
+def describe(attr, full_names=False):
+    """One line for the text report. The kernel by its short name (decoders/names.py), or
+    its full demangled name with `full_names`."""
     if attr is None:
         return None
     call = attr["api_call"]
     k = attr["kernel"]
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
-        head += f" -> {k['name']}"
+        head += f" -> {k['name'] if full_names else short_name(k['name'])}"
     if attr["verified"] is True:
         what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
         return head + f": verified ({what})"

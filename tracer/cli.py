@@ -145,7 +145,7 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, colo
     The program's stdout is untouched; the report goes to stderr. The exit status is the
     program's (128+N when a signal N killed it)."""
     from tracer.run import TracerError, builtin_argv, check_driver, default_output, \
-        resolve_program, run_traced
+        open_output, resolve_program, run_traced
     try:
         check_driver()
         if program:
@@ -161,13 +161,9 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, colo
                                   f"load: {exc}); trace-decode works offline on saved captures")
             argv = builtin_argv(grid, block, shared_mem)
             name = "builtin"
-        out = Path(output) if output else default_output(name)
-        if output:
-            try:   # an unwritable path is an error before the program starts
-                fd = os.open(out, os.O_WRONLY | os.O_CREAT, 0o600)
-                os.close(fd)
-            except OSError as exc:
-                raise TracerError(f"cannot write capture {out}: {exc.strerror}")
+        # opened once, here, before the program starts (an unwritable path or a symlink is
+        # an error then); kept open, never reopened by name (tracer/run.py OutputPath)
+        out = open_output(output) if output else default_output(name)
         rc = run_traced(argv, out, mode=mode)
     except TracerError as exc:
         if traceback:

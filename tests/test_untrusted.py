@@ -138,3 +138,33 @@ def test_body_problem_says_why(tmp_path, vadd):
     assert msgs, [str(p) for p in r.problems]
     assert "runs past the end of the record" in msgs[0], msgs[0]
     assert not re.search(r"\((StreamError|error|ValueError)\)", msgs[0])
+
+
+@pytest.mark.parametrize("what,data,words", [
+    ("directory", None, "is a directory, not a trace-launch capture: expected a capture"),
+    ("empty", b"", "not a trace-launch capture: an empty file"),
+    ("text", b"hello\n", "not a trace-launch capture: text, magic"),
+    ("elf", b"\x7fELF\x02\x01\x01\x00" + bytes(56), "not a trace-launch capture: an ELF file"),
+    ("json", b'{"meta": {}}', "JSON text (a --json report is not a capture)"),
+])
+def test_not_a_capture_says_what(tmp_path, what, data, words):
+    """`trace-decode DIR` or a file that is not a capture: one line naming what the input
+    is not and what was expected (it was click's `Usage: trace-decode report ...`, a
+    subcommand the user never typed)."""
+    if data is None:
+        p = tmp_path / "rec"
+        p.mkdir()
+        (p / "capture.tlc.gz").write_bytes(b"")
+    else:
+        p = tmp_path / f"synthetic-{what}.tlc"
+        p.write_bytes(data)
+    for args in ([p], ["timeline", p], ["diff", p]):
+        r = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", *map(str, args)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert r.returncode == 2
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, r.stderr
+        assert words in lines[0] and "Usage" not in lines[0], lines[0]
+        assert "expected a capture written by trace-launch" in lines[0]
+        if data is None:
+            assert lines[0].endswith(f"{p / 'capture.tlc.gz'} is one")

@@ -15,10 +15,13 @@ from decoders.errors import TraceLaunchError
 EXIT_BAD_INPUT = 2
 
 
+ERR_LINE = 1000    # a stderr line is cut here (paths make them longer than report lines)
+
+
 def _line(text):
-    """One stderr line: capture strings in it escaped, at most MAX_LINE characters."""
-    from decoders.text import MAX_LINE, clip, printable
-    return clip(printable(text), MAX_LINE)
+    """One stderr line: capture strings in it escaped, at most ERR_LINE characters."""
+    from decoders.text import clip, printable
+    return clip(printable(text), ERR_LINE)
 
 
 def _fail(prog, message):
@@ -205,7 +208,7 @@ def trace_decode():
 
 
 @trace_decode.command("report")
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path())    # a directory: one line from open_capture
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, ioctls, mmaps, "
               "submissions, launches, stats")
 @click.option("--ioctls", is_flag=True, help="list every ioctl, decoded")
@@ -263,7 +266,7 @@ def _problem_lines(prog, path, problems):
 
 
 @trace_decode.command("timeline")
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="trace file to write (- for stdout)")
 @click.option("--traceback", is_flag=True)
@@ -288,8 +291,8 @@ def timeline_cmd(capture, output, traceback):
 
 
 @trace_decode.command("diff")
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False), required=False)
+@click.argument("a", type=click.Path())
+@click.argument("b", type=click.Path(), required=False)
 @click.option("--launch", "launches", type=click.IntRange(min=0), multiple=True,
               help="launch I of A (as the report numbers them); given twice, I of A and J of B "
                    "(default: the marked kernel launch, else the first kernel launch)")

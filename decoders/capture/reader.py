@@ -375,8 +375,47 @@ class Record:
     raw: bytes = None     # the body's bytes as read (a consumer may keep these, parse later)
 
 
+EXPECTED = "expected a capture written by trace-launch (.tlc, .tlc.gz or .tlc.zst)"
+
+
+def _not_a_directory(path):
+    import os
+    inside = [n for n in ("capture.tlc.gz", "capture.tlc", "capture.tlc.zst")
+              if os.path.isfile(os.path.join(path, n))]
+    hint = f"; {os.path.join(path, inside[0])} is one" if inside else ""
+    err = CaptureError(f"is a directory, not a trace-launch capture: {EXPECTED}{hint}")
+    err.offset = 0
+    return err
+
+
+def what_it_is(head, compressed=None):
+    """A few words on what a file that is not a capture looks like, from its first bytes."""
+    inner = f"{compressed}-compressed " if compressed else ""
+    if not head:
+        return f"an empty {inner}file" if inner else "an empty file"
+    if head[:4] == b"\x7fELF":
+        return f"an {inner}ELF file (trace-decode cubin and sass read those)"
+    for magic, name in ((b"\x50\x4b\x03\x04", "a zip archive"), (b"\x1f\x8b", "gzip data"),
+                        (ZSTD_MAGIC, "zstd data"), (b"\xa1\x1c\xeb\x50", "a fatbin"),
+                        (b"\x50\xed\x55\xba", "a fatbin")):
+        if head.startswith(magic):
+            return f"{inner}{name}"
+    text = head.lstrip()
+    if text[:1] in (b"{", b"["):
+        return f"{inner}JSON text (a --json report is not a capture)"
+    try:
+        head.decode("utf-8")
+        return f"{inner}text"
+    except UnicodeDecodeError:
+        return f"{inner}binary data that is not a capture"
+
+
 def open_capture(path):
-    """A binary stream over the capture, transparently gunzipped or unzstd'ed."""
+    """A binary stream over the capture, transparently gunzipped or unzstd'ed. A directory
+    is a CaptureError that says what was expected."""
+    import os
+    if os.path.isdir(path):
+        raise _not_a_directory(path)
     raw = open(path, "rb")
     magic = raw.read(4)
     raw.seek(0)
@@ -410,8 +449,12 @@ class CaptureReader:
         fixed_size = F.TL_FILE_HEADER_FIXED
         if len(head) < 8 or head[:8] != F.TL_MAGIC:
             why = f"; {self.problems[0]}" if self.problems else ""
-            raise _error(f"not a trace-launch capture: magic {head[:8]!r} at offset 0x0 "
-                         f"(want {F.TL_MAGIC!r}){why}", 0, None)
+            kind = {gzip.GzipFile: "gzip"}.get(type(stream))
+            if kind is None and "zstd" in type(stream).__module__:
+                kind = "zstd"
+            raise _error(f"not a trace-launch capture: {what_it_is(head, kind)}, magic "
+                         f"{head[:8]!r} at offset 0x0 where a capture has {F.TL_MAGIC!r}; "
+                         f"{EXPECTED}{why}", 0, None)
         if len(head) < fixed_size:
             raise _error(f"file header truncated at offset {len(head):#x} "
                          f"(need {fixed_size} B, have {len(head)})", len(head), None)

@@ -471,26 +471,57 @@ def _carry(form, method, done, remaining, subch, header, offset):
 
 
 class DumpResult:
-    """Packets and problems of one decoded dump."""
+    """Packets, launches and problems of one decoded dump. `launches`: what the launch
+    decoder (decoders/launch.py) found in the packets alone (a QMD and constant bank the
+    dump uploads inline, SEND_PCAS); `launch_problems`: what it could not follow (e.g. a
+    QMD address the dump never wrote), reported apart from the stream's own problems."""
 
-    def __init__(self, methods, problems, gpu, va):
+    def __init__(self, methods, problems, gpu, va, launches=(), launch_problems=()):
         self.methods = methods
         self.problems = problems
         self.gpu = gpu
         self.va = va
+        self.launches = list(launches)
+        self.launch_problems = list(launch_problems)
 
     def to_json(self, indent=None):
+        """JSON text. `launches` hold the same summaries as `trace-decode CAPTURE --json`
+        (grid, block, cluster, params.hex, qmd_fields, ...; docs/json.md)."""
         return json.dumps({"gpu": self.gpu, "va": self.va,
                            "packets": [p.to_json() for p in self.methods],
+                           "launches": [_jsonable(l.summary) for l in self.launches],
+                           "launch_problems": _jsonable(self.launch_problems),
                            "problems": [p.to_json() for p in self.problems]}, indent=indent)
 
 
-def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None):
-    """Decode one whole PB dump (a single segment or a concatenation)."""
+def _jsonable(obj):
+    """As tracer/report.py _clean: keys starting with "_" left out, bytes as hex."""
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj).hex()
+    return obj
+
+
+def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None, launches=True):
+    """Decode one whole PB dump (a single segment or a concatenation), and with `launches`
+    the launches its packets carry."""
+    from decoders.errors import TraceLaunchError
     dec = StreamDecoder(gpu=gpu, host_class=host_class, binding=binding)
     methods = dec.feed(data, va)
     dec.finish()
-    return DumpResult(methods, dec.problems, gpu, va)
+    found, launch_problems = [], []
+    if launches:
+        from decoders.launch import LaunchDecoder
+        ld = LaunchDecoder(gpu=gpu)
+        try:
+            ld.feed_methods(methods)
+        except TraceLaunchError as exc:
+            launch_problems.append({"message": f"launch decoding stopped: {exc}"})
+        found, launch_problems = ld.launches, list(ld.problems) + launch_problems
+    return DumpResult(methods, dec.problems, gpu, va, found, launch_problems)
 
 
 _FORM_SEC_OP = {INC: 1, NON_INC: 3, IMMD: 4, ONE_INC: 5, END_PB_SEGMENT: 7}

@@ -367,7 +367,9 @@ def _print_diff(model_a, ia, model_b, ib, diffs, w):
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--traceback", is_flag=True)
 def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
-    """Decode a raw dump of little-endian pushbuffer words."""
+    """Decode a raw dump of little-endian pushbuffer words, and the launches it carries
+    (QMDs and constant banks the dump uploads itself). --json: packets, launches (as
+    `trace-decode CAPTURE --json` gives them), launch_problems, problems."""
     def run():
         from decoders.pushbuf import decode_dump
         data = Path(dump).read_bytes()
@@ -380,8 +382,13 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
             out = TextOut(sys.stdout)
             for pkt in res.methods:
                 _render_packet(pkt, out.write)
-            for n, l in enumerate(getattr(res, "launches", None) or []):
+            if res.launches:
+                out.write(f"launches ({len(res.launches)})\n")
+            for n, l in enumerate(res.launches):
                 _render_launch(n, l, out.write)
+            for p in res.launch_problems:
+                where = f"offset {p['offset']:#x}: " if p.get("offset") is not None else ""
+                out.write(f"launch problem: {where}{p['message']}\n")
             out.flush()
         sys.stdout.flush()
         for p in res.problems:

@@ -64,15 +64,36 @@ def _with_cursor(head, total):
     return bytes(head)
 
 
-def splice(data, at, fixed, filler_len, tail_fill=b""):
-    """gzip members: data[:at] + fixed + filler_len zero bytes + tail_fill + data[at:], with
-    the file header's cursor set to the new end."""
+def zstd_stream(parts):
+    """One zstd frame of `parts`: bytes, or an int for that many zero bytes (written 1 MiB
+    at a time, never held)."""
+    import io
+    import zstandard
+    out = io.BytesIO()
+    w = zstandard.ZstdCompressor(level=3).stream_writer(out, closefd=False)
+    zero = bytes(MIB)
+    for p in parts:
+        if isinstance(p, int):
+            while p > 0:
+                w.write(zero[:min(p, MIB)])
+                p -= MIB
+        else:
+            w.write(p)
+    w.close()
+    return out.getvalue()
+
+
+def splice(data, at, fixed, filler_len, tail_fill=b"", codec="gzip"):
+    """data[:at] + fixed + filler_len zero bytes + tail_fill + data[at:], with the file
+    header's cursor set to the new end: gzip members, or one zstd frame."""
     total = len(data) + len(fixed) + filler_len + len(tail_fill)
     head = _with_cursor(data[:at], total)
+    if codec == "zstd":
+        return zstd_stream([head + fixed, filler_len, tail_fill + data[at:]])
     return gz(head + fixed) + zeros_gz(filler_len) + gz(tail_fill + data[at:])
 
 
-def text_bomb(data=None, tname="NOTE", text_len=(1 << 31) - 48, at=None):
+def text_bomb(data=None, tname="NOTE", text_len=(1 << 31) - 48, at=None, codec="gzip"):
     """A NOTE (or MARK) record whose text is text_len zero bytes, before the last record
     (END). text_len (1 << 31) - 48 makes the record 2^31 bytes, the issue's bomb."""
     data = data if data is not None else load()
@@ -88,7 +109,7 @@ def text_bomb(data=None, tname="NOTE", text_len=(1 << 31) - 48, at=None):
     body = fixed.build(values)
     pad = -text_len % F.TL_ALIGN
     length = F.TL_RECORD_HEADER_SIZE + len(body) + text_len + pad
-    return splice(data, at, record_header(length, tname) + body, text_len + pad)
+    return splice(data, at, record_header(length, tname) + body, text_len + pad, codec=codec)
 
 
 def length_lie(data=None, which=None, length=(1 << 31) - 8):

@@ -77,6 +77,17 @@ def test_note_bomb_two_gib(tmp_path, vadd):
     assert len(out) < 4 << 20
 
 
+def test_note_bomb_zstd(tmp_path, vadd):
+    """The same 2^31-byte NOTE in one zstd frame (a 117 KB file): streamed the same way."""
+    pytest.importorskip("zstandard")
+    p = tmp_path / "synthetic-note-bomb.tlc.zst"
+    p.write_bytes(bombs.text_bomb(vadd, codec="zstd"))
+    assert p.stat().st_size < 1 << 20
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, r"\(NOTE\) at offset 0x[0-9a-f]+: length 2147483648 is over")
+    assert b"exit     0" in out and b"\0" not in out
+
+
 @pytest.mark.parametrize("tname", ["MARK", "NOTE"])
 def test_text_over_maximum_keeps_head(tmp_path, vadd, tname):
     p = tmp_path / f"synthetic-{tname}.tlc.gz"

@@ -158,3 +158,37 @@ def count_bomb(data=None, tname="SUBMISSION", field="nsegments", count=(1 << 27)
     filler = length - hsize - len(body)
     return splice(data, sp[-1][0], record_header(length, tname) + body, filler)
 
+
+
+def many_records(data=None, record=None, n=300_000):
+    """n copies of one record (default: a NOTE of 8 bytes) before the END: a small gzip file
+    (1,000 records per member) holding more records than the decoder keeps entries for."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0]
+    if record is None:
+        fixed = Struct(*F.TL_NOTE.subcons[:-1]).build(dict(level=1, text_len=8))
+        record = record_header(F.TL_RECORD_HEADER_SIZE + len(fixed) + 8, "NOTE") + fixed + \
+            b"abcdefgh"
+    member = gz(record * 1000)
+    whole, rest = divmod(n, 1000)
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + member * whole + \
+        gz(record * rest + data[at:])
+
+
+def big_ioctls(data=None, n=600, arg_size=1 << 20):
+    """n copies of the recording's first IOCTL record with its argument copies (before and
+    after) grown to arg_size zero bytes each: the kept ioctl bodies pass the decoder's
+    budget (600 x 2 MiB: it was 1.27 GB RSS)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "IOCTL")
+    b = F.TL_IOCTL.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+    body = F.TL_IOCTL.build(dict(
+        fd=b.fd, request=b.request, arg=b.arg, ret=0, err=0, arg_size=arg_size, nbufs=0,
+        flags=b.flags, path_len=len(b.path), path=b.path, before=bytes(arg_size),
+        after=bytes(arg_size), buffers=[]))
+    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "IOCTL") + body
+    at = sp[-1][0]
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+        gz(data[at:])

@@ -390,12 +390,19 @@ def _decode_capture(path, branch, launches, keep):
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         nrecords = 0
         append_submission = model.submissions.append_dumped if lazy_submissions else None
+        budget = _Budget(model)
+        text = budget.text
+        kept_types = _KEPT_TYPES
+        stopped = False
         for rec in reader.records():
             nrecords += 1
             if not nrecords % 1024:
                 gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body
+            if t in kept_types and not budget.entry(rec):
+                stopped = True
+                break
             if t == "SUBMISSION":
                 if append_submission is not None:
                     append_submission(_submission_raw(rec))
@@ -437,13 +444,15 @@ def _decode_capture(path, branch, launches, keep):
                     _append_call(model.api_calls, call, kernel)
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
+                if not budget.keep(rec.length, rec):
+                    e["_body"] = None
                 model.ioctls.append(e)
                 try:
                     model.objects.feed_ioctl(b, pid=rec.pid)
                 except TraceLaunchError as exc:
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
             elif t == "MMAP":
-                p = cstr(b.path)
+                p = text(b.path, rec)
                 model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
                                     "length": b.length, "prot": b.prot, "flags": b.flags,
                                     "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
@@ -460,24 +469,25 @@ def _decode_capture(path, branch, launches, keep):
                                     "addr": b.new_addr, "length": b.new_length})
             elif t in ("OPEN", "CLOSE"):
                 model.opens.append({"index": rec.index, "pid": rec.pid, "type": t, "fd": b.fd,
-                                    "path": cstr(b.path) if t == "OPEN" else None})
+                                    "path": text(b.path, rec) if t == "OPEN" else None})
             elif t == "MARK":
                 model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
-                                    "label": cstr(b.label), "t": rec.t_start,
+                                    "label": text(b.label, rec), "t": rec.t_start,
                                     **({"label_length": b.label_len}
                                        if b.label_len > len(b.label) else {})})
             elif t == "NOTE":
                 note = {"index": rec.index, "pid": rec.pid, "tid": rec.tid,
-                        "level": b.level, "text": cstr(b.text), "t": rec.t_start}
+                        "level": b.level, "text": text(b.text, rec), "t": rec.t_start}
                 if b.text_len > len(b.text):    # cut by the reader (format.py TL_TEXT_MAX)
                     note["text_length"] = b.text_len
                 model.notes.append(note)
             elif t == "PROCESS_START":
-                cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
+                cmd = [text(x, rec) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
                                             "how": F.TL_START.get(b.how, b.how),
-                                            "exe": cstr(b.exe), "cmdline": cmd, "exit": None}
+                                            "exe": text(b.exe, rec), "cmdline": cmd,
+                                            "exit": None}
             elif t == "PROCESS_EXIT":
                 # incomplete: written by the shim's destructor, which cannot know the status
                 # (the program returned from main, so libc called exit internally)
@@ -493,7 +503,7 @@ def _decode_capture(path, branch, launches, keep):
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
         model.records = nrecords
         model.problems[:0] = reader.problems
-        if model.end is None:
+        if model.end is None and not stopped:
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
                 f"capture cut short: no END record {last}", offset=reader.offset))
@@ -507,6 +517,61 @@ def _decode_capture(path, branch, launches, keep):
 
 
 _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
+
+# What a decode keeps in memory of an untrusted capture (issue 20: 512 MiB peak RSS for
+# any input). Submissions, launches and API calls spill to a file past `keep`; the other
+# records each leave an entry in memory (an ioctl ~1.6 KB with its body, a NOTE ~0.5 KB),
+# so a capture of identical records gzips ~1000:1 and a 1 MB file could hold millions.
+# Measured (trace-decode, one core): 300,000 ioctl records 500 MB and 21 s; 600 ioctls with
+# 1 MiB argument copies 1.27 GB. The real recordings stay far below: launch-loop-10k keeps
+# 572 such entries, torch-small a few thousand.
+KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
+KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
+STRING_CUT = 256          # and each later string is cut to this many bytes
+_KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
+                         "PROCESS_START", "UNFINISHED"))
+
+
+class _Budget:
+    """Counts what the model keeps of the capture; reports once when a limit is reached."""
+
+    def __init__(self, model):
+        self.model = model
+        self.entries = 0
+        self.bytes = 0
+        self.over = False
+
+    def entry(self, rec):
+        """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
+        self.entries += 1
+        if self.entries <= KEPT_ENTRIES:
+            return True
+        self.model.problems.append(CaptureError(
+            f"decoding stopped at record {rec.index}: the capture has more than "
+            f"{KEPT_ENTRIES} ioctl, mmap, open, mark and note records, whose entries the "
+            f"decoder keeps in memory (the report covers the records before it)",
+            offset=rec.offset))
+        return False
+
+    def keep(self, n, rec):
+        """Whether n more bytes of a body or string may be kept."""
+        self.bytes += n
+        if self.bytes <= KEPT_BYTES:
+            return True
+        if not self.over:
+            self.over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: ioctl bodies and strings of the capture pass "
+                f"{KEPT_BYTES >> 20} MiB; from here ioctls keep their summary only (no "
+                f"--ioctl filter by name, no naming coverage) and strings are cut to "
+                f"{STRING_CUT} bytes", offset=rec.offset))
+        return False
+
+    def text(self, raw, rec):
+        """cstr(raw), cut to STRING_CUT bytes once KEPT_BYTES is spent."""
+        if self.keep(len(raw), rec) or len(raw) <= STRING_CUT:
+            return cstr(raw)
+        return cstr(bytes(raw)[:STRING_CUT])
 
 
 def _append_call(calls, call, kernel):

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import ROOT
+from tracer.cli import ERR_LINE
 
 _spec = importlib.util.spec_from_file_location("bench_bombs", ROOT / "bench" / "bombs.py")
 bombs = importlib.util.module_from_spec(_spec)
@@ -44,7 +45,7 @@ def _bounded(rc, out, err, dt, rss, want):
     assert re.search(want, err), err[-2000:]
     for line in err.splitlines():
         assert line.startswith("trace-decode: "), line
-        assert len(line) <= 300, line[:400]
+        assert len(line) <= ERR_LINE, line[:400]
     assert dt < BUDGET_S, dt
     if rss is not None:
         assert rss < BUDGET_RSS, rss
@@ -179,3 +180,25 @@ def test_not_a_capture_says_what(tmp_path, what, data, words):
         assert "expected a capture written by trace-launch" in lines[0]
         if data is None:
             assert lines[0].endswith(f"{p / 'capture.tlc.gz'} is one")
+
+
+def test_many_records_stop_at_the_entry_limit(tmp_path, vadd):
+    """300,000 NOTE records (a 130 KB gzip file): the decoder keeps an entry per record, so
+    it stops at KEPT_ENTRIES with one line, within the budget."""
+    from decoders.session import KEPT_ENTRIES
+    p = tmp_path / "synthetic-many-notes.tlc.gz"
+    p.write_bytes(bombs.many_records(vadd, n=300_000))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"decoding stopped at record \d+: the capture has more "
+             rf"than {KEPT_ENTRIES} ioctl, mmap, open, mark and note records")
+    assert "cut short" not in err
+
+
+def test_big_ioctl_bodies_are_not_all_kept(tmp_path, vadd):
+    """600 ioctls with 1 MiB argument copies (a 1.3 MB file; it was 1.27 GB RSS): past
+    KEPT_BYTES the bodies are dropped, one line says so, the decode finishes."""
+    p = tmp_path / "synthetic-big-ioctls.tlc.gz"
+    p.write_bytes(bombs.big_ioctls(vadd, n=600))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, r"ioctl bodies and strings of the capture pass 128 MiB")
+    assert b"exit     0" in out

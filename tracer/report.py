@@ -284,7 +284,7 @@ def coverage_stats(model):
         from decoders.ioctl import coverage
     except ImportError:
         return None
-    return coverage([i["_body"] for i in model.ioctls], branch=str(model.meta.get("driver", "580")).split(".")[0])
+    return coverage([i["_body"] for i in model.ioctls if i.get("_body") is not None], branch=str(model.meta.get("driver", "580")).split(".")[0])
 
 
 def _clean(obj):

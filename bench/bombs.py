@@ -192,3 +192,21 @@ def big_ioctls(data=None, n=600, arg_size=1 << 20):
     at = sp[-1][0]
     return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
         gz(data[at:])
+
+
+def big_submissions(data=None, n=20, seg_size=16 << 20):
+    """n copies of the recording's first SUBMISSION record, its one segment grown to seg_size
+    zero bytes (zero words are NOP headers): the kept submissions, the spill batches and the
+    pushbuffer decode must not hold them all (40 x 16 MiB was 2.0 GB)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "SUBMISSION")
+    b = F.TL_SUBMISSION.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+    seg = dict(va=b.segments[0].va, size=seg_size, flags=b.segments[0].flags,
+               data=bytes(seg_size))
+    values = {k: v for k, v in b.items() if not k.startswith("_")}
+    body = F.TL_SUBMISSION.build(dict(values, nsegments=1, segments=[seg]))
+    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "SUBMISSION") + body
+    at = sp[-1][0]
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+        gz(data[at:])

@@ -274,8 +274,13 @@ class StreamDecoder:
             off = base + 4 * i
             wva = va + 4 * i if va is not None else None
             if w == 0:
+                # A run of zero words is one NOP packet (at the run's first word): a segment
+                # of zeros (a 4 MiB one is 1 M words) must not become a million packets
+                j = i + 1
+                while j < n and words[j] == 0:
+                    j += 1
                 append((off, wva, NOP, 0, 0, (), None, host, False, 0, None, False))
-                i += 1
+                i = j
                 continue
             sec, count, subch, addr, tert, mask, grp0 = unpack(w)
             method = 4 * addr     # METHOD_ADDRESS counts 4-byte methods
@@ -417,10 +422,14 @@ class _Template:
 def _remember(n, out, base):
     """Keep the template of a freshly parsed segment (its packets: feed_raw tuples)."""
     positions, values, packets = [], [], []
-    for pkt in out:
+    for at, pkt in enumerate(out):
         rel = pkt[RAW_OFFSET] - base
         k = rel // 4
         form, method, data = pkt[RAW_FORM], pkt[RAW_METHOD], pkt[RAW_DATA]
+        if form == NOP:
+            end = out[at + 1][RAW_OFFSET] - base if at + 1 < len(out) else 4 * n
+            if end - rel > 4:
+                return      # a run of zero words as one packet: its other words are no heads
         bound = form in _BOUND_FORMS
         if bound and method == 0:
             return                                  # SET_OBJECT: changes the binding

@@ -41,6 +41,7 @@ class SpillList(Sequence):
 
     CHUNK = 1 << 20
     BATCH = 64
+    BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
 
     def __init__(self, keep=256, dump=None, load=None):
         self.keep = keep
@@ -53,6 +54,7 @@ class SpillList(Sequence):
         self._starts = array("Q")      # spilled-item number of each batch's first item
         self._nspilled = 0             # items in marshalled batches
         self._written = 0
+        self._batch_bytes = 0          # bytes objects in the open batch (append_dumped)
 
     def append(self, item):
         if len(self._items) < self.keep:
@@ -69,7 +71,9 @@ class SpillList(Sequence):
             self._items.append(self._load(obj) if self._load else obj)
             return
         self._batch.append(obj)
-        if len(self._batch) >= self.BATCH:
+        if obj.__class__ is tuple:      # a submission's record bytes: seal big batches early
+            self._batch_bytes += sum(len(x) for x in obj if x.__class__ is bytes)
+        if len(self._batch) >= self.BATCH or self._batch_bytes > self.BATCH_BYTES:
             self._seal()
 
     def _seal(self):
@@ -84,6 +88,7 @@ class SpillList(Sequence):
             self._ends.append(self._written)
             self._nspilled += len(self._batch)
             self._batch = []
+            self._batch_bytes = 0
 
     def _flush(self):
         self._seal()
@@ -391,6 +396,8 @@ def _decode_capture(path, branch, launches, keep):
         nrecords = 0
         append_submission = model.submissions.append_dumped if lazy_submissions else None
         budget = _Budget(model)
+        submissions = model.submissions
+        spill_bytes = 0 if isinstance(submissions, SpillList) else None
         text = budget.text
         kept_types = _KEPT_TYPES
         stopped = False
@@ -404,6 +411,11 @@ def _decode_capture(path, branch, launches, keep):
                 stopped = True
                 break
             if t == "SUBMISSION":
+                if spill_bytes is not None and len(submissions._items) < submissions.keep:
+                    # the first `keep` are held in memory: by bytes too (KEPT_BYTES)
+                    spill_bytes += rec.length
+                    if spill_bytes > KEPT_BYTES:
+                        submissions.keep = len(submissions._items)
                 if append_submission is not None:
                     append_submission(_submission_raw(rec))
                 else:

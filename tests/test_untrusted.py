@@ -202,3 +202,28 @@ def test_big_ioctl_bodies_are_not_all_kept(tmp_path, vadd):
     rc, out, err, dt, rss = decode(p)
     _bounded(rc, out, err, dt, rss, r"ioctl bodies and strings of the capture pass 128 MiB")
     assert b"exit     0" in out
+
+
+def test_big_submissions(tmp_path, vadd):
+    """20 SUBMISSION records with a 16 MiB segment of zeros each (a 360 KB file): spilled in
+    small batches, a run of zero words is one NOP packet; no problem (the records are
+    well formed), within the budget (40 of them took 2.0 GB)."""
+    p = tmp_path / "synthetic-big-submissions.tlc.gz"
+    p.write_bytes(bombs.big_submissions(vadd, n=20))
+    for args in ((), ("--json",)):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        r = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", str(p),
+                            *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           cwd=ROOT, timeout=BUDGET_S * 2, preexec_fn=_limit)
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert b"Traceback" not in r.stderr
+        if rss > before * 1024:
+            assert rss < BUDGET_RSS, rss
+
+
+def test_zero_run_is_one_nop():
+    from decoders.pushbuf import NOP, decode_dump, encode, pack_words, INC
+    words = [0] * 100000 + encode(INC, 1, 0x2B4, [5]) + [0, 0]
+    r = decode_dump(pack_words(words), launches=False)
+    assert [(p.form, p.offset) for p in r.methods] == [(NOP, 0), ("INC", 400000), (NOP, 400008)]

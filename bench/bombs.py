@@ -194,16 +194,17 @@ def big_ioctls(data=None, n=600, arg_size=1 << 20):
         gz(data[at:])
 
 
-def big_submissions(data=None, n=20, seg_size=16 << 20):
+def big_submissions(data=None, n=20, seg_size=16 << 20, word=0):
     """n copies of the recording's first SUBMISSION record, its one segment grown to seg_size
-    zero bytes (zero words are NOP headers): the kept submissions, the spill batches and the
-    pushbuffer decode must not hold them all (40 x 16 MiB was 2.0 GB)."""
+    bytes of `word` (0: NOP headers; a one-word IMMD header makes one packet per word): the
+    kept submissions, the spill batches and the pushbuffer decode must not hold them all
+    (40 x 16 MiB of zeros was 2.0 GB; one 4 MiB segment of IMMD words 666 MB)."""
     data = data if data is not None else load()
     sp = spans(data)
     off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "SUBMISSION")
     b = F.TL_SUBMISSION.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
-    seg = dict(va=b.segments[0].va, size=seg_size, flags=b.segments[0].flags,
-               data=bytes(seg_size))
+    fill = bytes(seg_size) if not word else word.to_bytes(4, "little") * (seg_size // 4)
+    seg = dict(va=b.segments[0].va, size=seg_size, flags=b.segments[0].flags, data=fill)
     values = {k: v for k, v in b.items() if not k.startswith("_")}
     body = F.TL_SUBMISSION.build(dict(values, nsegments=1, segments=[seg]))
     record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "SUBMISSION") + body

@@ -269,10 +269,16 @@ class StreamDecoder:
         binding = self.binding
         host = self.host_class
         data_forms = _DATA_FORMS
+        stop = len(out) + MAX_PACKETS
         while i < n:
             w = words[i]
             off = base + 4 * i
             wva = va + 4 * i if va is not None else None
+            if len(out) >= stop:
+                self.problems.append(Problem(
+                    off, f"more than {MAX_PACKETS} method packets in one piece of pushbuffer: "
+                    f"the remaining {4 * (n - i)} bytes not decoded", wva))
+                break
             if w == 0:
                 # A run of zero words is one NOP packet (at the run's first word): a segment
                 # of zeros (a 4 MiB one is 1 M words) must not become a million packets
@@ -477,6 +483,12 @@ def _carry(form, method, done, remaining, subch, header, offset):
     if form == ONE_INC and done:
         return (NON_INC, subch, method + 4, remaining, header, offset)
     return (form, subch, method, remaining, header, offset)
+
+
+# The most method packets decoded from one feed (a segment, or a dump): each is a tuple of
+# ~650 B, and a 4 MiB segment (the shim's MAX_SEG) of one-word headers is 1 M of them
+# (666 MB). The recorded segments hold at most a few thousand.
+MAX_PACKETS = 1 << 16
 
 
 class DumpResult:

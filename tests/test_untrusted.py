@@ -227,3 +227,16 @@ def test_zero_run_is_one_nop():
     words = [0] * 100000 + encode(INC, 1, 0x2B4, [5]) + [0, 0]
     r = decode_dump(pack_words(words), launches=False)
     assert [(p.form, p.offset) for p in r.methods] == [(NOP, 0), ("INC", 400000), (NOP, 400008)]
+
+
+def test_segment_of_one_word_packets(tmp_path, vadd):
+    """SUBMISSIONs whose 4 MiB segment (the shim's MAX_SEG) is 1 M one-word IMMD headers: a
+    packet each was 666 MB per segment; decoding stops at MAX_PACKETS with a problem."""
+    from decoders.pushbuf import HEADER, MAX_PACKETS
+    word = HEADER.build(SEC_OP=4, METHOD_COUNT=1, METHOD_SUBCHANNEL=1, METHOD_ADDRESS=0x40)
+    word = word[0] if isinstance(word, list) else word
+    p = tmp_path / "synthetic-immd-segments.tlc.gz"
+    p.write_bytes(bombs.big_submissions(vadd, n=8, seg_size=4 << 20, word=word))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"more than {MAX_PACKETS} method packets in one piece of "
+             rf"pushbuffer: the remaining \d+ bytes not decoded")

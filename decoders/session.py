@@ -442,9 +442,19 @@ def _decode_capture(path, branch, launches, keep):
                             launch_call[id(launch)] = call
             elif t == "API_ENTER":
                 try:
-                    api.enter(rec)
+                    c = api.enter(rec)
                 except TraceLaunchError as exc:
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
+                else:
+                    img = c.sections.get("IMAGE")
+                    if img is not None and not budget.image(len(img["data"]), rec):
+                        img["data"] = b""
+                        img["flags"] = img["flags"] + ["NOT_KEPT"]
+                    if len(api._open) > KEPT_OPEN_CALLS:
+                        budget.stop(rec, f"more than {KEPT_OPEN_CALLS} API calls entered and "
+                                         f"not returned")
+                        stopped = True
+                        break
             elif t == "API_EXIT":
                 call = api.exit(rec)
                 if call is not None:
@@ -538,6 +548,8 @@ _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -
 # 1 MiB argument copies 1.27 GB. The real recordings stay far below: launch-loop-10k keeps
 # 572 such entries, torch-small a few thousand.
 KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
+KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
+KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
 KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
 STRING_CUT = 256          # and each later string is cut to this many bytes
 _KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
@@ -552,17 +564,34 @@ class _Budget:
         self.entries = 0
         self.bytes = 0
         self.over = False
+        self.images = 0
+        self.images_over = False
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
         self.entries += 1
         if self.entries <= KEPT_ENTRIES:
             return True
+        self.stop(rec, f"the capture has more than {KEPT_ENTRIES} ioctl, mmap, open, mark "
+                       f"and note records, whose entries the decoder keeps in memory")
+        return False
+
+    def stop(self, rec, why):
         self.model.problems.append(CaptureError(
-            f"decoding stopped at record {rec.index}: the capture has more than "
-            f"{KEPT_ENTRIES} ioctl, mmap, open, mark and note records, whose entries the "
-            f"decoder keeps in memory (the report covers the records before it)",
-            offset=rec.offset))
+            f"decoding stopped at record {rec.index}: {why} (the report covers the records "
+            f"before it)", offset=rec.offset))
+
+    def image(self, n, rec):
+        """Whether a module image of n bytes may be kept (KEPT_IMAGES in all)."""
+        self.images += n
+        if self.images <= KEPT_IMAGES:
+            return True
+        if not self.images_over:
+            self.images_over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: module images pass {KEPT_IMAGES >> 20} MiB in all; this "
+                f"and later images are not kept (their kernels keep the names the calls give, "
+                f"without a cubin)", offset=rec.offset))
         return False
 
     def keep(self, n, rec):

@@ -240,3 +240,14 @@ def test_segment_of_one_word_packets(tmp_path, vadd):
     rc, out, err, dt, rss = decode(p)
     _bounded(rc, out, err, dt, rss, rf"more than {MAX_PACKETS} method packets in one piece of "
              rf"pushbuffer: the remaining \d+ bytes not decoded")
+
+
+def test_big_module_images(tmp_path, vadd):
+    """8 module loads whose image (a real cubin) is padded to 60 MiB: past KEPT_IMAGES the
+    images are not kept, one line says so (8 x 100 MiB took 549 MB)."""
+    from decoders.session import KEPT_IMAGES
+    p = tmp_path / "synthetic-big-images.tlc.gz"
+    p.write_bytes(bombs.big_images(vadd, n=8))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"module images pass {KEPT_IMAGES >> 20} MiB in all")
+    assert b"exit     0" in out

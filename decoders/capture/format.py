@@ -179,18 +179,19 @@ TL_NOTE = Struct("level" / Int32ul, "text_len" / Int32ul, "text" / Padded8(this.
 #   MAX_BUF 256 KiB twice; SUBMISSION at most MAX_ENTRIES_PER_REC 128 entries, each a segment
 #   of at most MAX_SEG 4 MiB (the real recordings stay under 64 KiB); API_ENTER a module image
 #   of at most TRACE_LAUNCH_IMAGE_MAX (256 MiB by default; the largest in captures/ is 64 KiB).
-#   The two large kinds are capped at 128 MiB to keep a decode under 512 MiB: the reader
-#   holds a record's bytes about three times (stream window, body, parsed fields).
+#   The large kinds are capped at 64 MiB to keep a decode under 512 MiB: a record's bytes
+#   are held about three times while it is read (stream window, body, parsed fields), and
+#   the session keeps up to 128 MiB of images and bodies besides (decoders/session.py).
 # A record over its kind's maximum is reported; NOTE/MARK/OPEN/MMAP keep their first
 # TL_TEXT_MAX bytes of text (the true length stays in the length field), others are skipped.
 KIB, MIB = 1 << 10, 1 << 20
 TL_REC_MAX = {
     "PROCESS_START": 64 * KIB, "PROCESS_EXIT": 4 * KIB, "OPEN": 64 * KIB, "CLOSE": 4 * KIB,
     "IOCTL": 4 * MIB, "MMAP": 64 * KIB, "MUNMAP": 4 * KIB, "MREMAP": 4 * KIB, "MARK": 64 * KIB,
-    "SUBMISSION": 128 * MIB, "STATS": 64 * KIB, "END": 4 * KIB, "NOTE": 64 * KIB,
-    "API_ENTER": 128 * MIB, "API_EXIT": 128 * MIB,
+    "SUBMISSION": 64 * MIB, "STATS": 64 * KIB, "END": 4 * KIB, "NOTE": 64 * KIB,
+    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB,
 }
-TL_REC_MAX_ANY = 128 * MIB      # a record of unknown type, or UNFINISHED (type 0)
+TL_REC_MAX_ANY = 64 * MIB       # a record of unknown type, or UNFINISHED (type 0)
 TL_TEXT_MAX = 4 * KIB           # text kept of a NOTE/MARK/OPEN/MMAP record over its maximum
 # The most items a count field may declare, by field name: zero-filled bytes parse as
 # empty items, so without these a 128 MiB SUBMISSION of zeros would be 8 M segments.

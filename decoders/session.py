@@ -589,7 +589,7 @@ class _Budget:
         if not self.images_over:
             self.images_over = True
             self.model.problems.append(CaptureError(
-                f"record {rec.index}: module images pass {KEPT_IMAGES >> 20} MiB in all; this "
+                f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
                 f"and later images are not kept (their kernels keep the names the calls give, "
                 f"without a cubin)", offset=rec.offset))
         return False
@@ -603,7 +603,7 @@ class _Budget:
             self.over = True
             self.model.problems.append(CaptureError(
                 f"record {rec.index}: ioctl bodies and strings of the capture pass "
-                f"{KEPT_BYTES >> 20} MiB; from here ioctls keep their summary only (no "
+                f"{KEPT_BYTES // (1 << 20)} MiB; from here ioctls keep their summary only (no "
                 f"--ioctl filter by name, no naming coverage) and strings are cut to "
                 f"{STRING_CUT} bytes", offset=rec.offset))
         return False

@@ -240,3 +240,22 @@ def big_images(data=None, n=8, image_size=60 << 20):
     at = sp[-1][0]
     return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
         gz(data[at:])
+
+
+def repeated_text_bomb(data=None, n=5, text_len=(1 << 31) - 48, codec="zstd"):
+    """n NOTE records of text_len zero bytes each (5 x 2 GiB in a ~600 KB zstd frame):
+    every one is over the NOTE maximum and is read past, which is what takes the time."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0]
+    fixed = Struct(*F.TL_NOTE.subcons[:-1]).build(dict(level=1, text_len=text_len))
+    pad = -text_len % F.TL_ALIGN
+    length = F.TL_RECORD_HEADER_SIZE + len(fixed) + text_len + pad
+    head = _with_cursor(data[:at], len(data) + n * length)
+    parts = [head]
+    for _ in range(n):
+        parts += [record_header(length, "NOTE") + fixed, text_len + pad]
+    parts.append(data[at:])
+    if codec == "zstd":
+        return zstd_stream(parts)
+    return b"".join(gz(p) if isinstance(p, bytes) else zeros_gz(p) for p in parts)

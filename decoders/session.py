@@ -525,7 +525,7 @@ def _decode_capture(path, branch, launches, keep):
                 model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})
         model.records = nrecords
         model.problems[:0] = reader.problems
-        if model.end is None and not stopped:
+        if model.end is None and not stopped and not reader.stopped:
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
                 f"capture cut short: no END record {last}", offset=reader.offset))

@@ -251,3 +251,18 @@ def test_big_module_images(tmp_path, vadd):
     rc, out, err, dt, rss = decode(p)
     _bounded(rc, out, err, dt, rss, rf"module images pass {KEPT_IMAGES >> 20} MiB in all")
     assert b"exit     0" in out
+
+
+def test_skipped_bytes_budget(tmp_path, vadd):
+    """Five 2 GiB NOTE records (10 GiB of zeros in one zstd frame): each is read past, and
+    past MAX_SKIPPED (8 GiB) decoding stops with one line instead of going on for minutes."""
+    pytest.importorskip("zstandard")
+    from decoders.capture.reader import MAX_SKIPPED
+    p = tmp_path / "synthetic-notes-10g.tlc.zst"
+    p.write_bytes(bombs.repeated_text_bomb(vadd, n=5))
+    rc, out, err, dt, rss = decode(p)
+    _bounded(rc, out, err, dt, rss, rf"decoding stopped at offset 0x[0-9a-f]+: more than "
+             rf"{MAX_SKIPPED >> 30} GiB of the capture were holes, garbage or records over "
+             rf"their maximum")
+    assert err.count("is over the NOTE maximum") == 5       # the fifth passes 8 GiB
+    assert "cut short" not in err

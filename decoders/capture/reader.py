@@ -18,6 +18,8 @@ from construct import (Aligned, Array, Bytes, Construct, ConstructError, Contain
 from decoders.capture import format as F
 from decoders.errors import CaptureError
 from decoders.fields import named
+from decoders.capture.untrusted import (EXPECTED, ZSTD_MAGIC, _field_ref, cut_text,
+                                        not_a_directory, over, what_it_is, why)
 
 def _struct_parser(con):
     """A construct Struct of fixed-width integers as (struct.Struct, namedtuple class):
@@ -104,15 +106,6 @@ def _body_parser(tname):
         except Exception:  # construct cannot compile every form; the core parser is then used
             _NOT_COMPILED.add(tname)
     return parser
-
-def _field_ref(expr, known):
-    """The field name of a `this.name` length/count expression over an earlier field of the
-    same Struct, else None."""
-    r = repr(expr)
-    if r.startswith("this['") and r.endswith("']") and r[6:-2] in known:
-        return r[6:-2]
-    return None
-
 
 def _fast_body(con):
     """body bytes -> (Container, bytes used), driven by the same format.py declaration, for
@@ -236,7 +229,7 @@ def _step(step):
         def ints(result, data, pos, n):
             count = result[ref]
             if cmax is not None and count > cmax:
-                raise _over(ref, count, cmax)
+                raise over(ref, count, cmax)
             if pos + count * size > n:
                 raise _short(f"unpack requires a buffer of {size} bytes")
             st = structs.get(count)
@@ -262,7 +255,7 @@ def _step(step):
         def item_loop(result, data, pos, n):
             items = ListContainer()
             if cmax is not None and result[ref] > cmax:
-                raise _over(ref, result[ref], cmax)
+                raise over(ref, result[ref], cmax)
             for _ in range(result[ref]):
                 if pos + isize > n:
                     raise _short(f"unpack requires a buffer of {isize} bytes")
@@ -289,32 +282,13 @@ def _step(step):
     def structs(result, data, pos, n):
         items = ListContainer()
         if cmax is not None and result[ref] > cmax:
-            raise _over(ref, result[ref], cmax)
+            raise over(ref, result[ref], cmax)
         for _ in range(result[ref]):
             item, pos = inner(data, pos)
             items.append(item)
         result[name] = items
         return pos
     return structs
-
-
-def _why(exc):
-    """Why a body did not parse, in words (never a bare exception class name)."""
-    import re
-    text = str(exc)
-    m = re.search(r"expected (\d+)", text) if isinstance(exc, StreamError) else None
-    if m:
-        return f"a {m.group(1)}-byte field runs past the end of the record"
-    m = re.search(r"buffer of (\d+) bytes", text) if isinstance(exc, struct.error) else None
-    if m:
-        return f"{m.group(1)} bytes of integer fields run past the end of the record"
-    if isinstance(exc, MemoryError):
-        return "a field is too large to hold in memory"
-    return text or f"{type(exc).__name__} while reading its fields"
-
-
-def _over(ref, count, cmax):
-    return ValueError(f"{ref} {count} is over its maximum of {cmax} (format.py TL_COUNT_MAX)")
 
 
 def _ints(fmt, count, _cache={}):
@@ -339,10 +313,10 @@ _BY_TYPE = {t: (n, _FAST[n], F.TL_REC_MAX.get(n, F.TL_REC_MAX_ANY))
             for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
 _BODY_ERRORS = (ConstructError, ValueError, IndexError, OverflowError, MemoryError, struct.error)
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_RECORD = 1 << 31     # no record is longer (the length field's top bit is never set)
 CHUNK = 1 << 16          # the most the reader asks of the stream at once
+MAX_SKIPPED = 8 << 30    # bytes read past without a record before decoding stops (~10 s)
 _SYNC = F.TL_RECORD_SYNC.to_bytes(4, "little")
 try:
     import zstandard as _zstd
@@ -375,47 +349,12 @@ class Record:
     raw: bytes = None     # the body's bytes as read (a consumer may keep these, parse later)
 
 
-EXPECTED = "expected a capture written by trace-launch (.tlc, .tlc.gz or .tlc.zst)"
-
-
-def _not_a_directory(path):
-    import os
-    inside = [n for n in ("capture.tlc.gz", "capture.tlc", "capture.tlc.zst")
-              if os.path.isfile(os.path.join(path, n))]
-    hint = f"; {os.path.join(path, inside[0])} is one" if inside else ""
-    err = CaptureError(f"is a directory, not a trace-launch capture: {EXPECTED}{hint}")
-    err.offset = 0
-    return err
-
-
-def what_it_is(head, compressed=None):
-    """A few words on what a file that is not a capture looks like, from its first bytes."""
-    inner = f"{compressed}-compressed " if compressed else ""
-    if not head:
-        return f"an empty {inner}file" if inner else "an empty file"
-    if head[:4] == b"\x7fELF":
-        return f"an {inner}ELF file (trace-decode cubin and sass read those)"
-    for magic, name in ((b"\x50\x4b\x03\x04", "a zip archive"), (b"\x1f\x8b", "gzip data"),
-                        (ZSTD_MAGIC, "zstd data"), (b"\xa1\x1c\xeb\x50", "a fatbin"),
-                        (b"\x50\xed\x55\xba", "a fatbin")):
-        if head.startswith(magic):
-            return f"{inner}{name}"
-    text = head.lstrip()
-    if text[:1] in (b"{", b"["):
-        return f"{inner}JSON text (a --json report is not a capture)"
-    try:
-        head.decode("utf-8")
-        return f"{inner}text"
-    except UnicodeDecodeError:
-        return f"{inner}binary data that is not a capture"
-
-
 def open_capture(path):
     """A binary stream over the capture, transparently gunzipped or unzstd'ed. A directory
     is a CaptureError that says what was expected."""
     import os
     if os.path.isdir(path):
-        raise _not_a_directory(path)
+        raise not_a_directory(path)
     raw = open(path, "rb")
     magic = raw.read(4)
     raw.seek(0)
@@ -445,6 +384,8 @@ class CaptureReader:
         self._eof = False
         self._buf = bytearray()
         self._bpos = 0
+        self.skipped = 0          # bytes read past without a record (MAX_SKIPPED)
+        self.stopped = False      # records() ended there (reported), not at the data's end
         head = self._read(F.TL_FILE_HEADER_FIXED)
         fixed_size = F.TL_FILE_HEADER_FIXED
         if len(head) < 8 or head[:8] != F.TL_MAGIC:
@@ -641,6 +582,8 @@ class CaptureReader:
                 if rec is not None:
                     yield rec
                 index += 1
+                if self._over_skip_budget(off, index):
+                    break
                 continue
             if have < length:
                 have = self._fill(length)
@@ -691,7 +634,7 @@ class CaptureReader:
                               f"but its fields take {hsize + used} B", off, index)
                 self._consume(hsize + used - (hsize + used) % F.TL_ALIGN)
                 return None
-        cut = _cut_text(tname, prefix)
+        cut = cut_text(tname, prefix)
         skipped = self._skip(length)
         if skipped < length:
             self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
@@ -724,6 +667,7 @@ class CaptureReader:
             got = len(self._read(min(n - done, CHUNK)))
             self.offset += got
             done += got
+        self.skipped += done
         return done
 
     def _followed_by_record(self, length):
@@ -743,9 +687,29 @@ class CaptureReader:
             return True
         return False
 
+    def _over_skip_budget(self, off, index):
+        """True (and reported) once the bytes read past without a record (holes, garbage,
+        records over their maximum) pass MAX_SKIPPED: a compressed capture can declare
+        4 GiB records again and again, and reading past them is what takes the time."""
+        if self.skipped <= MAX_SKIPPED:
+            return False
+        self.stopped = True
+        self._problem(f"decoding stopped at offset {self.offset:#x}: more than "
+                      f"{MAX_SKIPPED // (1 << 30)} GiB of the capture were holes, garbage or "
+                      f"records over their maximum", off, index)
+        return True
+
     def _resync(self, off):
         """Skip from the record at `off` to the next 8-aligned sync word after it.
-        Returns (bytes skipped, whether one was found)."""
+        Returns (bytes skipped, whether one was found); not found also once the skipped
+        bytes pass MAX_SKIPPED (reported)."""
+        skipped, found = self._resync_scan(off)
+        self.skipped += skipped
+        if found and self._over_skip_budget(off, None):
+            found = False
+        return skipped, found
+
+    def _resync_scan(self, off):
         start = off
         pos = off + F.TL_ALIGN            # never the same place again
         pos += (-pos) % F.TL_ALIGN
@@ -785,7 +749,7 @@ class CaptureReader:
                 parsed, used = fast(body)
             except _BODY_ERRORS as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse: {_why(exc)}", off, index)
+                              f"parse: {why(exc)}", off, index)
                 return None, None
             if used != len(body):
                 return None, used
@@ -796,7 +760,7 @@ class CaptureReader:
             except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
                     struct.error) as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse: {_why(exc)}", off, index)
+                              f"parse: {why(exc)}", off, index)
                 return None, None
             used = stream.tell()
             if used != len(body):
@@ -805,33 +769,6 @@ class CaptureReader:
             self.end_record = parsed
         return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
                       parsed, bool(h.flags & F.TL_RF_COMPLETE), h.length, body), used
-
-
-def _cut_text(tname, prefix):
-    """(fields, text field name, its declared length) of a body declared as integers then one
-    padded byte string sized by one of them (NOTE, MARK, OPEN, MMAP), with the string cut
-    to what `prefix` holds and at most TL_TEXT_MAX bytes; None for other declarations or
-    when the integers are not all there."""
-    from construct import FormatField
-    con = F.BODY.get(tname)
-    if con is None or not con.subcons:
-        return None
-    *ints, last = con.subcons
-    if not all(isinstance(sc, Renamed) and isinstance(sc.subcon, FormatField) for sc in ints):
-        return None
-    sub = last.subcon if isinstance(last, Renamed) else None
-    if not (isinstance(sub, Aligned) and isinstance(sub.subcon, Bytes)):
-        return None
-    ref = _field_ref(sub.subcon.length, {sc.name for sc in ints})
-    fixed = Struct(*ints)
-    size = fixed.sizeof()
-    if ref is None or len(prefix) < size:
-        return None
-    fields = fixed.parse(prefix[:size])
-    fields.pop("_io", None)
-    true_len = fields[ref]
-    fields[last.name] = prefix[size:size + min(true_len, F.TL_TEXT_MAX)]
-    return fields, last.name, true_len
 
 
 def read_capture(path):

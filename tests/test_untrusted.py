@@ -3,6 +3,7 @@ bench/bombs.py (small generators; nothing large is committed), each decoded by t
 `trace-decode` process under an address-space limit. Each must end within the budget with
 a one-line problem per fault, a non-zero exit and no traceback."""
 import importlib.util
+import io
 import resource
 import subprocess
 import sys
@@ -266,3 +267,32 @@ def test_skipped_bytes_budget(tmp_path, vadd):
              rf"their maximum")
     assert err.count("is over the NOTE maximum") == 5       # the fifth passes 8 GiB
     assert "cut short" not in err
+
+
+def test_fuzz_bomb_mutator(monkeypatch):
+    """bench/fuzz.py's bomb kind: capture bombs are gzip files that inflate to a capture
+    declaring a large record, count or length; on cubins it calls the image_bomb hook."""
+    import gzip
+    import random
+    import struct as st
+    spec = importlib.util.spec_from_file_location("bench_fuzz_u", ROOT / "bench" / "fuzz.py")
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    from decoders.capture import format as F
+    base = fuzz.Base("capture", "runtime-vadd", bombs.load("runtime-vadd"))
+    rng = random.Random(3)
+    kinds = set()
+    for _ in range(6):
+        data, desc = fuzz.bomb(rng, base)
+        assert data[:2] == b"\x1f\x8b", desc
+        with gzip.open(io.BytesIO(data)) as f:
+            head = f.read(F.TL_HEADER_SIZE)
+        assert head[:8] == F.TL_MAGIC
+        cursor, = st.unpack_from("<Q", head, F.TL_CURSOR_OFFSET)
+        assert cursor > len(base.data), desc          # the bomb really adds bytes
+        kinds.add(desc.split()[0])
+    assert len(kinds) >= 2, kinds
+    cubin = fuzz.Base("cubin", "c", (ROOT / "tests" / "fixtures" / "cubins" /
+                                      "shapes.sm_90.cubin").read_bytes())
+    monkeypatch.setattr(fuzz, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
+    assert fuzz.bomb(rng, cubin) == (b"BOMB", "hook")

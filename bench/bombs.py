@@ -259,3 +259,28 @@ def repeated_text_bomb(data=None, n=5, text_len=(1 << 31) - 48, codec="zstd"):
     if codec == "zstd":
         return zstd_stream(parts)
     return b"".join(gz(p) if isinstance(p, bytes) else zeros_gz(p) for p in parts)
+
+
+def many_marks(data=None, n=30_000):
+    """n pairs of BEGIN/END marks, each around a copy of the recording's first SUBMISSION
+    (same pid and tid): the report's marked-launch sections (it read every submission once
+    per pair: over 60 s for 30,000)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "SUBMISSION")
+    sub = data[off:off + length]
+    h = F.TL_RECORD_HEADER.parse(sub[:F.TL_RECORD_HEADER_SIZE])
+    fixed = Struct(*F.TL_MARK.subcons[:-1])
+
+    def mark(kind):
+        body = fixed.build(dict(kind=kind, id=1, label_len=1, reserved0=0)) + b"m" + bytes(7)
+        return record_header(F.TL_RECORD_HEADER_SIZE + len(body), "MARK", pid=h.pid) + body
+    begin, end = (bytearray(mark(k)) for k in (1, 2))   # TL_MARK_KIND BEGIN, END
+    for r in (begin, end):      # the submission's thread
+        r[:F.TL_RECORD_HEADER_SIZE] = F.TL_RECORD_HEADER.build(dict(
+            F.TL_RECORD_HEADER.parse(bytes(r[:F.TL_RECORD_HEADER_SIZE])), tid=h.tid))
+    unit = bytes(begin) + sub + bytes(end)
+    at = sp[-1][0]
+    whole, rest = divmod(n, 1000)
+    return gz(_with_cursor(data[:at], len(data) + n * len(unit))) + gz(unit * 1000) * whole + \
+        gz(unit * rest + data[at:])

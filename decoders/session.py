@@ -702,19 +702,31 @@ def _gpu_family(meta):
     return {"8": "ampere", "9": "hopper", "10": "blackwell", "12": "blackwell"}.get(major, "hopper")
 
 
-def marked_submissions(model):
-    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread."""
-    out = []
+def marked_submissions(model, limit=None):
+    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread: the
+    first `limit` mark pairs (all when None). The submissions are in record order, so each
+    pair finds its range by bisection: a capture of many marks and many submissions is not
+    read once per mark (it was, from the spill file)."""
+    pairs = []
     opened = {}
     for m in model.marks:
         key = (m["pid"], m["tid"], m["id"])
         if m["kind"] == "BEGIN":
             opened[key] = m["index"]
         elif m["kind"] == "END" and key in opened:
-            lo, hi = opened.pop(key), m["index"]
-            subs = [s for s in model.submissions
-                    if lo < s["index"] < hi and s["pid"] == m["pid"] and s["tid"] == m["tid"]]
-            out.append((m, subs))
+            pairs.append((opened.pop(key), m))
+            if limit is not None and len(pairs) >= limit:
+                break
+    if not pairs:
+        return []
+    indices = [s["index"] for s in model.submissions]       # one pass, in record order
+    out = []
+    for lo, m in pairs:
+        a = bisect.bisect_right(indices, lo)
+        b = bisect.bisect_left(indices, m["index"])
+        subs = [s for s in (model.submissions[k] for k in range(a, b))
+                if s["pid"] == m["pid"] and s["tid"] == m["tid"]]
+        out.append((m, subs))
     return out
 
 

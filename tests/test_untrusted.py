@@ -4,6 +4,7 @@ bench/bombs.py (small generators; nothing large is committed), each decoded by t
 a one-line problem per fault, a non-zero exit and no traceback."""
 import importlib.util
 import io
+import re
 import resource
 import subprocess
 import sys
@@ -51,8 +52,6 @@ def _bounded(rc, out, err, dt, rss, want):
     if rss is not None:
         assert rss < BUDGET_RSS, rss
 
-
-import re  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -296,3 +295,19 @@ def test_fuzz_bomb_mutator(monkeypatch):
                                       "shapes.sm_90.cubin").read_bytes())
     monkeypatch.setattr(fuzz, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
     assert fuzz.bomb(rng, cubin) == (b"BOMB", "hook")
+
+
+def test_many_marked_launches(tmp_path, vadd):
+    """30,000 BEGIN/END mark pairs around submissions (a 107 KB file): the report prints the
+    first MAX_MARKED with their methods and says there are more; it took over 60 s."""
+    from tracer.report import MAX_MARKED
+    p = tmp_path / "synthetic-many-marks.tlc.gz"
+    p.write_bytes(bombs.many_marks(vadd))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", str(p)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=BUDGET_S * 2,
+                       preexec_fn=_limit)
+    assert time.monotonic() - t0 < BUDGET_S
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout.count("\nmarked launch 1:") == MAX_MARKED
+    assert f"the first {MAX_MARKED} are shown" in r.stdout

@@ -10,6 +10,7 @@ from decoders.text import MAX_LINE, TextOut, printable
 
 NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
 VALUE_CHARS = 200   # any other string from a capture (argv, paths, labels, parameter hex)
+MAX_MARKED = 16     # marked launches whose submissions are printed with their methods
 TYPE_CHARS = 80     # a kernel parameter's C++ type (full with full_names)
 
 
@@ -130,7 +131,8 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w(f"  {c['pid']:<7d}  {c['token']:#010x}  {c['channel']:#010x}  {c['cls']:#06x}  "
           f"{c['submissions']:11d}  {c['entries']:10d}  {c['bytes']:8d}  {c['lost']:4d}\n")
 
-    for mark, subs in marked_submissions(model):
+    marked = marked_submissions(model, limit=MAX_MARKED + 1)
+    for mark, subs in marked[:MAX_MARKED]:
         label = printable(mark["label"], limit=VALUE_CHARS, length=mark.get("label_length"))
         w("\n" + st.head(f"marked launch {mark['id']}: {label}") +
           f"  ({len(subs)} submission(s) between the marks)\n")
@@ -141,6 +143,9 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
                 w(f"    GP entry {e['raw']:#018x}: {e.get('kind')} address {_hx(e.get('address'))}"
                   f" length {e.get('length_bytes')} B\n")
             _render_methods(model, s, w)
+    if len(marked) > MAX_MARKED:
+        w(f"\n  (more marked launches: the first {MAX_MARKED} are shown; --launch N or --json "
+          f"give any of them)\n")
 
     if model.api_calls:
         stats_ = model.stats()

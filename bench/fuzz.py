@@ -23,6 +23,14 @@ the construct declarations (decoders/capture/format.py for captures, decoders/cu
 fatbin.py for fatbins, the pushbuffer header field table decoders/pushbuf.py HEADER), not
 from hand-written offsets: `int_fields()` walks a declaration over real bytes.
 
+Bombs (issue 20): `bomb` writes length-field bombs that really hold what they declare, as
+multi-member gzip (bench/bombs.py): a NOTE or MARK whose text is 64 KiB to 2 GiB of zeros, a
+record whose `length` claims up to 2 GiB with zeros behind it, and count fields (nentries,
+nsegments, nsections, nbufs) over up to 128 MiB of zeros. On cubins, `bomb` calls
+image_bomb(), the hook for compressed-image bombs (decoders/cubin is another engineer's
+area); until it returns bytes, a cubin bomb is an absurd-length mutant. A bomb's memory
+bound is BOMB_BOUND (its compressed size says nothing of what it inflates to).
+
 Each mutant is classified: ok, clean (a TraceLaunchError subclass; or the capture decoded
 with problems, each a TraceLaunchError naming an offset), or crash (anything else,
 including a problem that is not a TraceLaunchError or names no offset). The first few
@@ -72,6 +80,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "cubins"
 CRASH_DIR = Path("/tmp/fuzz-crashes")
 MIB = 1 << 20
 MEM_FACTOR, MEM_SLACK = 64, 64 * MIB
+BOMB_BOUND = 400 * MIB     # traced Python memory of one bomb (issue 20: 512 MiB RSS in all)
 OFFSET = re.compile(r"offset (0x[0-9a-f]+|\d+)")
 SYNC = struct.pack("<I", F.TL_RECORD_SYNC)
 # A field is a length or count when its declared name says so (format.py names them so).
@@ -337,7 +346,60 @@ def mutate(rng, base, kind, sweep=None):
         return bytes(out), "; ".join(descs)
     if kind == "reframe":
         return reframe(rng, base)
+    if kind == "bomb":
+        return bomb(rng, base)
     raise ValueError(kind)
+
+
+def _bombs():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bombs
+    return bombs
+
+
+def image_bomb(rng, base):
+    """Hook: (bytes, description) of a compressed-image bomb made from the cubin/fatbin
+    `base`, or None. decoders/cubin's decompressors belong to another change; fill this in
+    there (a zstd or LZ4 fatbin entry that expands past its declared size)."""
+    return None
+
+
+def bomb(rng, base):
+    """A length-field bomb (bench/bombs.py) made from `base`: gzip bytes."""
+    if base.target == "cubin":
+        out = image_bomb(rng, base)
+        return out if out is not None else mutate(rng, base, "absurd")
+    if base.target != "capture":
+        return mutate(rng, base, "absurd")
+    b = _bombs()
+    size = int(2 ** rng.uniform(16, 31))
+    size -= size % F.TL_ALIGN
+    how = rng.randrange(3)
+    if how == 0:
+        tname = rng.choice(["NOTE", "MARK"])
+        n = min(size, (1 << 31) - 64)
+        at = rng.choice(base.spans)[0]
+        return b.text_bomb(base.data, tname=tname, text_len=n, at=at), \
+            f"{tname} text of {n} B at {at:#x}"
+    if how == 1:
+        k = rng.randrange(len(base.spans))
+        length = max(min(size, (1 << 31) - 8), base.spans[k][1])
+        return b.length_lie(base.data, which=k, length=length), \
+            f"record {k} length {length} over zeros"
+    have = {F.TL_REC.get(t) for _, _, t in base.spans}
+    choices = [(t, f) for t, f in (("SUBMISSION", "nsegments"), ("SUBMISSION", "nentries"),
+                                   ("API_ENTER", "nsections"), ("API_ENTER", "nargs"),
+                                   ("IOCTL", "nbufs"), ("IOCTL", "arg_size"),
+                                   ("STATS", "count")) if t in have]
+    if not choices:
+        return mutate(rng, base, "absurd")
+    tname, field = rng.choice(choices)
+    length = min(size, 1 << 27) + F.TL_RECORD_HEADER_SIZE + 64
+    length -= length % F.TL_ALIGN
+    top = (1 << 16) - 1 if field in ("nsections", "nargs") else (1 << 32) - 1
+    count = rng.choice([top, length // 8, length // 16, length // 24, 1 << rng.randrange(31)])
+    return b.count_bomb(base.data, tname=tname, field=field, count=min(count, top),
+                        length=length), f"{tname}.{field}={min(count, top)} over {length} B"
 
 
 def reframe(rng, base):
@@ -381,7 +443,8 @@ def reframe(rng, base):
     return out, f"API record at {off:#x} rebuilt ({('args cut', 'args added', 'section cut', 'slot')[how]})"
 
 
-KINDS = ("random", "truncate-boundary", "truncate-random", "bitflip", "absurd", "reframe")
+KINDS = ("random", "truncate-boundary", "truncate-random", "bitflip", "absurd", "bomb",
+         "reframe")
 
 
 # ---- running one mutant ----------------------------------------------------------------------
@@ -507,7 +570,7 @@ def signature(exc):
 
 # ---- the campaign ---------------------------------------------------------------------------
 
-def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True):
+def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_kinds=None):
     rng = random.Random(seed)
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
     signal.signal(signal.SIGALRM, _alarm)
@@ -542,7 +605,12 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True):
         r = rng.random()
         target = "capture" if r < weights[0][1] else ("dump" if r < 0.85 else "cubin")
         base = rng.choice(targets[target])
-        kind = rng.choice(KINDS if target == "capture" else KINDS[:-1])   # reframe: API records
+        pool = KINDS if target == "capture" else KINDS[:-1]   # reframe: API records
+        if only_kinds:
+            pool = tuple(k for k in pool if k in only_kinds) or ("absurd",)
+        kind = rng.choice(pool)
+        if kind == "bomb" and only_kinds is None and rng.random() < 0.5:
+            kind = "absurd"     # bombs take seconds each: half as often as the others
         key = (base.name, kind)
         data, desc = mutate(rng, base, kind, sweep=sweep[key])
         sweep[key] += 1
@@ -558,7 +626,8 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True):
         if ratio > worst["ratio"] and len(data) >= 64 << 10:
             worst = {"ratio": round(ratio, 2), "peak": peak, "size": len(data), "target": target,
                      "kind": kind, "base": base.name, "mutation": desc}
-        if peak > MEM_FACTOR * len(data) + MEM_SLACK or outcome == "memory":
+        bound = BOMB_BOUND if kind == "bomb" else MEM_FACTOR * len(data) + MEM_SLACK
+        if peak > bound or outcome == "memory":
             violations.append({"peak": peak, "size": len(data), "base": base.name,
                                "kind": kind, "mutation": desc, "outcome": outcome})
             _save(f"memory-{len(violations)}", target, data)
@@ -597,6 +666,8 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True):
                    "worst_ratio_64k_and_up": worst, "worst_fraction_of_bound": worst_bound,
                    "violations": violations[:20], "violation_count": len(violations)},
         "slowest": slowest,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "tracebacks": sum(c["count"] for c in sigs.values()),
     }
 
 
@@ -613,10 +684,12 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=60, help="seconds before a mutant is a hang")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--kinds", default=None, help="comma-separated mutation kinds (default: all)")
     args = ap.parse_args(argv)
     if args.seconds is None and args.count is None:
         args.seconds = 600
-    res = campaign(args.seconds, args.count, args.seed, args.timeout)
+    res = campaign(args.seconds, args.count, args.seed, args.timeout,
+                   only_kinds=args.kinds.split(",") if args.kinds else None)
     out = Path(args.out) if args.out else ROOT / "bench" / f"results-fuzz-{time.strftime('%Y-%m-%d')}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(f"\n{res['mutants']} mutants in {res['seconds']} s (seed {res['seed']}): {res['outcomes']}")
@@ -631,6 +704,8 @@ def main(argv=None):
     print(f"  worst ratio (inputs >= 64 KiB): {m['worst_ratio_64k_and_up']}")
     print(f"  worst fraction of the bound: {m['worst_fraction_of_bound']}")
     print(f"slowest: {res['slowest']}")
+    print(f"peak RSS of the campaign process: {res['peak_rss_bytes'] / MIB:.0f} MiB; "
+          f"tracebacks {res['tracebacks']}")
     print(f"written to {out}")
     return 1 if res["crashes"] or m["violation_count"] else 0
 

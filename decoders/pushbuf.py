@@ -269,13 +269,24 @@ class StreamDecoder:
         binding = self.binding
         host = self.host_class
         data_forms = _DATA_FORMS
+        stop = len(out) + MAX_PACKETS
         while i < n:
             w = words[i]
             off = base + 4 * i
             wva = va + 4 * i if va is not None else None
+            if len(out) >= stop:
+                self.problems.append(Problem(
+                    off, f"more than {MAX_PACKETS} method packets in one piece of pushbuffer: "
+                    f"the remaining {4 * (n - i)} bytes not decoded", wva))
+                break
             if w == 0:
+                # A run of zero words is one NOP packet (at the run's first word): a segment
+                # of zeros (a 4 MiB one is 1 M words) must not become a million packets
+                j = i + 1
+                while j < n and words[j] == 0:
+                    j += 1
                 append((off, wva, NOP, 0, 0, (), None, host, False, 0, None, False))
-                i += 1
+                i = j
                 continue
             sec, count, subch, addr, tert, mask, grp0 = unpack(w)
             method = 4 * addr     # METHOD_ADDRESS counts 4-byte methods
@@ -417,10 +428,14 @@ class _Template:
 def _remember(n, out, base):
     """Keep the template of a freshly parsed segment (its packets: feed_raw tuples)."""
     positions, values, packets = [], [], []
-    for pkt in out:
+    for at, pkt in enumerate(out):
         rel = pkt[RAW_OFFSET] - base
         k = rel // 4
         form, method, data = pkt[RAW_FORM], pkt[RAW_METHOD], pkt[RAW_DATA]
+        if form == NOP:
+            end = out[at + 1][RAW_OFFSET] - base if at + 1 < len(out) else 4 * n
+            if end - rel > 4:
+                return      # a run of zero words as one packet: its other words are no heads
         bound = form in _BOUND_FORMS
         if bound and method == 0:
             return                                  # SET_OBJECT: changes the binding
@@ -470,27 +485,64 @@ def _carry(form, method, done, remaining, subch, header, offset):
     return (form, subch, method, remaining, header, offset)
 
 
-class DumpResult:
-    """Packets and problems of one decoded dump."""
+# The most method packets decoded from one feed (a segment, or a dump): each is a tuple of
+# ~650 B, and a 4 MiB segment (the shim's MAX_SEG) of one-word headers is 1 M of them
+# (666 MB). The recorded segments hold at most a few thousand.
+MAX_PACKETS = 1 << 16
 
-    def __init__(self, methods, problems, gpu, va):
+
+class DumpResult:
+    """Packets, launches and problems of one decoded dump. `launches`: what the launch
+    decoder (decoders/launch.py) found in the packets alone (a QMD and constant bank the
+    dump uploads inline, SEND_PCAS); `launch_problems`: what it could not follow (e.g. a
+    QMD address the dump never wrote), reported apart from the stream's own problems."""
+
+    def __init__(self, methods, problems, gpu, va, launches=(), launch_problems=()):
         self.methods = methods
         self.problems = problems
         self.gpu = gpu
         self.va = va
+        self.launches = list(launches)
+        self.launch_problems = list(launch_problems)
 
     def to_json(self, indent=None):
+        """JSON text. `launches` hold the same summaries as `trace-decode CAPTURE --json`
+        (grid, block, cluster, params.hex, qmd_fields, ...; docs/json.md)."""
         return json.dumps({"gpu": self.gpu, "va": self.va,
                            "packets": [p.to_json() for p in self.methods],
+                           "launches": [_jsonable(l.summary) for l in self.launches],
+                           "launch_problems": _jsonable(self.launch_problems),
                            "problems": [p.to_json() for p in self.problems]}, indent=indent)
 
 
-def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None):
-    """Decode one whole PB dump (a single segment or a concatenation)."""
+def _jsonable(obj):
+    """As tracer/report.py _clean: keys starting with "_" left out, bytes as hex."""
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj).hex()
+    return obj
+
+
+def decode_dump(data, gpu="hopper", va=None, host_class=None, binding=None, launches=True):
+    """Decode one whole PB dump (a single segment or a concatenation), and with `launches`
+    the launches its packets carry."""
+    from decoders.errors import TraceLaunchError
     dec = StreamDecoder(gpu=gpu, host_class=host_class, binding=binding)
     methods = dec.feed(data, va)
     dec.finish()
-    return DumpResult(methods, dec.problems, gpu, va)
+    found, launch_problems = [], []
+    if launches:
+        from decoders.launch import LaunchDecoder
+        ld = LaunchDecoder(gpu=gpu)
+        try:
+            ld.feed_methods(methods)
+        except TraceLaunchError as exc:
+            launch_problems.append({"message": f"launch decoding stopped: {exc}"})
+        found, launch_problems = ld.launches, list(ld.problems) + launch_problems
+    return DumpResult(methods, dec.problems, gpu, va, found, launch_problems)
 
 
 _FORM_SEC_OP = {INC: 1, NON_INC: 3, IMMD: 4, ONE_INC: 5, END_PB_SEGMENT: 7}

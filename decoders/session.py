@@ -41,6 +41,7 @@ class SpillList(Sequence):
 
     CHUNK = 1 << 20
     BATCH = 64
+    BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
 
     def __init__(self, keep=256, dump=None, load=None):
         self.keep = keep
@@ -53,6 +54,7 @@ class SpillList(Sequence):
         self._starts = array("Q")      # spilled-item number of each batch's first item
         self._nspilled = 0             # items in marshalled batches
         self._written = 0
+        self._batch_bytes = 0          # bytes objects in the open batch (append_dumped)
 
     def append(self, item):
         if len(self._items) < self.keep:
@@ -69,7 +71,9 @@ class SpillList(Sequence):
             self._items.append(self._load(obj) if self._load else obj)
             return
         self._batch.append(obj)
-        if len(self._batch) >= self.BATCH:
+        if obj.__class__ is tuple:      # a submission's record bytes: seal big batches early
+            self._batch_bytes += sum(len(x) for x in obj if x.__class__ is bytes)
+        if len(self._batch) >= self.BATCH or self._batch_bytes > self.BATCH_BYTES:
             self._seal()
 
     def _seal(self):
@@ -84,6 +88,7 @@ class SpillList(Sequence):
             self._ends.append(self._written)
             self._nspilled += len(self._batch)
             self._batch = []
+            self._batch_bytes = 0
 
     def _flush(self):
         self._seal()
@@ -412,13 +417,27 @@ def _decode_capture(path, branch, launches, keep):
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         nrecords = 0
         append_submission = model.submissions.append_dumped if lazy_submissions else None
+        budget = _Budget(model)
+        submissions = model.submissions
+        spill_bytes = 0 if isinstance(submissions, SpillList) else None
+        text = budget.text
+        kept_types = _KEPT_TYPES
+        stopped = False
         for rec in reader.records():
             nrecords += 1
             if not nrecords % 1024:
                 gc.collect(0)   # the reader's parse contexts are small cycles
             t = rec.type
             b = rec.body
+            if t in kept_types and not budget.entry(rec):
+                stopped = True
+                break
             if t == "SUBMISSION":
+                if spill_bytes is not None and len(submissions._items) < submissions.keep:
+                    # the first `keep` are held in memory: by bytes too (KEPT_BYTES)
+                    spill_bytes += rec.length
+                    if spill_bytes > KEPT_BYTES:
+                        submissions.keep = len(submissions._items)
                 if append_submission is not None:
                     append_submission(_submission_raw(rec))
                 else:
@@ -445,9 +464,19 @@ def _decode_capture(path, branch, launches, keep):
                             launch_call[id(launch)] = call
             elif t == "API_ENTER":
                 try:
-                    api.enter(rec)
+                    c = api.enter(rec)
                 except TraceLaunchError as exc:
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
+                else:
+                    img = c.sections.get("IMAGE")
+                    if img is not None and not budget.image(len(img["data"]), rec):
+                        img["data"] = b""
+                        img["flags"] = img["flags"] + ["NOT_KEPT"]
+                    if len(api._open) > KEPT_OPEN_CALLS:
+                        budget.stop(rec, f"more than {KEPT_OPEN_CALLS} API calls entered and "
+                                         f"not returned")
+                        stopped = True
+                        break
             elif t == "API_EXIT":
                 call = api.exit(rec)
                 if call is not None:
@@ -461,13 +490,15 @@ def _decode_capture(path, branch, launches, keep):
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 _opaque(e, b, branch, model.objects)
+                if not budget.keep(rec.length, rec):
+                    e["_body"] = None
                 model.ioctls.append(e)
                 try:
                     model.objects.feed_ioctl(b, pid=rec.pid)
                 except TraceLaunchError as exc:
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
             elif t == "MMAP":
-                p = cstr(b.path)
+                p = text(b.path, rec)
                 model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
                                     "length": b.length, "prot": b.prot, "flags": b.flags,
                                     "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
@@ -484,20 +515,25 @@ def _decode_capture(path, branch, launches, keep):
                                     "addr": b.new_addr, "length": b.new_length})
             elif t in ("OPEN", "CLOSE"):
                 model.opens.append({"index": rec.index, "pid": rec.pid, "type": t, "fd": b.fd,
-                                    "path": cstr(b.path) if t == "OPEN" else None})
+                                    "path": text(b.path, rec) if t == "OPEN" else None})
             elif t == "MARK":
                 model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
                                     "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
-                                    "label": cstr(b.label), "t": rec.t_start})
+                                    "label": text(b.label, rec), "t": rec.t_start,
+                                    **({"label_length": b.label_len}
+                                       if b.label_len > len(b.label) else {})})
             elif t == "NOTE":
-                model.notes.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
-                                    "level": b.level, "text": cstr(b.text), "t": rec.t_start})
+                note = {"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                        "level": b.level, "text": text(b.text, rec), "t": rec.t_start}
+                if b.text_len > len(b.text):    # cut by the reader (format.py TL_TEXT_MAX)
+                    note["text_length"] = b.text_len
+                model.notes.append(note)
             elif t == "PROCESS_START":
-                cmd = [cstr(x) for x in bytes(b.cmdline).split(b"\0") if x]
+                cmd = [text(x, rec) for x in bytes(b.cmdline).split(b"\0") if x]
                 model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
                                             "how": F.TL_START.get(b.how, b.how),
-                                            "exe": cstr(b.exe), "cmdline": cmd, "exit": None,
-                                            "t_start": rec.t_start, "tid": rec.tid}
+                                            "exe": text(b.exe, rec), "cmdline": cmd,
+                                            "exit": None, "t_start": rec.t_start, "tid": rec.tid}
             elif t == "PROCESS_EXIT":
                 # incomplete: written by the shim's destructor, which cannot know the status
                 # (the program returned from main, so libc called exit internally)
@@ -515,7 +551,7 @@ def _decode_capture(path, branch, launches, keep):
         model.records = nrecords
         model.problems[:0] = reader.problems
         model.problems.extend(attr.problems)    # module images that did not decode
-        if model.end is None:
+        if model.end is None and not stopped and not reader.stopped:
             last = f"after record {model.records - 1}" if model.records else "before any record"
             model.problems.append(CaptureError(
                 f"capture cut short: no END record {last}", offset=reader.offset))
@@ -530,6 +566,80 @@ def _decode_capture(path, branch, launches, keep):
 
 
 _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
+
+# What a decode keeps in memory of an untrusted capture (issue 20: 512 MiB peak RSS for
+# any input). Submissions, launches and API calls spill to a file past `keep`; the other
+# records each leave an entry in memory (an ioctl ~1.6 KB with its body, a NOTE ~0.5 KB),
+# so a capture of identical records gzips ~1000:1 and a 1 MB file could hold millions.
+# Measured (trace-decode, one core): 300,000 ioctl records 500 MB and 21 s; 600 ioctls with
+# 1 MiB argument copies 1.27 GB. The real recordings stay far below: launch-loop-10k keeps
+# 572 such entries, torch-small a few thousand.
+KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
+KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
+KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
+KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
+STRING_CUT = 256          # and each later string is cut to this many bytes
+_KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
+                         "PROCESS_START", "UNFINISHED"))
+
+
+class _Budget:
+    """Counts what the model keeps of the capture; reports once when a limit is reached."""
+
+    def __init__(self, model):
+        self.model = model
+        self.entries = 0
+        self.bytes = 0
+        self.over = False
+        self.images = 0
+        self.images_over = False
+
+    def entry(self, rec):
+        """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
+        self.entries += 1
+        if self.entries <= KEPT_ENTRIES:
+            return True
+        self.stop(rec, f"the capture has more than {KEPT_ENTRIES} ioctl, mmap, open, mark "
+                       f"and note records, whose entries the decoder keeps in memory")
+        return False
+
+    def stop(self, rec, why):
+        self.model.problems.append(CaptureError(
+            f"decoding stopped at record {rec.index}: {why} (the report covers the records "
+            f"before it)", offset=rec.offset))
+
+    def image(self, n, rec):
+        """Whether a module image of n bytes may be kept (KEPT_IMAGES in all)."""
+        self.images += n
+        if self.images <= KEPT_IMAGES:
+            return True
+        if not self.images_over:
+            self.images_over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
+                f"and later images are not kept (their kernels keep the names the calls give, "
+                f"without a cubin)", offset=rec.offset))
+        return False
+
+    def keep(self, n, rec):
+        """Whether n more bytes of a body or string may be kept."""
+        self.bytes += n
+        if self.bytes <= KEPT_BYTES:
+            return True
+        if not self.over:
+            self.over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: ioctl bodies and strings of the capture pass "
+                f"{KEPT_BYTES // (1 << 20)} MiB; from here ioctls keep their summary only (no "
+                f"--ioctl filter by name, no naming coverage) and strings are cut to "
+                f"{STRING_CUT} bytes", offset=rec.offset))
+        return False
+
+    def text(self, raw, rec):
+        """cstr(raw), cut to STRING_CUT bytes once KEPT_BYTES is spent."""
+        if self.keep(len(raw), rec) or len(raw) <= STRING_CUT:
+            return cstr(raw)
+        return cstr(bytes(raw)[:STRING_CUT])
 
 
 def _append_call(calls, call, kernel):
@@ -618,19 +728,31 @@ def _gpu_family(meta):
     return family_of_sm(_sm(meta))
 
 
-def marked_submissions(model):
-    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread."""
-    out = []
+def marked_submissions(model, limit=None):
+    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread: the
+    first `limit` mark pairs (all when None). The submissions are in record order, so each
+    pair finds its range by bisection: a capture of many marks and many submissions is not
+    read once per mark (it was, from the spill file)."""
+    pairs = []
     opened = {}
     for m in model.marks:
         key = (m["pid"], m["tid"], m["id"])
         if m["kind"] == "BEGIN":
             opened[key] = m["index"]
         elif m["kind"] == "END" and key in opened:
-            lo, hi = opened.pop(key), m["index"]
-            subs = [s for s in model.submissions
-                    if lo < s["index"] < hi and s["pid"] == m["pid"] and s["tid"] == m["tid"]]
-            out.append((m, subs))
+            pairs.append((opened.pop(key), m))
+            if limit is not None and len(pairs) >= limit:
+                break
+    if not pairs:
+        return []
+    indices = [s["index"] for s in model.submissions]       # one pass, in record order
+    out = []
+    for lo, m in pairs:
+        a = bisect.bisect_right(indices, lo)
+        b = bisect.bisect_left(indices, m["index"])
+        subs = [s for s in (model.submissions[k] for k in range(a, b))
+                if s["pid"] == m["pid"] and s["tid"] == m["tid"]]
+        out.append((m, subs))
     return out
 
 

@@ -512,8 +512,9 @@ def test_decoding_a_mutated_capture_runs_no_code_from_it(monkeypatch, tmp_path):
     import random
     rng = random.Random(7)
     base = fuzz.Base("capture", "graph-replay", _window("graph-replay", head=30, tail=30))
+    # "bomb" mutants are compressed and take seconds each: tests/test_untrusted.py runs them
     inputs = [base.data] + [fuzz.mutate(rng, base, k, sweep=i)[0]
-                            for i, k in enumerate(fuzz.KINDS)]
+                            for i, k in enumerate(fuzz.KINDS) if k != "bomb"]
     paths = []
     for i, data in enumerate(inputs):
         paths.append(tmp_path / f"synthetic-exec-{i}.tlc")

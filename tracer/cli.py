@@ -15,8 +15,17 @@ from decoders.errors import TraceLaunchError
 EXIT_BAD_INPUT = 2
 
 
+ERR_LINE = 1000    # a stderr line is cut here (paths make them longer than report lines)
+
+
+def _line(text):
+    """One stderr line: capture strings in it escaped, at most ERR_LINE characters."""
+    from decoders.text import clip, printable
+    return clip(printable(text), ERR_LINE)
+
+
 def _fail(prog, message):
-    click.echo(f"{prog}: {message}", err=True)
+    click.echo(_line(f"{prog}: {message}"), err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -57,13 +66,17 @@ def _family(meta):
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
-                 stats=False, prog="trace-decode", filters=None, cost=False):
+                 stats=False, prog="trace-decode", filters=None, cost=False, full_names=False):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
     from decoders.session import decode_capture
+    from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
     model = decode_capture(path)
+    color = _use_color(color, out)
+    if not as_json:     # text: capture strings escaped, lines cut (decoders/text.py)
+        out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
     if filters:
         from decoders.select import select
@@ -88,11 +101,11 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     elif as_json:
         render_json(model, out)
     else:
-        render_text(model, out, color=_use_color(color, out), show_ioctls=ioctls,
-                    show_objects=objects, show_stats=stats)
+        render_text(model, out, color=color, show_ioctls=ioctls,
+                    show_objects=objects, show_stats=stats, full_names=full_names)
     out.flush()
     for p in model.problems:
-        click.echo(f"{prog}: {path}: {p}", err=True)
+        click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if model.problems else 0
 
 
@@ -137,7 +150,7 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
     The program's stdout is untouched; the report goes to stderr. The exit status is the
     program's (128+N when a signal N killed it)."""
     from tracer.run import TracerError, builtin_argv, check_driver, default_output, \
-        resolve_program, run_traced
+        open_output, resolve_program, run_traced
     try:
         check_driver()
         if program:
@@ -153,13 +166,9 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                                   f"load: {exc}); trace-decode works offline on saved captures")
             argv = builtin_argv(grid, block, shared_mem)
             name = "builtin"
-        out = Path(output) if output else default_output(name)
-        if output:
-            try:   # an unwritable path is an error before the program starts
-                fd = os.open(out, os.O_WRONLY | os.O_CREAT, 0o600)
-                os.close(fd)
-            except OSError as exc:
-                raise TracerError(f"cannot write capture {out}: {exc.strerror}")
+        # opened once, here, before the program starts (an unwritable path or a symlink is
+        # an error then); kept open, never reopened by name (tracer/run.py OutputPath)
+        out = open_output(output) if output else default_output(name)
         rc = run_traced(argv, out, mode=mode)
     except TracerError as exc:
         if traceback:
@@ -216,7 +225,7 @@ def trace_decode():
 
 
 @trace_decode.command("report")
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path())    # a directory: one line from open_capture
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, ioctls, mmaps, "
               "submissions, launches, stats")
 @click.option("--ioctls", is_flag=True, help="list every ioctl, decoded")
@@ -234,10 +243,13 @@ def trace_decode():
 @click.option("--pid", type=int, default=None, help="only records of this process")
 @click.option("--cost", is_flag=True, help="per API call: time inside it and to its first "
               "doorbell, doorbells, GPFIFO entries, pushbuffer bytes and methods, kernel QMDs")
+@click.option("--full-names", is_flag=True, help="kernels by their full demangled names (default: "
+              "the short name, e.g. vectorized_elementwise_kernel; lines then may pass 300 "
+              "characters for names)")
 @click.option("--color/--no-color", default=None)
 @click.option("--traceback", is_flag=True)
 def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, cost,
-               color, traceback):
+               full_names, color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
 
     The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
@@ -245,7 +257,7 @@ def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls,
                    ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats, filters=filters, cost=cost), traceback, path=capture)
+        stats=stats, filters=filters, cost=cost, full_names=full_names), traceback, path=capture)
     sys.exit(rc)
 
 
@@ -266,12 +278,12 @@ def _int_option(text, name):
 
 def _problem_lines(prog, path, problems):
     for p in problems:
-        click.echo(f"{prog}: {path}: {p}", err=True)
+        click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if problems else 0
 
 
 @trace_decode.command("timeline")
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="trace file to write (- for stdout)")
 @click.option("--traceback", is_flag=True)
@@ -296,8 +308,8 @@ def timeline_cmd(capture, output, traceback):
 
 
 @trace_decode.command("diff")
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False), required=False)
+@click.argument("a", type=click.Path())
+@click.argument("b", type=click.Path(), required=False)
 @click.option("--launch", "launches", type=click.IntRange(min=0), multiple=True,
               help="launch I of A (as the report numbers them); given twice, I of A and J of B "
                    "(default: the marked kernel launch, else the first kernel launch)")
@@ -332,7 +344,10 @@ def diff_cmd(a, b, launches, as_json, ignore_addresses, traceback):
                        "differences": [d.to_json() for d in diffs]}, sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            _print_diff(model_a, ia, model_b, ib, diffs, sys.stdout.write)
+            from decoders.text import TextOut
+            out = TextOut(sys.stdout)
+            _print_diff(model_a, ia, model_b, ib, diffs, out.write)
+            out.flush()
         sys.stdout.flush()
         rc = _problem_lines("trace-decode", a, model_a.problems)
         if not same:
@@ -369,7 +384,9 @@ def _print_diff(model_a, ia, model_b, ib, diffs, w):
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--traceback", is_flag=True)
 def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
-    """Decode a raw dump of little-endian pushbuffer words."""
+    """Decode a raw dump of little-endian pushbuffer words, and the launches it carries
+    (QMDs and constant banks the dump uploads itself). --json: packets, launches (as
+    `trace-decode CAPTURE --json` gives them), launch_problems, problems."""
     def run():
         from decoders.pushbuf import decode_dump
         data = Path(dump).read_bytes()
@@ -377,14 +394,23 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
         if as_json:
             sys.stdout.write(res.to_json(indent=1) + "\n")   # DumpResult gives JSON text
         else:
+            from decoders.text import TextOut
             from tracer.report import _render_launch, _render_packet
+            out = TextOut(sys.stdout)
             for pkt in res.methods:
-                _render_packet(pkt, sys.stdout.write)
-            for n, l in enumerate(getattr(res, "launches", None) or []):
-                _render_launch(n, l, sys.stdout.write)
+                _render_packet(pkt, out.write)
+            if res.launches:
+                out.write(f"launches ({len(res.launches)})\n")
+            for n, l in enumerate(res.launches):
+                _render_launch(n, l, out.write)
+            for p in res.launch_problems:
+                where = f"offset {p['offset']:#x}: " if p.get("offset") is not None else ""
+                out.write(f"launch problem: {where}{p['message']}\n")
+            out.flush()
         sys.stdout.flush()
         for p in res.problems:
-            click.echo(f"trace-decode: {dump}: offset {p.offset:#x}: {p.message}", err=True)
+            click.echo(_line(f"trace-decode: {dump}: offset {p.offset:#x}: {p.message}"),
+                       err=True)
         return EXIT_BAD_INPUT if res.problems else 0
     sys.exit(_guard("trace-decode", run, traceback, path=dump))
 
@@ -392,8 +418,9 @@ def pushbuffer_cmd(dump, gpu, va, as_json, traceback):
 @trace_decode.command("cubin")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
-def cubin_cmd(file, as_json, traceback):
+def cubin_cmd(file, as_json, full_names, traceback):
     """List the kernels of a cubin, fatbin, executable or shared object."""
     def run():
         from decoders.cubin import find_cubins, kernels_json
@@ -402,11 +429,14 @@ def cubin_cmd(file, as_json, traceback):
             json.dump(doc, sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")
         else:
+            from decoders.text import MAX_LINE, TextOut
+            out = TextOut(sys.stdout, limit=None if full_names else MAX_LINE)
             for k in doc["kernels"]:
                 params = ", ".join(f"#{p['index']}@{p['offset']:#x}:{p['size']}" for p in k["params"])
-                sys.stdout.write(f"{k['arch']:7s} {k['name']}  regs={k.get('registers')} "
-                                 f"smem={k.get('shared_memory_bytes')} param_base={k['param_base']:#x}"
-                                 f"  params: {params}\n")
+                out.write(f"{_s(k['arch']):7s} {_kernel_name(k['name'], full_names)}  "
+                          f"regs={k.get('registers')} smem={k.get('shared_memory_bytes')} "
+                          f"param_base={k['param_base']:#x}  params: {params}\n")
+            out.flush()
         return 0
     sys.exit(_guard("trace-decode", run, traceback, path=file))
 
@@ -414,24 +444,40 @@ def cubin_cmd(file, as_json, traceback):
 @trace_decode.command("sass")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--kernel", default=None)
+@click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
-def sass_cmd(file, kernel, traceback):
+def sass_cmd(file, kernel, full_names, traceback):
     """Each instruction's 128-bit word and its scheduling control bits."""
     def run():
         from decoders.cubin import find_cubins, sass_listing
+        from decoders.text import MAX_LINE, TextOut
+        out = TextOut(sys.stdout, limit=None if full_names else MAX_LINE)
         for source, cub in find_cubins(file):
             for ins in sass_listing(cub, kernel=kernel):
-                sys.stdout.write(_sass_line(source, ins) + "\n")
+                out.write(_sass_line(source, ins, full_names) + "\n")
+        out.flush()
         return 0
     sys.exit(_guard("trace-decode", run, traceback, path=file))
 
 
-def _sass_line(source, ins):
-    parts = [f"{ins.get('kernel', '')}", f"{ins.get('offset', 0):#06x}"]
+def _s(value):
+    from decoders.text import printable
+    return printable(value)
+
+
+def _kernel_name(name, full_names=False):
+    """A kernel name for a text line: escaped, short unless full_names (decoders/names.py)."""
+    from decoders.names import short_name
+    from decoders.text import printable
+    return printable(name if full_names else short_name(name))
+
+
+def _sass_line(source, ins, full_names=False):
+    parts = [_kernel_name(ins.get("kernel", ""), full_names), f"{ins.get('offset', 0):#06x}"]
     lo, hi = ins.get("lo"), ins.get("hi")
     if lo is not None and hi is not None:
         parts.append(f"{hi:016x}{lo:016x}")
     parts.append(ins.get("control_text") or ins.get("control") or "")
     if ins.get("text"):
-        parts.append(ins["text"])
+        parts.append(_s(ins["text"]))
     return "  ".join(str(p) for p in parts)

@@ -6,6 +6,17 @@ import json
 from collections import Counter
 
 from decoders.session import SpillList, channels, marked_submissions
+from decoders.text import MAX_LINE, TextOut, printable
+
+NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
+VALUE_CHARS = 200   # any other string from a capture (argv, paths, labels, parameter hex)
+MAX_MARKED = 16     # marked launches whose submissions are printed with their methods
+TYPE_CHARS = 80     # a kernel parameter's C++ type (full with full_names)
+
+
+def _s(value, limit=VALUE_CHARS):
+    """A string from the capture, escaped and cut (decoders/text.py printable)."""
+    return printable(value, limit=limit)
 
 PROT = {1: "R", 2: "W", 4: "X"}
 
@@ -35,20 +46,29 @@ class Style:
         return self._c("2", s)
 
 
-def render_text(model, out, color=False, show_ioctls=False, show_objects=False, show_stats=False):
+def render_text(model, out, color=False, show_ioctls=False, show_objects=False, show_stats=False,
+                full_names=False):
+    """The text report. Every string from the capture is escaped (decoders/text.py); lines
+    are at most MAX_LINE characters (long values elided with their true length), except
+    kernel names with `full_names`."""
     st = Style(color)
+    out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     w = out.write
     meta = model.meta
     argv = meta.get("argv") or []
+    if not isinstance(argv, list):
+        argv = [argv]
     w(st.head("trace-launch report") + "\n")
-    w(f"  program  {' '.join(argv) if argv else '?'}\n")
-    w(f"  gpu      {meta.get('gpu', '?')}  (compute capability {meta.get('compute_capability', '?')})\n")
-    w(f"  driver   {meta.get('driver', '?')}\n")
-    w(f"  capture  {model.path}  ({model.records} records, {len(model.processes)} process(es))\n")
+    w(f"  program  {' '.join(_s(a) for a in argv) if argv else '?'}\n")
+    w(f"  gpu      {_s(meta.get('gpu', '?'))}  (compute capability "
+      f"{_s(meta.get('compute_capability', '?'))})\n")
+    w(f"  driver   {_s(meta.get('driver', '?'))}\n")
+    w(f"  capture  {_s(model.path)}  ({model.records} records, {len(model.processes)} process(es))\n")
     if model.end is not None:
         w(f"  exit     {model.end['exit_status']}\n")
     for pid, p in sorted(model.processes.items()):
-        w(f"  pid {pid}: {p.get('how', '?')} {' '.join(p.get('cmdline') or [p.get('exe', '?')])[:100]}"
+        w(f"  pid {pid}: {_s(p.get('how', '?'))} "
+          f"{_s(' '.join(p.get('cmdline') or [p.get('exe', '?')]), 100)}"
           f"  exit={p.get('exit')}\n")
         if p.get("exit") is None and p.get("exit_record"):
             w(f"  pid {pid}: exit record without a status (it returned from main, where the shim "
@@ -66,7 +86,9 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w("\n" + st.head("shim notes") + "\n")
         for n in model.notes:
             text, _, code = n["text"].partition("; code from rip-16: ")
-            w(f"  pid {n['pid']}: {text}\n" + (f"      code from rip-16: {code}\n" if code else ""))
+            shown = printable(text, limit=NOTE_CHARS, length=n.get("text_length"))
+            w(f"  pid {n['pid']}: {shown}\n" +
+              (f"      code from rip-16: {printable(code, limit=NOTE_CHARS)}\n" if code else ""))
     shim = model.shim_stats
     if shim.get("doorbells"):
         w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "
@@ -75,10 +97,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     stats = model.stats()
     w("\n" + st.head("ioctls by device file") + "\n")
     for dev, n in stats["ioctls_by_device"].items():
-        w(f"  {n:6d}  {dev}\n")
+        w(f"  {n:6d}  {_s(dev)}\n")
     w(st.head("ioctls by escape") + "\n")
     for esc, n in stats["ioctls_by_escape"].items():
-        w(f"  {n:6d}  {esc}\n")
+        w(f"  {n:6d}  {_s(esc)}\n")
     failed = [i for i in model.ioctls if i["ret"] != 0]
     if failed:
         w(st.bad(f"  {len(failed)} call(s) failed at the syscall level") + "\n")
@@ -86,7 +108,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     if show_ioctls:
         w("\n" + st.head("ioctls") + "\n")
         for i in model.ioctls:
-            line = f"  #{i['index']:<6d} pid {i['pid']} fd {i['fd']} {i['summary']}"
+            line = f"  #{i['index']:<6d} pid {i['pid']} fd {i['fd']} {_s(i['summary'], 250)}"
             if i["ret"] != 0:
                 line += st.bad(f"  = {i['ret']} (errno {i['errno']})")
             w(line + "\n")
@@ -101,7 +123,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
                 what = model.objects.describe_cpu(m["addr"], pid=m["pid"]) or ""
             except AttributeError:
                 what = ""
-        w(f"  {m['addr']:#018x}  {m['length']:#10x}  {_prot(m['prot']):4s}  {m['path']:16s}  {what}\n")
+        w(f"  {m['addr']:#018x}  {m['length']:#10x}  {_prot(m['prot']):4s}  {_s(m['path']):16s}  {_s(what)}\n")
 
     w("\n" + st.head("submissions per channel") + "\n")
     w("  pid      token       channel     class   submissions  GP entries  PB bytes  lost\n")
@@ -109,8 +131,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w(f"  {c['pid']:<7d}  {c['token']:#010x}  {c['channel']:#010x}  {c['cls']:#06x}  "
           f"{c['submissions']:11d}  {c['entries']:10d}  {c['bytes']:8d}  {c['lost']:4d}\n")
 
-    for mark, subs in marked_submissions(model):
-        w("\n" + st.head(f"marked launch {mark['id']}: {mark['label']}") +
+    marked = marked_submissions(model, limit=MAX_MARKED + 1)
+    for mark, subs in marked[:MAX_MARKED]:
+        label = printable(mark["label"], limit=VALUE_CHARS, length=mark.get("label_length"))
+        w("\n" + st.head(f"marked launch {mark['id']}: {label}") +
           f"  ({len(subs)} submission(s) between the marks)\n")
         for s in subs:
             w(f"  doorbell: token {s['token']:#x} channel {s['channel']:#x} class {s['class']:#06x}"
@@ -119,29 +143,32 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
                 w(f"    GP entry {e['raw']:#018x}: {e.get('kind')} address {_hx(e.get('address'))}"
                   f" length {e.get('length_bytes')} B\n")
             _render_methods(model, s, w)
+    if len(marked) > MAX_MARKED:
+        w(f"\n  (more marked launches: the first {MAX_MARKED} are shown; --launch N or --json "
+          f"give any of them)\n")
 
     if model.api_calls:
         w("\n" + st.head(f"CUDA driver API calls ({len(model.api_calls)})") + "\n")
         names, unfinished = _call_names(model)
         for name, n in sorted(names.items(), key=lambda kv: (-kv[1], kv[0])):
-            w(f"  {n:6d}  {name}\n")
+            w(f"  {n:6d}  {_s(name)}\n")
         kl = stats["kernel_launches"]
         w(f"  kernel launches: {kl.get('verified', 0)} verified against their API call, "
           f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked"
           + (f", {kl['graph_prepared']} graph node QMDs sent ahead of their replays"
              if kl.get("graph_prepared") else "") + "\n")
         for c in unfinished:
-            w(st.bad(f"  {c['name']} (record {c['index']}, pid {c['pid']} tid {c['tid']}) never "
-                     "returned: the process died inside it") + "\n")
+            w(st.bad(f"  {_s(c['name'])} (record {c['index']}, pid {c['pid']} tid {c['tid']}) "
+                     "never returned: the process died inside it") + "\n")
 
     if model.launches:
         w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
         for n, l in enumerate(model.launches):
-            _render_launch(n, l, w)
+            _render_launch(n, l, w, full_names=full_names)
 
     if show_objects and model.objects is not None:
         w("\n" + st.head("objects") + "\n")
-        w(model.objects.to_text() + "\n")
+        w("\n".join(_s(line, MAX_LINE) for line in model.objects.to_text().split("\n")) + "\n")
 
     w("\n" + st.head("stats") + "\n")
     keys = ("records", "ioctls", "mmaps", "submissions", "submissions_lost", "doorbells",
@@ -159,6 +186,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     if model.unfinished:
         w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
                  f"or a process that died while writing)") + "\n")
+    out.flush()
 
 
 def _call_names(model):
@@ -197,7 +225,7 @@ def _render_methods(model, sub, w):
         for pkt in dec.feed(data, g["va"]):
             _render_packet(pkt, w)
     for p in dec.problems:
-        w(f"      problem: {p}\n")
+        w(f"      problem: {_s(p, 250)}\n")
 
 
 MAX_CALLS = 4   # long NON_INC data (inline uploads) is summarised after this many words
@@ -227,7 +255,7 @@ def _where(r):
             f"{size}, {r.get('memory') or 'location ?'}, {cpu})")
 
 
-def _render_launch(n, launch, w):
+def _render_launch(n, launch, w, full_names=False):
     # the text reads the summary's parts, never changes them, and shows neither every QMD
     # field nor the driver's constant bank words: the summary as decoded, not materialized
     s = getattr(launch, "_summary", None) or launch
@@ -253,17 +281,18 @@ def _render_launch(n, launch, w):
             w(f"      {_where(res['constant_buffers'][k])}\n")
     p = s.get("params")
     if p:
-        w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {p.get('hex')}\n")
+        w(f"    params at c[0x0][{_hx(p.get('offset'))}]: {_s(p.get('hex'))}\n")
     a = s.get("attribution")
     if a is not None:
         from decoders.cuda.attribute import describe
-        w(f"    API: {describe(a)}\n")
+        w(f"    API: {_s(describe(a, full_names=full_names), None)}\n")
         for arg in a.get("args") or []:
             v = arg["value"]
             shown = f"{v:#x}" if isinstance(v, int) and arg["size"] == 8 else v
-            where = f"  -> {arg['points_to']['what']}" if arg.get("points_to") else ""
-            w(f"      arg {arg['index']} {arg['type'] or '?'} @c[0x0][{_hx((p or {}).get('offset', 0) + arg['offset'])}]"
-              f" = {shown if v is not None else arg['hex']}{where}\n")
+            where = f"  -> {_s(arg['points_to']['what'])}" if arg.get("points_to") else ""
+            ctype = _s(arg["type"] or "?", None if full_names else TYPE_CHARS)
+            w(f"      arg {arg['index']} {ctype} @c[0x0][{_hx((p or {}).get('offset', 0) + arg['offset'])}]"
+              f" = {_s(shown if v is not None else arg['hex'])}{where}\n")
     for k, sem in enumerate(s.get("semaphores") or []):
         if isinstance(sem, dict):
             op = sem.get("fields", {}).get("OPERATION", "release")
@@ -272,7 +301,7 @@ def _render_launch(n, launch, w):
             if res is not None and k < len(res["semaphores"]):
                 w(f"      {_where(res['semaphores'][k])}\n")
         else:
-            w(f"    semaphore: {sem}\n")
+            w(f"    semaphore: {_s(sem)}\n")
 
 
 def coverage_stats(model):
@@ -280,7 +309,7 @@ def coverage_stats(model):
         from decoders.ioctl import coverage
     except ImportError:
         return None
-    return coverage([i["_body"] for i in model.ioctls], branch=str(model.meta.get("driver", "580")).split(".")[0])
+    return coverage([i["_body"] for i in model.ioctls if i.get("_body") is not None], branch=str(model.meta.get("driver", "580")).split(".")[0])
 
 
 def _clean(obj):

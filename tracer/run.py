@@ -1,7 +1,9 @@
 """Run a program under the shim: create the capture, preload, wait, close the capture."""
+import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -50,17 +52,76 @@ def gpu_meta():
     return meta
 
 
+class OutputPath(str):
+    """The capture's path, with `fd`: the file as the tracer opened it, once. Everything the
+    tracer writes goes through `fd` (decoders/capture/writer.py takes either), and the
+    traced processes open `/proc/TRACER/fd/N` (capture_env_path), so the name is never
+    looked up again: swapping it for a symlink after the open changes nothing (issue 20)."""
+    fd = None
+
+    def __new__(cls, path, fd):
+        self = super().__new__(cls, str(path))
+        self.fd = fd
+        return self
+
+
+_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def default_output(program_name, directory="."):
+    """A new trace-launch-PROGRAM-N.tlc, created (O_EXCL, O_NOFOLLOW, mode 0600) and kept
+    open: an OutputPath."""
     base = Path(program_name).name or "capture"
     for n in range(1, 100000):
         p = Path(directory) / f"trace-launch-{base}-{n}.tlc"
         try:
-            fd = os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            fd = os.open(p, _NEW, 0o600)
         except FileExistsError:
             continue
-        os.close(fd)
-        return p
+        except OSError as exc:
+            raise TracerError(f"cannot write capture {p}: {exc.strerror}") from exc
+        return OutputPath(p, fd)
     raise TracerError("no free capture file name in the current directory")
+
+
+def open_output(path):
+    """Open an explicit -o PATH once and keep it open: an OutputPath. A symbolic link is
+    refused (O_NOFOLLOW, so there is no window between the check and the open), as is
+    anything but a regular file; an existing file is truncated through the descriptor and
+    set to mode 0600."""
+    path = str(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                     0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise TracerError(f"{path} is a symbolic link: refusing to write a capture through "
+                              f"it (name the file itself, or remove the link)") from exc
+        raise TracerError(f"cannot write capture {path}: {exc.strerror}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TracerError(f"cannot write capture {path}: not a regular file")
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        os.fchmod(fd, 0o600)
+    except OSError as exc:
+        os.close(fd)
+        raise TracerError(f"cannot write capture {path}: {exc.strerror}") from exc
+    except TracerError:
+        os.close(fd)
+        raise
+    return OutputPath(path, fd)
+
+
+def capture_env_path(output):
+    """What TRACE_LAUNCH_CAPTURE names for the shim: the tracer's own descriptor of the file
+    when it has one (/proc/PID/fd/N reopens that file, whatever the name now points to),
+    else the resolved path."""
+    fd = getattr(output, "fd", None)
+    if fd is not None:
+        return f"/proc/{os.getpid()}/fd/{fd}"
+    return str(Path(output).resolve())
 
 
 def resolve_program(argv):
@@ -90,7 +151,7 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None):
     child_env = dict(os.environ if env is None else env)
     pre = child_env.get("LD_PRELOAD", "")
     child_env["LD_PRELOAD"] = f"{shim}:{pre}" if pre else str(shim)
-    child_env["TRACE_LAUNCH_CAPTURE"] = str(Path(output).resolve())
+    child_env["TRACE_LAUNCH_CAPTURE"] = capture_env_path(output)
     child_env["TRACE_LAUNCH_MODE"] = mode
     try:
         proc = subprocess.Popen(argv, env=child_env)

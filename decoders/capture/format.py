@@ -192,6 +192,36 @@ TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64
 
 TL_NOTE = Struct("level" / Int32ul, "text_len" / Int32ul, "text" / Padded8(this.text_len))
 
+# The most a record of each kind may hold, header included (whole record `length`): the
+# reader checks a record's declared length against these before it reads the body, so a
+# capture cannot make the decoder allocate more than this for one record (issue 20).
+# Each comes from what the shim writes (shim/tracelaunch.c, shim/cuapi.c), with a margin:
+#   PROCESS_START exe[1024] + cmdline[4096]; OPEN/MMAP a path (PATH_MAX 4096); NOTE one
+#   line of text; IOCTL two copies of the arg (size field 14 bits) + one buffer of at most
+#   MAX_BUF 256 KiB twice; SUBMISSION at most MAX_ENTRIES_PER_REC 128 entries, each a segment
+#   of at most MAX_SEG 4 MiB (the real recordings stay under 64 KiB); API_ENTER a module image
+#   of at most TRACE_LAUNCH_IMAGE_MAX (256 MiB by default; the largest in captures/ is 64 KiB).
+#   The large kinds are capped at 64 MiB to keep a decode under 512 MiB: a record's bytes
+#   are held about three times while it is read (stream window, body, parsed fields), and
+#   the session keeps up to 128 MiB of images and bodies besides (decoders/session.py).
+# A record over its kind's maximum is reported; NOTE/MARK/OPEN/MMAP keep their first
+# TL_TEXT_MAX bytes of text (the true length stays in the length field), others are skipped.
+KIB, MIB = 1 << 10, 1 << 20
+TL_REC_MAX = {
+    "PROCESS_START": 64 * KIB, "PROCESS_EXIT": 4 * KIB, "OPEN": 64 * KIB, "CLOSE": 4 * KIB,
+    "IOCTL": 4 * MIB, "MMAP": 64 * KIB, "MUNMAP": 4 * KIB, "MREMAP": 4 * KIB, "MARK": 64 * KIB,
+    "SUBMISSION": 64 * MIB, "STATS": 64 * KIB, "END": 4 * KIB, "NOTE": 64 * KIB,
+    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB,
+}
+TL_REC_MAX_ANY = 64 * MIB       # a record of unknown type, or UNFINISHED (type 0)
+TL_TEXT_MAX = 4 * KIB           # text kept of a NOTE/MARK/OPEN/MMAP record over its maximum
+# The most items a count field may declare, by field name: zero-filled bytes parse as
+# empty items, so without these a 128 MiB SUBMISSION of zeros would be 8 M segments.
+# SUBMISSION: the shim writes at most MAX_ENTRIES_PER_REC 128 entries and one segment per
+# entry; IOCTL: one buffer (shim/tracelaunch.c); STATS: TL_STATS_NAMES (35 today).
+# (nargs, nsections are 16-bit: 65535 items at most.)
+TL_COUNT_MAX = {"nentries": 1024, "nsegments": 1024, "nbufs": 16, "count": 1024}
+
 BODY = {
     "PROCESS_START": TL_PROCESS_START, "PROCESS_EXIT": TL_PROCESS_EXIT, "OPEN": TL_OPEN,
     "CLOSE": TL_CLOSE, "IOCTL": TL_IOCTL, "MMAP": TL_MMAP, "MUNMAP": TL_MUNMAP,

@@ -18,6 +18,8 @@ from construct import (Aligned, Array, Bytes, Construct, ConstructError, Contain
 from decoders.capture import format as F
 from decoders.errors import CaptureError
 from decoders.fields import named
+from decoders.capture.untrusted import (EXPECTED, ZSTD_MAGIC, _field_ref, cut_text,
+                                        not_a_directory, over, what_it_is, why)
 
 def _struct_parser(con):
     """A construct Struct of fixed-width integers as (struct.Struct, namedtuple class):
@@ -104,15 +106,6 @@ def _body_parser(tname):
         except Exception:  # construct cannot compile every form; the core parser is then used
             _NOT_COMPILED.add(tname)
     return parser
-
-def _field_ref(expr, known):
-    """The field name of a `this.name` length/count expression over an earlier field of the
-    same Struct, else None."""
-    r = repr(expr)
-    if r.startswith("this['") and r.endswith("']") and r[6:-2] in known:
-        return r[6:-2]
-    return None
-
 
 def _fast_body(con):
     """body bytes -> (Container, bytes used), driven by the same format.py declaration, for
@@ -231,8 +224,12 @@ def _step(step):
 
         structs = {}        # count -> its struct.Struct (as _ints, without the call)
 
+        cmax = F.TL_COUNT_MAX.get(ref)
+
         def ints(result, data, pos, n):
             count = result[ref]
+            if cmax is not None and count > cmax:
+                raise over(ref, count, cmax)
             if pos + count * size > n:
                 raise _short(f"unpack requires a buffer of {size} bytes")
             st = structs.get(count)
@@ -253,8 +250,12 @@ def _step(step):
         strings = tuple((s[1], names.index(s[2]), s[3]) for s in inner_steps)
         names = named(names)
 
+        cmax = F.TL_COUNT_MAX.get(ref)
+
         def item_loop(result, data, pos, n):
             items = ListContainer()
+            if cmax is not None and result[ref] > cmax:
+                raise over(ref, result[ref], cmax)
             for _ in range(result[ref]):
                 if pos + isize > n:
                     raise _short(f"unpack requires a buffer of {isize} bytes")
@@ -276,8 +277,12 @@ def _step(step):
             return pos
         return item_loop
 
+    cmax = F.TL_COUNT_MAX.get(ref)
+
     def structs(result, data, pos, n):
         items = ListContainer()
+        if cmax is not None and result[ref] > cmax:
+            raise over(ref, result[ref], cmax)
         for _ in range(result[ref]):
             item, pos = inner(data, pos)
             items.append(item)
@@ -304,13 +309,14 @@ for _name, _struct in F.BODY.items():
 
 # Record type number -> (name, fast parser) for the bodies records() parses in one step;
 # END (kept as .end_record) and UNFINISHED (type 0) take the general path (_decode).
-_BY_TYPE = {t: (n, _FAST[n]) for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
+_BY_TYPE = {t: (n, _FAST[n], F.TL_REC_MAX.get(n, F.TL_REC_MAX_ANY))
+            for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
 _BODY_ERRORS = (ConstructError, ValueError, IndexError, OverflowError, MemoryError, struct.error)
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-MAX_RECORD = 1 << 31
+MAX_RECORD = 1 << 31     # no record is longer (the length field's top bit is never set)
 CHUNK = 1 << 16          # the most the reader asks of the stream at once
+MAX_SKIPPED = 8 << 30    # bytes read past without a record before decoding stops (~10 s)
 _SYNC = F.TL_RECORD_SYNC.to_bytes(4, "little")
 try:
     import zstandard as _zstd
@@ -344,7 +350,11 @@ class Record:
 
 
 def open_capture(path):
-    """A binary stream over the capture, transparently gunzipped or unzstd'ed."""
+    """A binary stream over the capture, transparently gunzipped or unzstd'ed. A directory
+    is a CaptureError that says what was expected."""
+    import os
+    if os.path.isdir(path):
+        raise not_a_directory(path)
     raw = open(path, "rb")
     magic = raw.read(4)
     raw.seek(0)
@@ -374,12 +384,18 @@ class CaptureReader:
         self._eof = False
         self._buf = bytearray()
         self._bpos = 0
+        self.skipped = 0          # bytes read past without a record (MAX_SKIPPED)
+        self.stopped = False      # records() ended there (reported), not at the data's end
         head = self._read(F.TL_FILE_HEADER_FIXED)
         fixed_size = F.TL_FILE_HEADER_FIXED
         if len(head) < 8 or head[:8] != F.TL_MAGIC:
             why = f"; {self.problems[0]}" if self.problems else ""
-            raise _error(f"not a trace-launch capture: magic {head[:8]!r} at offset 0x0 "
-                         f"(want {F.TL_MAGIC!r}){why}", 0, None)
+            kind = {gzip.GzipFile: "gzip"}.get(type(stream))
+            if kind is None and "zstd" in type(stream).__module__:
+                kind = "zstd"
+            raise _error(f"not a trace-launch capture: {what_it_is(head, kind)}, magic "
+                         f"{head[:8]!r} at offset 0x0 where a capture has {F.TL_MAGIC!r}; "
+                         f"{EXPECTED}{why}", 0, None)
         if len(head) < fixed_size:
             raise _error(f"file header truncated at offset {len(head):#x} "
                          f"(need {fixed_size} B, have {len(head)})", len(head), None)
@@ -450,7 +466,11 @@ class CaptureReader:
             if self._bpos > CHUNK:
                 del self._buf[:self._bpos]
                 self._bpos = 0
-            self._buf += self._read(max(n - have, CHUNK))
+            want = max(n - have, CHUNK)
+            while want > 0 and not self._eof:   # piece by piece: no joined copy of a big read
+                data = self._read(min(want, CHUNK))
+                self._buf += data
+                want -= len(data)
             have = len(self._buf) - self._bpos
         return have
 
@@ -503,7 +523,7 @@ class CaptureReader:
                     # The usual record: whole, in the window, a body type the fast parser
                     # knows (each check below, passed; the rest of the loop in one step).
                     fast = by_type.get(hv[i_type])
-                    if fast is not None:
+                    if fast is not None and length <= fast[2]:
                         body = bytes(buf[bpos + hsize:bpos + length])
                         try:
                             parsed, used = fast[1](body)
@@ -554,6 +574,18 @@ class CaptureReader:
                 if not found:
                     break
                 continue
+            tname = "UNFINISHED" if h.type == 0 else F.TL_REC.get(h.type)
+            limit = F.TL_REC_MAX.get(tname, F.TL_REC_MAX_ANY)
+            if length > limit:
+                # Checked before the body is read: a length field cannot make the reader
+                # hold more than the kind's maximum (format.py TL_REC_MAX).
+                rec = self._oversized(index, off, h, tname, limit)
+                if rec is not None:
+                    yield rec
+                index += 1
+                if self._over_skip_budget(off, index):
+                    break
+                continue
             if have < length:
                 have = self._fill(length)
             if have < length:
@@ -564,7 +596,8 @@ class CaptureReader:
                 if not found:
                     break
                 continue
-            body = bytes(self._buf[self._bpos + hsize:self._bpos + length])    # one copy
+            with memoryview(self._buf) as view:     # one copy (a bytearray slice is another)
+                body = bytes(view[self._bpos + hsize:self._bpos + length])
             rec, used = self._decode(index, off, h, body)
             if used is not None and used != len(body):
                 # The fields end before the frame does (or a type was flipped): the header
@@ -579,6 +612,64 @@ class CaptureReader:
             if rec is not None:
                 yield rec
             index += 1
+
+    def _oversized(self, index, off, h, tname, limit):
+        """A record whose length is over its kind's maximum. Only the first `limit` bytes are
+        read into memory. When the fields end inside them (a corrupt length), the reader
+        resyncs after the fields, as for any record whose frame and fields disagree; a
+        text record (NOTE, MARK, OPEN, MMAP) keeps its first TL_TEXT_MAX bytes of text;
+        any other record is skipped. The rest is read past in pieces, never held."""
+        hsize, length = F.TL_RECORD_HEADER_SIZE, h.length
+        kind = tname or f"type {h.type}"
+        have = min(self._fill(limit), limit)
+        with memoryview(self._buf) as view:
+            prefix = bytes(view[self._bpos + hsize:self._bpos + have])
+        fast = _FAST.get(tname)
+        if fast is not None:
+            try:
+                _, used = fast(prefix)
+            except _BODY_ERRORS:
+                used = None
+            if used is not None:
+                self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} "
+                              f"but its fields take {hsize + used} B", off, index)
+                self._consume(hsize + used - (hsize + used) % F.TL_ALIGN)
+                return None
+        cut = cut_text(tname, prefix)
+        skipped = self._skip(length)
+        if skipped < length:
+            self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                          f"the {kind} maximum of {limit} B, and the file ends {skipped} B into "
+                          f"it", off, index)
+            return None
+        if cut is None:
+            self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                          f"the {kind} maximum of {limit} B: record skipped", off, index)
+            return None
+        parsed, name, true_len = cut
+        self._problem(f"record {index} ({kind}) at offset {off:#x}: length {length} is over "
+                      f"the {kind} maximum of {limit} B: {name} of {true_len} B cut to its "
+                      f"first {len(parsed[name])} B", off, index)
+        return Record(index, off, tname, h.flags, h.pid, h.tid, h.seq, h.t_start, h.t_end,
+                      parsed, bool(h.flags & F.TL_RF_COMPLETE), length, prefix)
+
+    def _skip(self, n):
+        """Consume n bytes, reading past what the window lacks in pieces (nothing is kept).
+        Returns how many bytes there were (fewer than n at the end of the data)."""
+        have = len(self._buf) - self._bpos
+        if have >= n:
+            self._consume(n)
+            return n
+        self._consume(have)
+        del self._buf[:]
+        self._bpos = 0
+        done = have
+        while done < n and not self._eof:
+            got = len(self._read(min(n - done, CHUNK)))
+            self.offset += got
+            done += got
+        self.skipped += done
+        return done
 
     def _followed_by_record(self, length):
         """Whether a sync word (or the end of the file) lies `length` bytes on."""
@@ -597,9 +688,29 @@ class CaptureReader:
             return True
         return False
 
+    def _over_skip_budget(self, off, index):
+        """True (and reported) once the bytes read past without a record (holes, garbage,
+        records over their maximum) pass MAX_SKIPPED: a compressed capture can declare
+        4 GiB records again and again, and reading past them is what takes the time."""
+        if self.skipped <= MAX_SKIPPED:
+            return False
+        self.stopped = True
+        self._problem(f"decoding stopped at offset {self.offset:#x}: more than "
+                      f"{MAX_SKIPPED // (1 << 30)} GiB of the capture were holes, garbage or "
+                      f"records over their maximum", off, index)
+        return True
+
     def _resync(self, off):
         """Skip from the record at `off` to the next 8-aligned sync word after it.
-        Returns (bytes skipped, whether one was found)."""
+        Returns (bytes skipped, whether one was found); not found also once the skipped
+        bytes pass MAX_SKIPPED (reported)."""
+        skipped, found = self._resync_scan(off)
+        self.skipped += skipped
+        if found and self._over_skip_budget(off, None):
+            found = False
+        return skipped, found
+
+    def _resync_scan(self, off):
         start = off
         pos = off + F.TL_ALIGN            # never the same place again
         pos += (-pos) % F.TL_ALIGN
@@ -609,12 +720,12 @@ class CaptureReader:
             if have < 4:
                 self._consume(have)
                 return self.offset - start, False
-            window = self._buf[self._bpos:self._bpos + have]
-            i = window.find(_SYNC)
-            while i >= 0 and (self.offset + i) % F.TL_ALIGN:
-                i = window.find(_SYNC, i + 1)
+            buf, lo = self._buf, self._bpos     # searched in place: the window may be large
+            i = buf.find(_SYNC, lo, lo + have)
+            while i >= 0 and (self.offset + i - lo) % F.TL_ALIGN:
+                i = buf.find(_SYNC, i + 1, lo + have)
             if i >= 0:
-                self._consume(i)
+                self._consume(i - lo)
                 return self.offset - start, True
             if self._eof:
                 self._consume(have)
@@ -639,7 +750,7 @@ class CaptureReader:
                 parsed, used = fast(body)
             except _BODY_ERRORS as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse ({type(exc).__name__})", off, index)
+                              f"parse: {why(exc)}", off, index)
                 return None, None
             if used != len(body):
                 return None, used
@@ -650,7 +761,7 @@ class CaptureReader:
             except (ConstructError, ValueError, IndexError, OverflowError, MemoryError,
                     struct.error) as exc:
                 self._problem(f"record {index} ({tname}) at offset {off:#x}: body does not "
-                              f"parse ({type(exc).__name__})", off, index)
+                              f"parse: {why(exc)}", off, index)
                 return None, None
             used = stream.tell()
             if used != len(body):

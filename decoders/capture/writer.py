@@ -11,8 +11,18 @@ import time
 from decoders.capture import format as F
 
 
+def _open_rw(path):
+    """A binary file object for reading and writing `path`: through its open descriptor when
+    it has one (tracer/run.py OutputPath: never reopened by name), else by name."""
+    fd = getattr(path, "fd", None)
+    if fd is not None:
+        return os.fdopen(os.dup(fd), "r+b")
+    return open(path, "r+b")
+
+
 def create_capture(path, meta, exclusive=False):
-    """Create `path` (mode 0600) with a header holding `meta` (a JSON-able dict)."""
+    """Create `path` (mode 0600) with a header holding `meta` (a JSON-able dict). When `path`
+    carries an open descriptor (`fd`), the header is written through it."""
     blob = json.dumps(meta, sort_keys=True).encode()
     room = F.TL_HEADER_SIZE - F.TL_FILE_HEADER_FIXED
     if len(blob) > room:   # keep the header fixed-size: shorten the command line, never fail
@@ -22,6 +32,11 @@ def create_capture(path, meta, exclusive=False):
         version=F.TL_VERSION, header_size=F.TL_HEADER_SIZE, cursor=F.TL_HEADER_SIZE,
         t_start_ns=time.monotonic_ns(), wall_ns=time.time_ns(), tracer_pid=os.getpid(),
         flags=0, meta_len=len(blob), reserved0=0, meta=blob))
+    if getattr(path, "fd", None) is not None:
+        os.ftruncate(path.fd, 0)
+        os.fchmod(path.fd, 0o600)
+        os.pwrite(path.fd, head.ljust(F.TL_HEADER_SIZE, b"\0"), 0)
+        return
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | (os.O_EXCL if exclusive else os.O_TRUNC)
     fd = os.open(path, flags, 0o600)
     try:
@@ -33,7 +48,8 @@ def create_capture(path, meta, exclusive=False):
 
 def update_meta(path, **items):
     """Add items to the header metadata in place (e.g. the child's pid once known)."""
-    with open(path, "r+b") as f:
+    with _open_rw(path) as f:
+        f.seek(0)
         head = f.read(F.TL_HEADER_SIZE)
         fixed = F.TL_FILE_HEADER_PREFIX.parse(head)
         meta = json.loads(head[F.TL_FILE_HEADER_FIXED:F.TL_FILE_HEADER_FIXED + fixed.meta_len])
@@ -52,7 +68,7 @@ def append_end(path, exit_status):
 
     Called by the tracer once the traced program has exited, so no process is writing.
     """
-    with open(path, "r+b") as f:
+    with _open_rw(path) as f:
         f.seek(F.TL_CURSOR_OFFSET)
         cursor = struct.unpack("<Q", f.read(8))[0]
         body = F.TL_END.build(dict(exit_status=exit_status, reserved0=0, cursor=cursor))

@@ -16,6 +16,7 @@ import re
 
 from decoders.cubin import demangle, image_cubin
 from decoders.cuda.api import GRAPH_PREPARE, LAUNCH_KINDS
+from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up
 from decoders.launch import SMEM_GRANULE, family_of_sm
@@ -457,24 +458,25 @@ class Attribution:
         return diffs
 
 
-def describe(attr):
+def describe(attr, full_names=False):
     """One line for the text report: what _describe says, then, when the kernel's module
     image did not decode, why (beside the verified line, issue 20)."""
-    line = _describe(attr)
+    line = _describe(attr, full_names)
     if attr is not None and attr.get("image_problem"):
         line += f"; {attr['image_problem']}"
     return line
 
 
-def _describe(attr):
-    """One line for the text report."""
+def _describe(attr, full_names=False):
+    """One line for the text report. The kernel by its short name (decoders/names.py), or
+    its full demangled name with `full_names`."""
     if attr is None:
         return None
     call = attr["api_call"]
     k = attr["kernel"]
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
-        head += f" -> {k['name']}"
+        head += f" -> {k['name'] if full_names else short_name(k['name'])}"
     sm = attr.get("shared_memory")
     smem = (f"; shared memory requested {sm['requested']} B, allocated {sm['allocated']} B "
             f"(granule {sm['granule']} B, {sm['reserve']} B reserved)") if sm else ""

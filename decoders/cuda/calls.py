@@ -204,7 +204,9 @@ class ApiCall:
     @property
     def image(self):
         s = self.sections.get("IMAGE")
-        return s["data"] if s and "UNREADABLE" not in s["flags"] else None
+        # NOT_KEPT: the session dropped the bytes (decoders/session.py KEPT_IMAGES)
+        return s["data"] if s and "UNREADABLE" not in s["flags"] and \
+            "NOT_KEPT" not in s["flags"] else None
 
     @property
     def image_size(self):

@@ -1,0 +1,286 @@
+"""Length-field bombs: small compressed captures that declare (and really hold) huge records.
+
+Built from a real recording (captures/*/capture.tlc.gz) and the format.py declarations, as
+gzip files of several members: the huge part is one member of 1 MiB of zeros repeated, so a
+capture holding a 2 GiB record is a ~2 MB file, made in milliseconds without ever holding
+the 2 GiB (gzip readers read concatenated members as one stream, RFC 1952 2.2).
+
+Used by tests/test_untrusted.py (each bomb decoded in a subprocess under an address-space
+limit) and by bench/fuzz.py (the `bomb` mutation).
+"""
+import gzip
+import struct
+from pathlib import Path
+
+from construct import Struct
+
+from decoders.capture import format as F
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+_ZERO_MEMBER = None
+
+
+def gz(data):
+    return gzip.compress(bytes(data), 6, mtime=0)
+
+
+def zeros_gz(n):
+    """A gzip stream (members) that inflates to n zero bytes."""
+    global _ZERO_MEMBER
+    if _ZERO_MEMBER is None:
+        _ZERO_MEMBER = gzip.compress(bytes(MIB), 9, mtime=0)
+    whole, rest = divmod(n, MIB)
+    return _ZERO_MEMBER * whole + (gz(bytes(rest)) if rest else b"")
+
+
+def load(name="runtime-vadd"):
+    with gzip.open(ROOT / "captures" / name / "capture.tlc.gz") as f:
+        return f.read()
+
+
+def spans(data):
+    """[(offset, length, type)] of the records, walked with the declared record header."""
+    hsize = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED]).header_size
+    out, off = [], hsize
+    while off + F.TL_RECORD_HEADER_SIZE <= len(data):
+        h = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE])
+        if h.sync != F.TL_RECORD_SYNC or h.length < F.TL_RECORD_HEADER_SIZE:
+            break
+        out.append((off, h.length, h.type))
+        off += h.length
+    return out
+
+
+def record_header(length, tname, pid=1, seq=0):
+    return F.TL_RECORD_HEADER.build(dict(
+        sync=F.TL_RECORD_SYNC, length=length, type=F.TL_REC_BY_NAME[tname],
+        flags=F.TL_RF_COMPLETE, pid=pid, tid=pid, seq=seq, t_start=0, t_end=0))
+
+
+def _with_cursor(head, total):
+    head = bytearray(head)
+    head[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", total)
+    return bytes(head)
+
+
+def zstd_stream(parts):
+    """One zstd frame of `parts`: bytes, or an int for that many zero bytes (written 1 MiB
+    at a time, never held)."""
+    import io
+    import zstandard
+    out = io.BytesIO()
+    w = zstandard.ZstdCompressor(level=3).stream_writer(out, closefd=False)
+    zero = bytes(MIB)
+    for p in parts:
+        if isinstance(p, int):
+            while p > 0:
+                w.write(zero[:min(p, MIB)])
+                p -= MIB
+        else:
+            w.write(p)
+    w.close()
+    return out.getvalue()
+
+
+def splice(data, at, fixed, filler_len, tail_fill=b"", codec="gzip"):
+    """data[:at] + fixed + filler_len zero bytes + tail_fill + data[at:], with the file
+    header's cursor set to the new end: gzip members, or one zstd frame."""
+    total = len(data) + len(fixed) + filler_len + len(tail_fill)
+    head = _with_cursor(data[:at], total)
+    if codec == "zstd":
+        return zstd_stream([head + fixed, filler_len, tail_fill + data[at:]])
+    return gz(head + fixed) + zeros_gz(filler_len) + gz(tail_fill + data[at:])
+
+
+def text_bomb(data=None, tname="NOTE", text_len=(1 << 31) - 48, at=None, codec="gzip"):
+    """A NOTE (or MARK) record whose text is text_len zero bytes, before the last record
+    (END). text_len (1 << 31) - 48 makes the record 2^31 bytes, the issue's bomb."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0] if at is None else at
+    con = F.BODY[tname]
+    fixed = Struct(*con.subcons[:-1])
+    ref = str(con.subcons[-1].subcon.subcon.length).replace("this['", "").rstrip("']")
+    values = {sc.name: 0 for sc in fixed.subcons}
+    values.update(level=1, kind=3, id=7)
+    values[ref] = text_len
+    values = {k: v for k, v in values.items() if k in {sc.name for sc in fixed.subcons}}
+    body = fixed.build(values)
+    pad = -text_len % F.TL_ALIGN
+    length = F.TL_RECORD_HEADER_SIZE + len(body) + text_len + pad
+    return splice(data, at, record_header(length, tname) + body, text_len + pad, codec=codec)
+
+
+def length_lie(data=None, which=None, length=(1 << 31) - 8):
+    """An existing record whose `length` says `length` bytes, with zeros behind its real body
+    up to there (the frame holds them): the fields end long before the frame."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, real, _ = sp[which if which is not None else len(sp) // 2]
+    head = bytearray(data[off:off + real])
+    struct.pack_into("<I", head, 4, length)
+    rest = data[off + real:]
+    total = off + length + len(rest)
+    return gz(_with_cursor(data[:off], total) + bytes(head)) + zeros_gz(length - real) + gz(rest)
+
+
+def count_bomb(data=None, tname="SUBMISSION", field="nsegments", count=(1 << 27) // 16,
+               length=1 << 27):
+    """A record of `tname` (copied from the recording) whose count field says `count` and
+    whose frame holds `length` bytes of zeros after its fixed fields: zeros parse as empty
+    items, so the bytes are really there for every item the count declares."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    picks = [(o, n) for o, n, t in sp if F.TL_REC.get(t) == tname]
+    if not picks:
+        raise ValueError(f"no {tname} record in the recording")
+    off, real = picks[0]
+    con = F.BODY[tname]
+    # the integers before the first variable part
+    ints = []
+    for sc in con.subcons:
+        try:
+            sc.sizeof()
+        except Exception:
+            break
+        ints.append(sc)
+    fixed = Struct(*ints)
+    hsize = F.TL_RECORD_HEADER_SIZE
+    vals = fixed.parse(data[off + hsize:off + hsize + fixed.sizeof()])
+    vals = {k: v for k, v in vals.items() if not k.startswith("_")}
+    for k in vals:
+        if k in ("nentries", "nsegments", "nargs", "nsections", "nbufs", "count",
+                 "arg_size", "path_len"):
+            vals[k] = 0
+    vals[field] = count
+    body = fixed.build(vals)
+    filler = length - hsize - len(body)
+    return splice(data, sp[-1][0], record_header(length, tname) + body, filler)
+
+
+
+def many_records(data=None, record=None, n=300_000):
+    """n copies of one record (default: a NOTE of 8 bytes) before the END: a small gzip file
+    (1,000 records per member) holding more records than the decoder keeps entries for."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0]
+    if record is None:
+        fixed = Struct(*F.TL_NOTE.subcons[:-1]).build(dict(level=1, text_len=8))
+        record = record_header(F.TL_RECORD_HEADER_SIZE + len(fixed) + 8, "NOTE") + fixed + \
+            b"abcdefgh"
+    member = gz(record * 1000)
+    whole, rest = divmod(n, 1000)
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + member * whole + \
+        gz(record * rest + data[at:])
+
+
+def big_ioctls(data=None, n=600, arg_size=1 << 20):
+    """n copies of the recording's first IOCTL record with its argument copies (before and
+    after) grown to arg_size zero bytes each: the kept ioctl bodies pass the decoder's
+    budget (600 x 2 MiB: it was 1.27 GB RSS)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "IOCTL")
+    b = F.TL_IOCTL.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+    body = F.TL_IOCTL.build(dict(
+        fd=b.fd, request=b.request, arg=b.arg, ret=0, err=0, arg_size=arg_size, nbufs=0,
+        flags=b.flags, path_len=len(b.path), path=b.path, before=bytes(arg_size),
+        after=bytes(arg_size), buffers=[]))
+    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "IOCTL") + body
+    at = sp[-1][0]
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+        gz(data[at:])
+
+
+def big_submissions(data=None, n=20, seg_size=16 << 20, word=0):
+    """n copies of the recording's first SUBMISSION record, its one segment grown to seg_size
+    bytes of `word` (0: NOP headers; a one-word IMMD header makes one packet per word): the
+    kept submissions, the spill batches and the pushbuffer decode must not hold them all
+    (40 x 16 MiB of zeros was 2.0 GB; one 4 MiB segment of IMMD words 666 MB)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "SUBMISSION")
+    b = F.TL_SUBMISSION.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+    fill = bytes(seg_size) if not word else word.to_bytes(4, "little") * (seg_size // 4)
+    seg = dict(va=b.segments[0].va, size=seg_size, flags=b.segments[0].flags, data=fill)
+    values = {k: v for k, v in b.items() if not k.startswith("_")}
+    body = F.TL_SUBMISSION.build(dict(values, nsegments=1, segments=[seg]))
+    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "SUBMISSION") + body
+    at = sp[-1][0]
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+        gz(data[at:])
+
+
+def big_images(data=None, n=8, image_size=60 << 20):
+    """n copies of the recording's module-load API_ENTER, its IMAGE section (a real cubin)
+    padded with zeros to image_size: the module images kept for attribution must stay in
+    the budget (8 x 100 MiB took 549 MB)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    for off, length, t in sp:
+        if F.TL_REC.get(t) == "API_ENTER":
+            b = F.TL_API.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+            if any(s.tag == 6 for s in b.sections):      # decoders/cuda/api.py: IMAGE
+                break
+    else:
+        raise ValueError("no module image in the recording")
+    secs = []
+    for s in b.sections:
+        d = dict(tag=s.tag, size=s.size, flags=s.flags, full_size=s.full_size,
+                 data=bytes(s.data))
+        if s.tag == 6:
+            d.update(size=image_size, full_size=image_size,
+                     data=bytes(s.data) + bytes(image_size - len(s.data)))
+        secs.append(d)
+    values = {k: v for k, v in b.items() if not k.startswith("_")}
+    body = F.TL_API.build(dict(values, sections=secs))
+    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "API_ENTER") + body
+    at = sp[-1][0]
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+        gz(data[at:])
+
+
+def repeated_text_bomb(data=None, n=5, text_len=(1 << 31) - 48, codec="zstd"):
+    """n NOTE records of text_len zero bytes each (5 x 2 GiB in a ~600 KB zstd frame):
+    every one is over the NOTE maximum and is read past, which is what takes the time."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    at = sp[-1][0]
+    fixed = Struct(*F.TL_NOTE.subcons[:-1]).build(dict(level=1, text_len=text_len))
+    pad = -text_len % F.TL_ALIGN
+    length = F.TL_RECORD_HEADER_SIZE + len(fixed) + text_len + pad
+    head = _with_cursor(data[:at], len(data) + n * length)
+    parts = [head]
+    for _ in range(n):
+        parts += [record_header(length, "NOTE") + fixed, text_len + pad]
+    parts.append(data[at:])
+    if codec == "zstd":
+        return zstd_stream(parts)
+    return b"".join(gz(p) if isinstance(p, bytes) else zeros_gz(p) for p in parts)
+
+
+def many_marks(data=None, n=30_000):
+    """n pairs of BEGIN/END marks, each around a copy of the recording's first SUBMISSION
+    (same pid and tid): the report's marked-launch sections (it read every submission once
+    per pair: over 60 s for 30,000)."""
+    data = data if data is not None else load()
+    sp = spans(data)
+    off, length, _ = next(s for s in sp if F.TL_REC.get(s[2]) == "SUBMISSION")
+    sub = data[off:off + length]
+    h = F.TL_RECORD_HEADER.parse(sub[:F.TL_RECORD_HEADER_SIZE])
+    fixed = Struct(*F.TL_MARK.subcons[:-1])
+
+    def mark(kind):
+        body = fixed.build(dict(kind=kind, id=1, label_len=1, reserved0=0)) + b"m" + bytes(7)
+        return record_header(F.TL_RECORD_HEADER_SIZE + len(body), "MARK", pid=h.pid) + body
+    begin, end = (bytearray(mark(k)) for k in (1, 2))   # TL_MARK_KIND BEGIN, END
+    for r in (begin, end):      # the submission's thread
+        r[:F.TL_RECORD_HEADER_SIZE] = F.TL_RECORD_HEADER.build(dict(
+            F.TL_RECORD_HEADER.parse(bytes(r[:F.TL_RECORD_HEADER_SIZE])), tid=h.tid))
+    unit = bytes(begin) + sub + bytes(end)
+    at = sp[-1][0]
+    whole, rest = divmod(n, 1000)
+    return gz(_with_cursor(data[:at], len(data) + n * len(unit))) + gz(unit * 1000) * whole + \
+        gz(unit * rest + data[at:])

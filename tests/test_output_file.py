@@ -1,0 +1,122 @@
+"""The capture file trace-launch writes is never a trap (issue 20): generated names are
+created with O_CREAT|O_EXCL|O_NOFOLLOW, an explicit -o that is a symbolic link is refused
+with one line, the file is opened once and never reopened by name (the shim opens
+/proc/TRACER/fd/N), and its mode is 0600."""
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from decoders.capture.reader import read_capture
+from decoders.capture.writer import append_end, create_capture, update_meta
+from tracer.run import TracerError, capture_env_path, default_output, open_output
+
+VICTIM = b"precious data, not a capture\n"
+
+
+def _trace_launch(args, cwd, devdir):
+    env = dict(os.environ, TRACE_LAUNCH_DEVDIR=str(devdir), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+@pytest.fixture
+def prog(tmp_path):
+    devdir = tmp_path / "dev"
+    devdir.mkdir()
+    marker = tmp_path / "ran"
+    script = tmp_path / "prog.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    return script, marker, devdir
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_explicit_output_symlink_refused(tmp_path, prog, dangling):
+    script, marker, devdir = prog
+    victim = tmp_path / "victim"
+    if not dangling:
+        victim.write_bytes(VICTIM)
+        victim.chmod(0o644)
+    link = tmp_path / "link.tlc"
+    link.symlink_to(victim)
+    res = _trace_launch(["-o", link, script], tmp_path, devdir)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "symbolic link" in lines[0] and str(link) in lines[0], res.stderr
+    assert not marker.exists()                          # the program never ran
+    if dangling:
+        assert not victim.exists()                      # nothing created through the link
+    else:
+        assert victim.read_bytes() == VICTIM            # not truncated
+        assert stat.S_IMODE(victim.stat().st_mode) == 0o644    # not chmod'ed
+
+
+def test_explicit_output_regular_file(tmp_path, prog):
+    script, marker, devdir = prog
+    out = tmp_path / "out.tlc"
+    out.write_bytes(b"x" * 100000)
+    out.chmod(0o644)
+    res = _trace_launch(["-o", out, "--no-report", script], tmp_path, devdir)
+    assert res.returncode == 0, res.stderr
+    assert marker.exists()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    reader, recs = read_capture(out)
+    assert recs[-1].type == "END" and not reader.problems
+    # the shim opened the file through /proc/TRACER/fd/N and recorded the program
+    assert "PROCESS_START" in {r.type for r in recs}
+
+
+def test_default_output_skips_planted_symlink(tmp_path, prog):
+    """A symlink planted under the first generated name is not followed: the next name is
+    used, the link's target untouched."""
+    script, marker, devdir = prog
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    (tmp_path / "trace-launch-prog.sh-1.tlc").symlink_to(victim)
+    res = _trace_launch(["--no-report", script], tmp_path, devdir)
+    assert res.returncode == 0, res.stderr
+    assert victim.read_bytes() == VICTIM
+    made = tmp_path / "trace-launch-prog.sh-2.tlc"
+    assert made.is_file() and not made.is_symlink()
+    assert stat.S_IMODE(made.stat().st_mode) == 0o600
+    assert read_capture(made)[1][-1].type == "END"
+    assert str(made.name) in res.stderr
+
+
+def test_never_reopened_by_name(tmp_path):
+    """The name swapped for a symlink after the open: every write still lands in the file
+    that was opened, and the shim is pointed at the descriptor, not the name."""
+    out = default_output("prog", tmp_path)
+    try:
+        assert out.fd is not None
+        assert stat.S_IMODE(os.fstat(out.fd).st_mode) == 0o600
+        assert capture_env_path(out) == f"/proc/{os.getpid()}/fd/{out.fd}"
+        moved = tmp_path / "moved.tlc"
+        os.rename(out, moved)
+        victim = tmp_path / "victim"
+        victim.write_bytes(VICTIM)
+        os.symlink(victim, out)
+        create_capture(out, {"argv": ["prog"], "synthetic": True})
+        update_meta(out, pid=123)
+        append_end(out, 0)
+        assert victim.read_bytes() == VICTIM
+        reader, recs = read_capture(moved)
+        assert reader.meta["pid"] == 123 and recs[-1].type == "END"
+        # and the shim's path reopens the same file
+        with open(capture_env_path(out), "rb") as f:
+            assert f.read(8) == b"TRACELNC"
+    finally:
+        os.close(out.fd)
+
+
+def test_open_output_refuses_non_regular(tmp_path):
+    with pytest.raises(TracerError, match="not a regular file"):
+        open_output("/dev/null")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(TracerError, match="not a regular file"):
+        open_output(fifo)

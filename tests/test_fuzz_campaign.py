@@ -404,6 +404,8 @@ ALLOWED = {
         "the built-in launch calls libcuda; not a decode path",
     ("tracer/shapes.py", "ctypes"):
         "the launch-shape corpus lays out kernel arguments; not a decode path",
+    ("tracer/cudaapi.py", "ctypes"):
+        "launch() hands libcuda the address of the caller's kernelParams; not a decode path",
     ("tracer/__init__.py", "importlib"):
         "importlib.metadata for the version string",
     ("tracer/builtin.py", "importlib"):

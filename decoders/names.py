@@ -66,11 +66,23 @@ def _top_level(name):
     return "".join(out), depth == 0
 
 
+_SHORT = {}     # demangled name -> short_name() (a training loop names the same kernels)
+
+
 def short_name(demangled):
     """The function's own name, without return type, namespaces, template arguments,
     parameters or lambdas. None stays None; a name that does not parse is returned whole."""
     if not demangled:
         return demangled
+    short = _SHORT.get(demangled)
+    if short is None:
+        if len(_SHORT) >= 4096:
+            _SHORT.clear()
+        short = _SHORT[demangled] = _short_name(demangled)
+    return short
+
+
+def _short_name(demangled):
     flat, ok = _top_level(demangled.strip())
     if not ok:
         return demangled

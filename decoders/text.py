@@ -96,11 +96,16 @@ class TextOut:
 
     def __init__(self, stream, color=False, limit=MAX_LINE):
         if isinstance(stream, TextOut):     # already guarded: keep the outer settings
+            stream._spill()                 # what it holds goes first
             stream = stream._stream
         self._stream = stream
         self._color = color
         self._limit = limit
         self._line = []
+        self._done = []         # whole lines not yet handed to the stream
+        self._size = 0
+
+    BATCH = 1 << 16     # characters of whole lines written to the stream at once
 
     def write(self, text):
         if "\n" not in text:
@@ -109,7 +114,11 @@ class TextOut:
         *lines, rest = text.split("\n")
         lines[0] = "".join(self._line) + lines[0]
         self._line = [rest] if rest else []
-        self._stream.write("".join(self._out(line) + "\n" for line in lines))
+        done = "".join(self._out(line) + "\n" for line in lines)
+        self._done.append(done)
+        self._size += len(done)
+        if self._size >= self.BATCH:    # a report of 300,000 lines: a write per batch
+            self._spill()
         return len(text)
 
     def _out(self, line):
@@ -120,7 +129,13 @@ class TextOut:
             line = clip(line, self._limit)
         return line
 
+    def _spill(self):
+        if self._done:
+            self._stream.write("".join(self._done))
+            self._done, self._size = [], 0
+
     def flush(self):
+        self._spill()
         if self._line:
             self._stream.write(self._out("".join(self._line)))
             self._line = []

@@ -13,37 +13,41 @@ from conftest import ROOT
 from decoders.capture.reader import read_capture
 from decoders.capture.writer import append_end, create_capture, update_meta
 from tracer.run import TracerError, capture_env_path, default_output, open_output
+from tests.test_shim import shim  # noqa: F401  (the session-built shim fixture)
 
 VICTIM = b"precious data, not a capture\n"
 
 
-def _trace_launch(args, cwd, devdir):
-    env = dict(os.environ, TRACE_LAUNCH_DEVDIR=str(devdir), PYTHONPATH=str(ROOT))
+def _trace_launch(args, cwd, devdir, shim):
+    # the shim built from this tree (a clean clone has none in tracer/, and the installed
+    # copy is not found from the source tree's metadata)
+    env = dict(os.environ, TRACE_LAUNCH_DEVDIR=str(devdir), PYTHONPATH=str(ROOT),
+               TRACE_LAUNCH_SHIM=str(shim))
     return subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
 @pytest.fixture
-def prog(tmp_path):
+def prog(tmp_path, shim):  # noqa: F811
     devdir = tmp_path / "dev"
     devdir.mkdir()
     marker = tmp_path / "ran"
     script = tmp_path / "prog.sh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
-    return script, marker, devdir
+    return script, marker, devdir, shim
 
 
 @pytest.mark.parametrize("dangling", [False, True])
 def test_explicit_output_symlink_refused(tmp_path, prog, dangling):
-    script, marker, devdir = prog
+    script, marker, devdir, shim_so = prog
     victim = tmp_path / "victim"
     if not dangling:
         victim.write_bytes(VICTIM)
         victim.chmod(0o644)
     link = tmp_path / "link.tlc"
     link.symlink_to(victim)
-    res = _trace_launch(["-o", link, script], tmp_path, devdir)
+    res = _trace_launch(["-o", link, script], tmp_path, devdir, shim_so)
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "symbolic link" in lines[0] and str(link) in lines[0], res.stderr
@@ -56,11 +60,11 @@ def test_explicit_output_symlink_refused(tmp_path, prog, dangling):
 
 
 def test_explicit_output_regular_file(tmp_path, prog):
-    script, marker, devdir = prog
+    script, marker, devdir, shim_so = prog
     out = tmp_path / "out.tlc"
     out.write_bytes(b"x" * 100000)
     out.chmod(0o644)
-    res = _trace_launch(["-o", out, "--no-report", script], tmp_path, devdir)
+    res = _trace_launch(["-o", out, "--no-report", script], tmp_path, devdir, shim_so)
     assert res.returncode == 0, res.stderr
     assert marker.exists()
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
@@ -73,11 +77,11 @@ def test_explicit_output_regular_file(tmp_path, prog):
 def test_default_output_skips_planted_symlink(tmp_path, prog):
     """A symlink planted under the first generated name is not followed: the next name is
     used, the link's target untouched."""
-    script, marker, devdir = prog
+    script, marker, devdir, shim_so = prog
     victim = tmp_path / "victim"
     victim.write_bytes(VICTIM)
     (tmp_path / "trace-launch-prog.sh-1.tlc").symlink_to(victim)
-    res = _trace_launch(["--no-report", script], tmp_path, devdir)
+    res = _trace_launch(["--no-report", script], tmp_path, devdir, shim_so)
     assert res.returncode == 0, res.stderr
     assert victim.read_bytes() == VICTIM
     made = tmp_path / "trace-launch-prog.sh-2.tlc"

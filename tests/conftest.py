@@ -83,3 +83,15 @@ def write_synthetic(tmp_path):
         p.write_bytes(data)
         return p
     return write
+
+
+def marker_program(tmp_path):
+    """A fake-devices directory and a shell program that touches a marker when it runs:
+    (script, marker, devdir) for trace-launch runs that need no GPU."""
+    devdir = tmp_path / "dev"
+    devdir.mkdir()
+    marker = tmp_path / "ran"
+    script = tmp_path / "prog.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    return script, marker, devdir

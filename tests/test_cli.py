@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, capture_bytes, manifest, record_spans
+from conftest import ROOT, capture_bytes, manifest, marker_program, record_spans
 from decoders.capture import format as F
 from tracer.cli import trace_decode, trace_launch
 
@@ -240,12 +240,7 @@ def test_trace_launch_program_errors(tmp_path):
 
 
 def test_trace_launch_unwritable_output(tmp_path):
-    devdir = tmp_path / "dev"
-    devdir.mkdir()
-    marker = tmp_path / "ran"
-    script = tmp_path / "prog.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
-    script.chmod(0o755)
+    script, marker, devdir = marker_program(tmp_path)
     # /proc refuses new files even to root (permission bits would not stop root)
     for out in (tmp_path / "no-such-dir" / "out.tlc", "/proc/synthetic-out.tlc", tmp_path):
         res = _script("trace-launch", ["-o", out, script],

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, marker_program
 from decoders.capture.reader import read_capture
 from decoders.capture.writer import append_end, create_capture, update_meta
 from tracer.run import TracerError, capture_env_path, default_output, open_output
@@ -29,13 +29,7 @@ def _trace_launch(args, cwd, devdir, shim):
 
 @pytest.fixture
 def prog(tmp_path, shim):  # noqa: F811
-    devdir = tmp_path / "dev"
-    devdir.mkdir()
-    marker = tmp_path / "ran"
-    script = tmp_path / "prog.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
-    script.chmod(0o755)
-    return script, marker, devdir, shim
+    return (*marker_program(tmp_path), shim)
 
 
 @pytest.mark.parametrize("dangling", [False, True])

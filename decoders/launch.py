@@ -979,7 +979,7 @@ class LaunchDecoder:
             if done is not None and self.memory.holds(target, 384, done):
                 # the usual case, without reading the bytes out (what the general path below
                 # finds for them: 384 known bytes that start with the QMD decoded there)
-                if not (rerun and self._runs_again(done, plan)):
+                if not (rerun and self._runs_again(done, plan, target, pkt)):
                     deps.append(_already_decoded(target))
                     continue
                 data = done
@@ -992,7 +992,7 @@ class LaunchDecoder:
                     continue
                 done = self._launched.get(target)
                 if done is not None and data[:len(done)] == done and \
-                        not (rerun and self._runs_again(done, plan)):
+                        not (rerun and self._runs_again(done, plan, target, pkt)):
                     deps.append(_already_decoded(target))
                     continue
             deps.append({"pointer": target, "decoded": True})
@@ -1004,10 +1004,14 @@ class LaunchDecoder:
         ran = self._this_submission.get(va)
         return ran is not None and ran[0] == data and self.memory.starts.get(va, 0) <= ran[1]
 
-    @staticmethod
-    def _runs_again(data, plan):
-        """A QMD decoded before, reached again as a dependent: a kernel's (graph node)."""
+    def _runs_again(self, data, plan, va, pkt):
+        """A QMD decoded before, reached again as a dependent: a kernel's (graph node).
+        _QMD_IMAGES is a memo that may have been emptied since (its limit): a miss works
+        the parts out again, never reads as "not a kernel" (a long capture's graph replays
+        lost their kernels that way)."""
         seen = _QMD_IMAGES.get((plan.family, data))
+        if seen is None:
+            seen = self._image(plan.family, data, va, "DEPENDENT_QMD", pkt)
         return seen is not None and seen[3][0][1]     # parts -> shape -> kernel
 
     def _summary(self, va, version, words, parts, family, source, offset, cls, parent):

@@ -141,6 +141,26 @@ def test_torch_graph_every_replay_runs_every_node():
         assert sorted((s["grid"], s["block"]) for s in r) == by_grid
 
 
+class _Forgetful(dict):
+    """A memo that keeps nothing: what the decoder's caches look like right after their
+    limit emptied them (a long capture, or other captures decoded before in one process)."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_graph_replays_do_not_depend_on_the_qmd_memo(monkeypatch):
+    """The same replays with decoders/launch.py's QMD-image memo forgetting everything: a
+    graph node reached again through a DEPENDENT_QMD pointer still runs in each replay (it
+    did not when the memo had been emptied, e.g. after 256 distinct QMDs)."""
+    from decoders import launch as L
+    truth = manifest("torch-graph")["ground_truth"]
+    monkeypatch.setattr(L, "_QMD_IMAGES", _Forgetful())
+    replays = _replays("torch-graph")
+    assert len(replays) == truth["replays"] == 3
+    assert [len(r) for r in replays] == [sum("kernel" in n for n in truth["graph_nodes"])] * 3
+
+
 def test_jax_arguments_exact():
     """captures/jax-jit: every kernel launched by a launch call is verified; XLA's own
     (cuLaunchKernelEx) with their argument bytes (the shim's layout cache once named a

@@ -204,6 +204,7 @@ class CaptureModel:
     api: object = None                                    # decoders.cuda.calls.ApiCalls
     attribution: object = None                            # decoders.cuda.attribute.Attribution
     verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
+    images_elided: int = 0      # distinct module images that lost other GPUs' fatbin entries
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
@@ -233,6 +234,7 @@ class CaptureModel:
             "api_calls": len(self.api_calls),
             "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
             "kernel_launches": dict(self.verified),
+            "module_images_entries_elided": self.images_elided,
         }
         return out
 
@@ -469,6 +471,9 @@ def _decode_capture(path, branch, launches, keep):
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
                 else:
                     img = c.sections.get("IMAGE")
+                    if img is not None and "IMAGE_REF" not in c.sections and \
+                            "ENTRIES_ELIDED" in img["flags"]:
+                        model.images_elided += 1
                     if img is not None and not budget.image(len(img["data"]), rec):
                         img["data"] = b""
                         img["flags"] = img["flags"] + ["NOT_KEPT"]

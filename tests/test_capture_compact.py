@@ -120,3 +120,107 @@ def test_trace_launch_compresses_at_exit_unless_asked_not_to(tmp_path):
     res = _trace_launch(tmp_path, "-o", out, "--no-report", "--no-compress", "/bin/true")
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:8] == F.TL_MAGIC and "zstd" not in res.stderr
+
+
+# ---- fatbin entries for other GPUs left out (issue 17: a PyTorch script's capture) ----------
+
+def _images(path):
+    """[(IMAGE section flags, bytes)] of the first copy of each module image."""
+    from decoders.cuda import api as A
+    tag = A.SECTION_BY_NAME["IMAGE"]
+    out = []
+    with open_capture(str(path)) as f:
+        for rec in CaptureReader(f).records():
+            if rec.type == "API_ENTER" and rec.body is not None:
+                out += [(s.flags, bytes(s.data)) for s in rec.body.sections if s.tag == tag]
+    return out
+
+
+def _whole_fatbin(flags, data):
+    return not flags & 1 and data[:4] == b"\x50\xed\x55\xba"      # not TRUNCATED
+
+
+def _with_gpus(tmp_path, name, gpus):
+    from decoders.capture.writer import update_meta
+    p = _copy(tmp_path, name)
+    if gpus is not None:
+        update_meta(p, compute_capabilities=gpus)
+    return p
+
+
+@pytest.mark.parametrize("name", ["jax-jit", "torch-eager"])
+def test_other_gpus_entries_left_out_same_report(tmp_path, name):
+    """jax-jit and torch-eager (H100, compute capability 9.0 in their manifests) load whole
+    fatbins with cubins for sm_75 up to sm_120: at the exit step only what a 9.0 GPU can run
+    stays (sm_90 cubins, PTX of compute_90 and below), byte for byte, and the report is the
+    same as from the file with every entry, apart from the line that says so."""
+    from decoders.cubin import fatbin as FB
+    manifest = json.loads((ROOT / "captures" / name / "manifest.json").read_text())
+    assert manifest["compute_capability"] == "9.0"
+    (tmp_path / "all").mkdir()
+    full = _with_gpus(tmp_path / "all", name, ["9.0"])     # as the shim wrote it
+    cut = _with_gpus(tmp_path, name, ["9.0"])
+    before, _ = _json(full)
+    st = compact_capture(cut)
+    assert st["entries_elided"] > 0 and st["bytes"] < st["raw_bytes"]
+    after, model = _json(cut)
+    assert after["stats"].pop("module_images_entries_elided") == model.images_elided > 0
+    before["stats"].pop("module_images_entries_elided")
+    assert after == before
+    elided = [(fl, d) for fl, d in _images(cut) if fl & 0x10000]
+    assert len(elided) == model.images_elided
+    for _, d in elided:
+        entries = FB.parse_fatbin(d, 0, decompress=False)
+        assert {e.arch for e in entries} <= {"sm_90", "compute_90", "compute_75", "compute_80"}
+        assert any(e.arch == "sm_90" for e in entries)
+    # every sm_90 cubin of the original images is still there, unchanged
+    want = {bytes(e.stored) for fl, d in _images(full) if _whole_fatbin(fl, d)
+            for e in FB.parse_fatbin(d, 0, decompress=False) if e.arch == "sm_90"}
+    have = {bytes(e.stored) for fl, d in _images(cut) if _whole_fatbin(fl, d)
+            for e in FB.parse_fatbin(d, 0, decompress=False) if e.arch == "sm_90"}
+    assert want and want == have
+
+
+@pytest.mark.parametrize("gpus, keeps", [
+    (["9.0"], {"sm_90"}),
+    (["8.6"], {"sm_80", "sm_86"}),          # an sm_80 cubin runs on 8.6 too
+    (["9.0", "8.0"], {"sm_80", "sm_90"}),   # two GPUs: what either runs
+    (["12.0"], {"sm_120", "compute_120"}),
+])
+def test_entries_kept_are_what_the_gpus_run(gpus, keeps):
+    """The rule on a real image (torch-eager's first whole fatbin: sm_75, sm_80, sm_86, sm_90,
+    sm_100, sm_120 and compute_120): cubins of the GPU's major version up to its minor, PTX
+    up to its version."""
+    from decoders.cubin import fatbin as FB
+    from decoders.cubin import image_for_gpus
+    image = next(d for fl, d in _images_of("torch-eager") if _whole_fatbin(fl, d) and
+                 "compute_120" in {e.arch for e in FB.parse_fatbin(d, 0, decompress=False)})
+    sms = [int(g.split(".")[0]) * 10 + int(g.split(".")[1]) for g in gpus]
+    new, dropped = image_for_gpus(image, sms)
+    kept = [e.arch for e in FB.parse_fatbin(new, 0, decompress=False)]
+    assert set(kept) == keeps
+    before = FB.parse_fatbin(image, 0, decompress=False)
+    assert sorted(a for a, _ in dropped) == sorted(e.arch for e in before if e.arch not in keeps)
+    assert len(image) - len(new) == sum(n for _, n in dropped)
+
+
+def _images_of(name, _cache={}):
+    if name not in _cache:
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "c.tlc"
+            p.write_bytes(capture_bytes(name))
+            _cache[name] = _images(p)
+    return _cache[name]
+
+
+def test_no_gpus_in_header_nothing_left_out(tmp_path):
+    """A capture whose header does not name its GPUs (every committed one: recorded before
+    the tracer wrote compute_capabilities) keeps every entry."""
+    p = _with_gpus(tmp_path, "jax-jit", None)
+    st = compact_capture(p)
+    assert st["entries_elided"] == 0 and st["images"] > 0
+    (tmp_path / "b").mkdir()
+    st = compact_capture(_with_gpus(tmp_path / "b", "jax-jit", ["9.0"]), all_entries=True)
+    assert st["entries_elided"] == 0

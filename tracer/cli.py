@@ -139,11 +139,13 @@ def _describe_filter(criteria):
 @click.option("--no-report", is_flag=True, help="only write the capture")
 @click.option("--no-compress", is_flag=True, help="leave the capture as the shim wrote it (by "
               "default each distinct module image is kept once and the file is zstd-compressed)")
+@click.option("--all-entries", is_flag=True, help="keep every fatbin entry of each module "
+              "image (by default entries for GPUs other than this machine's are left out)")
 @click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
-def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress, color,
-                 traceback, program):
+def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress,
+                 all_entries, color, traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
 
@@ -175,8 +177,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
             raise
         click.echo(f"trace-launch: {exc}", err=True)
         sys.exit(exc.status)
-    note = _guard("trace-launch", lambda: _finish_capture(out, not no_compress), traceback,
-                  path=str(out))
+    note = _guard("trace-launch", lambda: _finish_capture(out, not no_compress, all_entries),
+                  traceback, path=str(out))
     click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:
         _guard("trace-launch", lambda: print_report(
@@ -185,14 +187,18 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
     sys.exit(rc)
 
 
-def _finish_capture(out, compress):
-    """The exit step, once the program has exited: each distinct module image kept once, then
-    zstd (decoders/capture/writer.py compact_capture). Returns a note for the written line."""
+def _finish_capture(out, compress, all_entries=False):
+    """The exit step, once the program has exited: each distinct module image kept once,
+    fatbin entries for other GPUs left out, then zstd (decoders/capture/writer.py
+    compact_capture). Returns a note for the written line."""
     from decoders.capture.writer import compact_capture
-    st = compact_capture(out, compress=compress)
+    st = compact_capture(out, compress=compress, all_entries=all_entries)
     parts = []
     if st["images_repeated"]:
         parts.append(f"{st['images_repeated']} repeated module image(s) stored once")
+    if st["entries_elided"]:
+        parts.append(f"{st['entries_elided']} fatbin entries for other GPUs left out "
+                     f"({st['elided_bytes']:,} B; --all-entries keeps them)")
     if st["compressed"]:
         parts.append(f"zstd, {st['raw_bytes']:,} -> {st['bytes']:,} B")
     return f" ({'; '.join(parts)})" if parts else ""

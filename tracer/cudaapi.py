@@ -32,8 +32,16 @@ def device_info(ordinal=0):
     major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "attr")
     minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "attr")
     version = check(driver.cuDriverGetVersion(), "cuDriverGetVersion")
+    # every GPU the program may use: the exit step keeps the fatbin entries any of them runs
+    every = []
+    for n in range(check(driver.cuDeviceGetCount(), "cuDeviceGetCount")):
+        d = check(driver.cuDeviceGet(n), "cuDeviceGet")
+        cc = tuple(check(driver.cuDeviceGetAttribute(a, d), "attr") for a in (
+            attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+        every.append("%d.%d" % cc)
     return {"gpu": bytes(name).split(b"\0")[0].decode(), "compute_capability": f"{major}.{minor}",
-            "cuda_driver_api": version}
+            "compute_capabilities": sorted(set(every)), "cuda_driver_api": version}
 
 
 def open_module(source_name, ordinal=0):

@@ -157,6 +157,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
           f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked"
           + (f", {kl['graph_prepared']} graph node QMDs sent ahead of their replays"
              if kl.get("graph_prepared") else "") + "\n")
+        if stats.get("module_images_entries_elided"):
+            w(f"  module images: {stats['module_images_entries_elided']} kept without the "
+              f"fatbin entries for other GPUs (trace-launch's exit step; --all-entries keeps "
+              f"them)\n")
         for c in unfinished:
             w(st.bad(f"  {_s(c['name'])} (record {c['index']}, pid {c['pid']} tid {c['tid']}) "
                      "never returned: the process died inside it") + "\n")

@@ -111,38 +111,47 @@ def _record_walk(data, start, end):
         off += length
 
 
-def _image_ref_record(data, off, length, body, image_tag, ref_tag, first):
-    """The API_ENTER record at `off` with its IMAGE section replaced by an IMAGE_REF to the
-    record at new file offset `first`."""
-    sections = []
-    for s in body["sections"]:
-        if s["tag"] == image_tag:
-            ref = F.TL_IMAGE_REF.build(dict(offset=first, size=s["size"]))
-            s = dict(tag=ref_tag, size=len(ref), flags=s["flags"], full_size=s["full_size"],
-                     data=ref)
-        sections.append(s)
+def _with_image_section(data, off, body, image_tag, section):
+    """The API_ENTER record at `off` with its IMAGE section replaced by `section`."""
+    sections = [section if s["tag"] == image_tag else s for s in body["sections"]]
     new = F.TL_API.build(dict(body, nsections=len(sections), sections=sections))
     new += bytes(-len(new) % F.TL_ALIGN)
     hdr = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE])
     return F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
 
 
-def _plan(data, header):
-    """{old offset: (old length, new record bytes)} for each repeated image's record and the
-    END record, the bytes saved, and how many images / repeats there were."""
+def _gpus(meta):
+    """Compute capabilities (90 for "9.0") of every GPU the tracer saw, or None when the
+    capture does not say (then no fatbin entry is left out)."""
+    try:
+        sms = [int(a) * 10 + int(b) for a, b in
+               (str(cc).split(".")[:2] for cc in meta["compute_capabilities"])]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return sms or None
+
+
+def _plan(data, header, sms=None):
+    """{old offset: (old length, new record bytes)} for each rewritten image record (a
+    repeated image's becomes an IMAGE_REF to the first copy; a first copy loses the fatbin
+    entries no GPU in `sms` runs) and the END record, the bytes saved, and counts."""
     import hashlib
 
     from construct import Struct
     from decoders.capture.reader import _FAST
+    from decoders.cubin import image_for_gpus
     from decoders.cuda import api as A
     slot_of = Struct(*F.TL_API.subcons[:1]).compile()
     parse_api = _FAST.get("API_ENTER") or (lambda b: (F.TL_API.parse(b), None))
     load_slots = {f.slot for f in A.FUNCTIONS if f.kind == "LOAD_IMAGE"}
     image_tag, ref_tag = A.SECTION_BY_NAME["IMAGE"], A.EXIT_STEP_SECTION_BY_NAME["IMAGE_REF"]
-    unreadable = next(k for k, v in A.SECTION_FLAGS.items() if v == "UNREADABLE")
+    flag = {v: k for k, v in A.SECTION_FLAGS.items()}
+    skip = flag["UNREADABLE"] | flag["TRUNCATED"]
+    elided_flag = A.EXIT_STEP_SECTION_FLAG_BY_NAME["ENTRIES_ELIDED"]
     api_enter, end_type = F.TL_REC_BY_NAME["API_ENTER"], F.TL_REC_BY_NAME["END"]
     body_at = F.TL_RECORD_HEADER_SIZE
-    plan, firsts, saved, images, repeats = {}, {}, 0, 0, 0
+    plan, firsts, saved = {}, {}, 0
+    st = {"images": 0, "images_repeated": 0, "entries_elided": 0, "elided_bytes": 0}
     for off, length, rtype, _ in _record_walk(data, header.header_size, len(data)):
         if rtype == end_type:
             end = F.TL_END.parse(data[off + body_at:off + length])
@@ -154,41 +163,66 @@ def _plan(data, header):
             continue
         body = parse_api(bytes(data[off + body_at:off + length]))[0]
         for s in body["sections"]:
-            if s["tag"] != image_tag or s["flags"] & unreadable or not s["size"]:
+            if s["tag"] != image_tag or s["flags"] & flag["UNREADABLE"] or not s["size"]:
                 continue
-            images += 1
+            st["images"] += 1
             key = (hashlib.sha256(s["data"]).digest(), s["size"])
-            if key not in firsts:
-                firsts[key] = off - saved
-                continue
-            rec = _image_ref_record(data, off, length, body, image_tag, ref_tag, firsts[key])
+            first = firsts.get(key)
+            if first is None:
+                image, dropped = (s["data"], []) if s["flags"] & skip or not sms else \
+                    image_for_gpus(bytes(s["data"]), sms)
+                if dropped:
+                    rec = _with_image_section(data, off, body, image_tag, dict(
+                        s, data=image, size=len(image), flags=s["flags"] | elided_flag))
+                    plan[off] = (length, rec)
+                    st["entries_elided"] += len(dropped)
+                    st["elided_bytes"] += sum(n for _, n in dropped)
+                firsts[key] = (off - saved, len(image), s["flags"] | (elided_flag if dropped else 0))
+                saved += length - len(plan[off][1]) if dropped else 0
+                break
+            at, size, flags = first
+            ref = F.TL_IMAGE_REF.build(dict(offset=at, size=size))
+            rec = _with_image_section(data, off, body, image_tag, dict(
+                tag=ref_tag, size=len(ref), flags=flags, full_size=s["full_size"], data=ref))
             plan[off] = (length, rec)
             saved += length - len(rec)
-            repeats += 1
+            st["images_repeated"] += 1
             break       # (one IMAGE section per record)
-    return plan, saved, images, repeats
+    return plan, saved, st
 
 
-def compact_capture(path, compress=True, threads=-1):
+def _header_meta(data, header):
+    try:
+        meta = json.loads(bytes(data[F.TL_FILE_HEADER_FIXED:
+                                     F.TL_FILE_HEADER_FIXED + header.meta_len]))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def compact_capture(path, compress=True, threads=-1, all_entries=False):
     """Rewrite the capture at `path` in place, once no process writes it: each distinct
     module image is kept once (a repeated one's record gets an IMAGE_REF to the first copy;
     format version TL_VERSION_IMAGE_REFS), then the whole file is zstd-compressed (level
     ZSTD_LEVEL, `threads` workers; the reader reads it as it is) unless compress=False.
-    The new file replaces the old by rename, mode 0600. Returns {raw_bytes, bytes,
-    images, images_repeated, compressed}."""
+    When compressing, a fatbin image also loses the entries no GPU of the capture runs
+    (decoders/cubin image_for_gpus; the GPUs are the header's `compute_capabilities`)
+    unless all_entries. The new file replaces the old by rename, mode 0600. Returns
+    {raw_bytes, bytes, images, images_repeated, entries_elided, elided_bytes, compressed}."""
     import mmap
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < F.TL_HEADER_SIZE:
             return {"raw_bytes": size, "bytes": size, "images": 0, "images_repeated": 0,
-                    "compressed": False}
+                    "entries_elided": 0, "elided_bytes": 0, "compressed": False}
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     view = memoryview(data)
     try:
         header = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED])
-        plan, saved, images, repeats = _plan(data, header)
-        stats = {"raw_bytes": size, "bytes": size - saved, "images": images,
-                 "images_repeated": repeats, "compressed": bool(compress)}
+        sms = _gpus(_header_meta(data, header)) if compress and all_entries is False else None
+        plan, saved, counts = _plan(data, header, sms)
+        stats = {"raw_bytes": size, "bytes": size - saved, "compressed": bool(compress), **counts}
+        repeats = counts["images_repeated"]
         if not repeats and not compress:
             return stats
         head = F.TL_FILE_HEADER_PREFIX.build(dict(

@@ -368,6 +368,52 @@ def image_cubin(image, sm):
     return load_cubin(payload, 0 if best.compression else best.payload_offset)
 
 
+def _runs_on(entry, sm):
+    """The driver runs an sm_XY cubin on a GPU of the same major version and at least its
+    minor; PTX of compute_XY it compiles for any GPU of XY or later."""
+    arch = entry.header.arch
+    if entry.kind == "PTX":
+        return arch <= sm
+    return arch // 10 == sm // 10 and arch <= sm
+
+
+def entries_in_use(data, sms):
+    """Header offsets of the fatbin entries of module image `data` that matter on GPUs of
+    compute capabilities `sms` (90 for 9.0): every cubin or PTX the driver could pick for
+    one of them, the entry image_cubin() reads for each, and entries of kinds not known
+    here. None when `data` is not a fatbin (nothing is then left out)."""
+    if len(data) < 4 or int.from_bytes(data[:4], "little") != _fatbin.FATBIN_MAGIC or not sms:
+        return None
+    entries = _fatbin.parse_fatbin(data, 0, decompress=False, views=True)
+    elves = [e for e in entries if e.kind == "ELF"]
+    keep = {e.offset for e in entries if e.kind not in ("ELF", "PTX")}
+    for sm in sms:
+        keep.update(e.offset for e in entries if e.kind in ("ELF", "PTX") and _runs_on(e, sm))
+        pick = [e for e in elves if e.header.arch == sm] or elves[:1]
+        keep.update(e.offset for e in pick[-1:])
+    return keep, entries
+
+
+def image_for_gpus(data, sms):
+    """(image, [(arch, bytes) left out]): module image `data` without the fatbin entries no
+    GPU of compute capabilities `sms` can run (entries_in_use). The capture's exit step
+    uses it: a framework's libraries carry cubins for six or more GPU generations, and
+    only one generation's ever runs here. `data` itself when nothing is left out or it is
+    not a fatbin that parses."""
+    try:
+        got = entries_in_use(data, sms)
+        if got is None:
+            return data, []
+        keep, entries = got
+        drop = [e for e in entries if e.offset not in keep]
+        if not drop:
+            return data, []
+        return (_fatbin.fatbin_without(data, {e.offset for e in drop}),
+                [(e.arch, e.header.header_size + e.header.size) for e in drop])
+    except TraceLaunchError:
+        return data, []
+
+
 def _looks_like_ptx(data):
     head = bytes(data[:4096])
     return (b".version" in head or b".target" in head) and b"\0" not in head.rstrip(b"\0")

@@ -208,6 +208,28 @@ def parse_fatbin(data, base_offset=0, decompress=True, budget=None, views=False)
     return out
 
 
+def fatbin_without(data, drop):
+    """`data` (one or more consecutive fatbins) with the entries whose header offsets are in
+    `drop` left out and each fatbin's fat_size set to what it keeps. Kept entries and any
+    bytes after the last fatbin are copied as they are, byte for byte."""
+    view = memoryview(data)
+    out, pos, n = [], 0, len(data)
+    while pos + FATBIN_HEADER_SIZE <= n and any(view[pos:pos + 16]):
+        hdr = _HEADER_C.parse(bytes(view[pos:pos + FATBIN_HEADER_SIZE]))
+        start = pos + hdr.header_size
+        end = start + hdr.fat_size
+        kept = [view[e.offset:e.payload_offset + e.header.size]
+                for e in _entries(view, start, end, 0, False, None) if e.offset not in drop]
+        out.append(FATBIN_HEADER.build(dict(hdr, fat_size=sum(map(len, kept)))))
+        out.append(view[pos + FATBIN_HEADER_SIZE:start])
+        out.extend(kept)
+        gap = align_up(end, 8)
+        out.append(view[end:gap])
+        pos = gap
+    out.append(view[pos:])
+    return b"".join(out)
+
+
 def _entries(data, pos, end, base_offset, decompress, budget):
     out = []
     while pos < end:

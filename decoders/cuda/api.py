@@ -183,3 +183,9 @@ CURESULT = {
 # decoders/capture/format.py TL_IMAGE_REF).
 EXIT_STEP_SECTIONS = {256: "IMAGE_REF"}
 EXIT_STEP_SECTION_BY_NAME = {v: k for k, v in EXIT_STEP_SECTIONS.items()}
+# Section flags the exit step sets, from bit 16 up (clear of the shim's SECTION_FLAGS).
+# ENTRIES_ELIDED: an IMAGE (or IMAGE_REF to one) whose fatbin entries for GPUs other than
+# the capture's were left out (decoders/cubin image_for_gpus); `full_size` is the size the
+# program passed.
+EXIT_STEP_SECTION_FLAGS = {0x10000: "ENTRIES_ELIDED"}
+EXIT_STEP_SECTION_FLAG_BY_NAME = {v: k for k, v in EXIT_STEP_SECTION_FLAGS.items()}

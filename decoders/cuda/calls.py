@@ -31,7 +31,8 @@ _LAYOUTS = {}   # PARAM_LAYOUT bytes -> ((index, offset, size), ...)
 def _flags(value):
     names = _FLAGS.get(value)
     if names is None:
-        names = [name for bit, name in sorted(A.SECTION_FLAGS.items()) if value & bit]
+        names = [name for bit, name in sorted({**A.SECTION_FLAGS, **A.EXIT_STEP_SECTION_FLAGS}
+                                               .items()) if value & bit]
         if len(_FLAGS) < 256:
             _FLAGS[value] = names
     return list(names)
@@ -213,9 +214,12 @@ class ApiCall:
         """The image's length, also where its bytes are an IMAGE_REF not resolved here (a
         call restored from compact(): the bytes are the earlier record's)."""
         image = self.image
+        ref = self.sections.get("IMAGE_REF")
+        for s in (self.sections.get("IMAGE"), ref):
+            if s and "ENTRIES_ELIDED" in s["flags"]:      # the size the program passed
+                return s["full_size"]
         if image is not None:
             return len(image)
-        ref = self.sections.get("IMAGE_REF")
         if ref and "UNREADABLE" not in ref["flags"] and len(ref["data"]) == F.TL_IMAGE_REF.sizeof():
             return F.TL_IMAGE_REF.parse(ref["data"]).size
         return None

@@ -24,6 +24,7 @@ import zlib
 from construct import ConstructError
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.enums import ENUM_ST_INFO_TYPE, ENUM_ST_SHNDX
 
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up, bits
@@ -41,7 +42,12 @@ WRAPPED = (ELFError, ConstructError, struct.error, ValueError, IndexError, KeyEr
            UnicodeDecodeError, AssertionError, TypeError, OverflowError, AttributeError,
            zlib.error)
 
-_SHDR = struct.Struct("<IIQQQQIIQQ")   # Elf64_Shdr, for the bounds pre-check only
+_SHDR = struct.Struct("<IIQQQQIIQQ")   # Elf64_Shdr: the bounds pre-check, and section names
+# Elf64_Sym {st_name, st_info, st_other, st_shndx, st_value, st_size}, read a table at a time:
+# pyelftools parses one symbol in ~60 us, and a cuBLAS cubin holds thousands.
+_SYM = struct.Struct("<IBBHQQ")
+_ST_TYPE = {v: k for k, v in reversed(ENUM_ST_INFO_TYPE.items()) if isinstance(v, int)}
+_ST_SHNDX = {v: k for k, v in ENUM_ST_SHNDX.items() if isinstance(v, int)}
 
 
 def is_elf(data):
@@ -49,7 +55,8 @@ def is_elf(data):
 
 
 def check_elf(data):
-    """Bounds-check an ELF64 little-endian image; raise CaptureError with the offset."""
+    """Bounds-check an ELF64 little-endian image; raise CaptureError with the offset.
+    Returns the section headers' names, in section order."""
     n = len(data)
     if n < ELF64_EHDR_SIZE:
         raise CaptureError(f"ELF header truncated (need {ELF64_EHDR_SIZE} B, have {n})", offset=0)
@@ -61,7 +68,7 @@ def check_elf(data):
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
     if shnum == 0:
-        return
+        return []
     if shentsize != ELF64_SHDR_SIZE:
         raise CaptureError(f"e_shentsize {shentsize}, expected {ELF64_SHDR_SIZE}", offset=0x3a)
     if shoff + shnum * ELF64_SHDR_SIZE > n:
@@ -88,6 +95,14 @@ def check_elf(data):
         if h[1] != 0 and h[0] >= strtab[5]:
             raise CaptureError(f"section {i} name offset {h[0]:#x} outside the name table",
                                offset=shoff + i * ELF64_SHDR_SIZE)
+    names_at, names_end = strtab[4], strtab[4] + strtab[5]
+    out = []
+    for h in headers:
+        start = names_at + h[0]
+        end = data.find(b"\0", start, names_end)
+        out.append(data[start:names_end if end < 0 else end].decode("utf-8", "replace")
+                   if start < names_end else "")
+    return out
 
 
 class Elf:
@@ -97,22 +112,35 @@ class Elf:
         self.data = bytes(data)
         self.base_offset = base_offset       # where this image sits in the outer file
         try:
-            check_elf(self.data)
+            names = check_elf(self.data)
         except CaptureError as e:
             raise self._error(e.detail, e.offset) from None
         try:
             self.elf = ELFFile(io.BytesIO(self.data))
             self.header = self.elf.header
-            self.sections = []
-            self.by_name = {}
-            for index, sec in enumerate(self.elf.iter_sections()):
-                self.sections.append(sec)
-                self.by_name.setdefault(sec.name, sec)
-                sec.index = index
         except TraceLaunchError:
             raise
         except WRAPPED as e:
             raise self._error(f"ELF unreadable: {type(e).__name__}: {e}", 0) from None
+        # pyelftools section objects are made when a section is asked for: a library's
+        # cubin has thousands of sections, of which a launch needs a few
+        self.by_name = _Sections(self, names)
+        self._sections = None
+
+    @property
+    def sections(self):
+        """Every section, in order (pyelftools objects, each with its `index`)."""
+        if self._sections is None:
+            self._sections = [self.by_name.at(i) for i in range(len(self.by_name.names))]
+        return self._sections
+
+    def _section(self, index):
+        try:
+            sec = self.elf.get_section(index)
+        except WRAPPED as e:
+            raise self._error(f"ELF unreadable: {type(e).__name__}: {e}", 0) from None
+        sec.index = index
+        return sec
 
     def _error(self, message, offset):
         return CaptureError(message, offset=(offset or 0) + self.base_offset)
@@ -152,20 +180,30 @@ class Elf:
         return self.base_offset + sec["sh_offset"]
 
     def symbols(self):
-        """[(index, name, info_type, st_other, st_shndx, st_value, st_size)] of .symtab."""
+        """[(index, name, info_type, st_other, st_shndx, st_value, st_size)] of .symtab, with
+        pyelftools' names for the type ("STT_FUNC") and special section indices ("SHN_UNDEF");
+        st_other is the raw byte."""
         out = []
         sec = self.by_name.get(".symtab")
         if sec is None:
             return out
         try:
-            for i, sym in enumerate(sec.iter_symbols()):
-                # pyelftools decodes st_other into a container; we want the raw byte
-                raw_other = self.data[sec["sh_offset"] + i * 24 + 5]
-                out.append((i, sym.name, sym["st_info"]["type"], raw_other, sym["st_shndx"],
-                            sym["st_value"], sym["st_size"]))
+            table = self.section_data(sec)
+            strtab = self.section_data(self.by_name.at(sec["sh_link"]))
         except WRAPPED as e:
             raise self._error(f"symbol table unreadable: {type(e).__name__}: {e}",
                               sec["sh_offset"]) from None
+        n = len(strtab)
+        table = table[:len(table) - len(table) % _SYM.size]
+        for i, (name, info, other, shndx, value, size) in enumerate(_SYM.iter_unpack(table)):
+            if name >= n and name:
+                raise self._error(f"symbol {i} name offset {name:#x} outside its string table",
+                                  sec["sh_offset"] + i * _SYM.size)
+            end = strtab.find(b"\0", name)
+            text = strtab[name:n if end < 0 else end].decode("utf-8", "replace")
+            stype = bits(info, 0, 4)      # ELF64_ST_TYPE
+            out.append((i, text, _ST_TYPE.get(stype, stype), other, _ST_SHNDX.get(shndx, shndx),
+                        value, size))
         return out
 
     def kernel_symbols(self):
@@ -198,3 +236,36 @@ class Elf:
         strings = [s.decode("utf-8", "replace") for s in desc[24:].split(b"\0") if s]
         keys = ("tool", "toolkit", "build", "options")
         return dict(zip(keys, strings))
+
+
+class _Sections:
+    """Sections by name (the first of a name), made into pyelftools objects when looked up."""
+
+    def __init__(self, elf, names):
+        self.elf = elf
+        self.names = names
+        self.index = {}
+        for i, name in enumerate(names):
+            self.index.setdefault(name, i)
+        self.made = {}
+
+    def at(self, index):
+        sec = self.made.get(index)
+        if sec is None:
+            if not 0 <= index < len(self.names):
+                raise self.elf._error(f"section index {index} out of range", 0)
+            sec = self.made[index] = self.elf._section(index)
+        return sec
+
+    def get(self, name, default=None):
+        i = self.index.get(name)
+        return default if i is None else self.at(i)
+
+    def __getitem__(self, name):
+        return self.at(self.index[name])
+
+    def __contains__(self, name):
+        return name in self.index
+
+    def __iter__(self):
+        return iter(self.index)

@@ -205,6 +205,11 @@ class CaptureModel:
     attribution: object = None                            # decoders.cuda.attribute.Attribution
     verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
     images_elided: int = 0      # distinct module images that lost other GPUs' fatbin entries
+    # kernel launches by (kernel name or None, grid, block) -> Counter of outcomes, and the
+    # indices of mismatched launches: what a report that shows a few launches sums up
+    kernel_tally: dict = field(default_factory=dict)
+    mismatched: list = field(default_factory=list)
+    scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
@@ -400,6 +405,7 @@ def _decode_capture(path, branch, launches, keep):
                     # handed over inside feed() (a GRID_NULL QMD before its kernel's, say):
                     # the call the submission being fed rang its doorbell in
                     call = feeding[1]
+                a = None
                 if attr.any_calls or call is not None:
                     a = attr.for_launch(launch, call)
                     if launch._own and a["api_call"] is not None:   # summary already read
@@ -415,6 +421,7 @@ def _decode_capture(path, branch, launches, keep):
                         sent = (a.get("graph_node") or {}).get("sent_by")
                         model.verified["graph_prepared" if sent else
                                        _VERIFIED.get(a["verified"], "not_checked")] += 1
+                _tally(model, s, a)
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         nrecords = 0
@@ -571,6 +578,33 @@ def _decode_capture(path, branch, launches, keep):
 
 
 _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
+TALLY_KEYS = 4096       # distinct (kernel, grid, block) kept apart; the rest as one row
+MISMATCHED_KEPT = 1000  # indices of mismatched launches remembered for the report
+
+
+def _tally(model, s, a):
+    """Count a launch into model.kernel_tally (before it is appended: its index is the
+    number of launches kept so far)."""
+    if not s["kernel"]:
+        model.scheduling_qmds += 1
+        return
+    k = a["kernel"] if a is not None else None
+    key = (k["name"] if k else None, tuple(s["grid"] or ()), tuple(s["block"] or ()))
+    tally = model.kernel_tally
+    t = tally.get(key)
+    if t is None:
+        if len(tally) >= TALLY_KEYS:
+            key = ("(other kernels and shapes)", (), ())
+            t = tally.get(key)
+        if t is None:
+            t = tally[key] = Counter()
+    if a is not None and a.get("graph_node") and a["graph_node"].get("sent_by"):
+        t["graph_prepared"] += 1
+        return
+    verified = a["verified"] if a is not None else None
+    t[_VERIFIED.get(verified, "not_checked")] += 1
+    if verified is False and len(model.mismatched) < MISMATCHED_KEPT:
+        model.mismatched.append(len(model.launches))
 
 # What a decode keeps in memory of an untrusted capture (issue 20: 512 MiB peak RSS for
 # any input). Submissions, launches and API calls spill to a file past `keep`; the other

@@ -66,9 +66,11 @@ def _family(meta):
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
-                 stats=False, prog="trace-decode", filters=None, cost=False, full_names=False):
+                 stats=False, prog="trace-decode", filters=None, cost=False, full_names=False,
+                 launch_limit=None):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
+    `launch_limit`: the text shows that many launches in full, then a table of them all.
     `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
     from decoders.session import decode_capture
     from decoders.text import MAX_LINE, TextOut
@@ -102,7 +104,8 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         render_json(model, out)
     else:
         render_text(model, out, color=color, show_ioctls=ioctls,
-                    show_objects=objects, show_stats=stats, full_names=full_names)
+                    show_objects=objects, show_stats=stats, full_names=full_names,
+                    launch_limit=None if filters else launch_limit)
     out.flush()
     for p in model.problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
@@ -125,6 +128,10 @@ def _describe_filter(criteria):
 
 # ---- trace-launch -------------------------------------------------------------------
 
+# Launches trace-launch's report shows in full after a run; a training loop's 26,000 would
+# be 35 MB of text on the terminal (trace-decode shows them all).
+SHOWN_LAUNCHES = 200
+
 @click.command(context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False,
                                      help_option_names=["-h", "--help"]))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="capture file to write "
@@ -139,13 +146,16 @@ def _describe_filter(criteria):
 @click.option("--no-report", is_flag=True, help="only write the capture")
 @click.option("--no-compress", is_flag=True, help="leave the capture as the shim wrote it (by "
               "default each distinct module image is kept once and the file is zstd-compressed)")
+@click.option("--all-launches", is_flag=True, help=f"show every launch in the report (by "
+              f"default the first {SHOWN_LAUNCHES} and any that differ from their call are "
+              f"shown in full, then all of them counted by kernel, grid and block)")
 @click.option("--all-entries", is_flag=True, help="keep every fatbin entry of each module "
               "image (by default entries for GPUs other than this machine's are left out)")
 @click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress,
-                 all_entries, color, traceback, program):
+                 all_launches, all_entries, color, traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
 
@@ -182,7 +192,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
     click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:
         _guard("trace-launch", lambda: print_report(
-            str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch"), traceback,
+            str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
+            launch_limit=None if all_launches else SHOWN_LAUNCHES), traceback,
             path=str(out))
     sys.exit(rc)
 

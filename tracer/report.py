@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 from decoders.session import SpillList, channels, marked_submissions
+from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
 
 NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
@@ -47,10 +48,12 @@ class Style:
 
 
 def render_text(model, out, color=False, show_ioctls=False, show_objects=False, show_stats=False,
-                full_names=False):
+                full_names=False, launch_limit=None):
     """The text report. Every string from the capture is escaped (decoders/text.py); lines
     are at most MAX_LINE characters (long values elided with their true length), except
-    kernel names with `full_names`."""
+    kernel names with `full_names`. With `launch_limit` and more launches than that, only
+    the first `launch_limit` and every mismatched one are shown in full, then a table of
+    all kernel launches by kernel, grid and block (what trace-launch prints after a run)."""
     st = Style(color)
     out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     w = out.write
@@ -167,8 +170,11 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
 
     if model.launches:
         w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
-        for n, l in enumerate(model.launches):
-            _render_launch(n, l, w, full_names=full_names)
+        if launch_limit is None or len(model.launches) <= launch_limit:
+            for n, l in enumerate(model.launches):
+                _render_launch(n, l, w, full_names=full_names)
+        else:
+            _render_some_launches(model, w, st, launch_limit, full_names)
 
     if show_objects and model.objects is not None:
         w("\n" + st.head("objects") + "\n")
@@ -257,6 +263,40 @@ def _where(r):
     cpu = f"CPU mapping {r['cpu']:#x}" if r.get("cpu") is not None else "no CPU mapping"
     return (f"offset {r['offset']:#x} in memory object {r['handle']:#x} ({r['class_name']}, "
             f"{size}, {r.get('memory') or 'location ?'}, {cpu})")
+
+
+def _render_some_launches(model, w, st, limit, full_names):
+    """The first `limit` launches and the mismatched ones in full, then every kernel launch
+    counted by kernel, grid and block (decoders/session.py kernel_tally)."""
+    launches = model.launches
+    shown = 0
+    for n, l in enumerate(launches):
+        if n >= limit:
+            break
+        _render_launch(n, l, w, full_names=full_names)
+        shown += 1
+    later = [n for n in model.mismatched if n >= limit]
+    if later:
+        w(st.bad(f"  mismatched launches after the first {limit}:") + "\n")
+        for n in later:
+            _render_launch(n, launches[n], w, full_names=full_names)
+            shown += 1
+    total = len(launches)
+    w(f"  ({total - shown:,} more launches decoded and counted below; `trace-decode "
+      f"{_s(model.path)}` shows every one, `--launch N` one of them)\n")
+    tally = model.kernel_tally
+    w("\n" + st.head(f"kernel launches by kernel, grid and block "
+                      f"({sum(sum(t.values()) for t in tally.values()):,}, plus "
+                      f"{model.scheduling_qmds:,} scheduling QMDs with no kernel)") + "\n")
+    w("  launches  verified  differ  not checked  grid         block        kernel\n")
+    rows = sorted(tally.items(), key=lambda kv: (-sum(kv[1].values()), str(kv[0])))
+    for (name, grid, block), t in rows:
+        kernel = "?" if name is None else (name if full_names else short_name(name))
+        extra = f" ({t['graph_prepared']} graph node QMDs sent ahead)" if t["graph_prepared"] else ""
+        line = (f"  {sum(t.values()):8,d}  {t['verified']:8,d}  {t['mismatch']:6,d}  "
+                f"{t['not_checked']:11,d}  {'x'.join(map(str, grid)) or '-':11s}  "
+                f"{'x'.join(map(str, block)) or '-':11s}  {_s(kernel, None)}{extra}\n")
+        w(st.bad(line[:-1]) + "\n" if t["mismatch"] else line)
 
 
 def _render_launch(n, launch, w, full_names=False):

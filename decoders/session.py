@@ -6,13 +6,8 @@ people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/j
 """
 import bisect
 import gc
-import marshal
-import os
 import re
-import tempfile
-from array import array
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from decoders.capture import format as F
@@ -20,133 +15,9 @@ from decoders.capture.reader import CaptureReader, cstr, open_capture
 from decoders.capture.reader import _FAST as _FAST_BODIES
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.gpfifo import segment_brief
+from decoders.spill import SpillList
 
 MARK_BEGIN, MARK_END = 1, 2
-
-
-class SpillList(Sequence):
-    """A list that keeps its first `keep` items in memory and writes the rest, marshalled,
-    to an anonymous temporary file: a capture's submissions and launches grow with its
-    length, memory must not (peak RSS stays flat, bench/decode_rss.py).
-
-    Reading an item back gives an equal, fresh object: `dump` turns an item into data
-    marshal takes (dicts, lists, ints, str, bytes), `load` turns it back. Sequence API:
-    len(), [i], [a:b], iteration (any number at once: reads use os.pread), plus append().
-    Items read back are copies: changing one does not change the list.
-
-    Spilled items are marshalled BATCH at a time, one marshal.dumps per batch: the keys
-    (and any object items share) are written once per batch instead of once per item,
-    which halves the cost of spilling a launch summary. Reading item i loads its batch;
-    items of one batch read together may share what they shared when appended."""
-
-    CHUNK = 1 << 20
-    BATCH = 64
-    BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
-
-    def __init__(self, keep=256, dump=None, load=None):
-        self.keep = keep
-        self._items = []
-        self._dump = dump
-        self._load = load
-        self._file = None
-        self._batch = []               # dumped items not yet marshalled
-        self._ends = array("Q")        # end offset of each marshalled batch
-        self._starts = array("Q")      # spilled-item number of each batch's first item
-        self._nspilled = 0             # items in marshalled batches
-        self._written = 0
-        self._batch_bytes = 0          # bytes objects in the open batch (append_dumped)
-
-    def append(self, item):
-        if len(self._items) < self.keep:
-            self._items.append(item)
-            return
-        self._batch.append(self._dump(item) if self._dump else item)
-        if len(self._batch) >= self.BATCH:
-            self._seal()
-
-    def append_dumped(self, obj):
-        """append() of an item given in the form `dump` makes: loaded now if the list keeps
-        it in memory, else spilled as it is (the item is only made when it is read)."""
-        if len(self._items) < self.keep:
-            self._items.append(self._load(obj) if self._load else obj)
-            return
-        self._batch.append(obj)
-        if obj.__class__ is tuple:      # a submission's record bytes: seal big batches early
-            self._batch_bytes += sum(len(x) for x in obj if x.__class__ is bytes)
-        if len(self._batch) >= self.BATCH or self._batch_bytes > self.BATCH_BYTES:
-            self._seal()
-
-    def _seal(self):
-        """Marshal the open batch and write it (one pwrite per batch: no buffer to grow)."""
-        if self._batch:
-            data = marshal.dumps(self._batch)
-            if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="trace-decode-")
-            os.pwrite(self._file.fileno(), data, self._written)
-            self._written += len(data)
-            self._starts.append(self._nspilled)
-            self._ends.append(self._written)
-            self._nspilled += len(self._batch)
-            self._batch = []
-            self._batch_bytes = 0
-
-    def _flush(self):
-        self._seal()
-
-    def __len__(self):
-        return len(self._items) + self._nspilled + len(self._batch)
-
-    def _loaded(self, obj):
-        return self._load(obj) if self._load else obj
-
-    def _range(self, k):
-        return (self._ends[k - 1] if k else 0), self._ends[k]
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("SpillList index out of range")
-        if i < len(self._items):
-            return self._items[i]
-        self._flush()
-        j = i - len(self._items)
-        k = bisect.bisect_right(self._starts, j) - 1
-        lo, hi = self._range(k)
-        batch = marshal.loads(os.pread(self._file.fileno(), hi - lo, lo))
-        return self._loaded(batch[j - self._starts[k]])
-
-    def __iter__(self):
-        yield from self._items
-        self._flush()
-        ends, nbatch = self._ends, len(self._ends)
-        k = 0
-        while k < nbatch:
-            lo = ends[k - 1] if k else 0
-            end = k
-            while end + 1 < nbatch and ends[end + 1] - lo <= self.CHUNK:
-                end += 1
-            block = os.pread(self._file.fileno(), ends[end] - lo, lo)
-            for j in range(k, end + 1):
-                a = (ends[j - 1] if j else 0) - lo
-                for obj in marshal.loads(block[a:ends[j] - lo]):
-                    yield self._loaded(obj)
-            k = end + 1
-
-    def __bool__(self):
-        return len(self) > 0
-
-    def __eq__(self, other):
-        return isinstance(other, (list, SpillList)) and len(self) == len(other) and \
-            all(a == b for a, b in zip(self, other))
-
-    def close(self):
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 def _launch_dump(launch):

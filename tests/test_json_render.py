@@ -35,3 +35,39 @@ def test_json_text_equals_dumps_of_clean():
             assert _json_text(v, level) == _json_at(_clean(v), level), (level, v)
         whole = {"items": _values(), "_no": 1}
         assert _json_text(whole, level) == _json_at(_clean(whole), level)
+
+
+def test_worker_processes_write_the_same_json(monkeypatch):
+    """render_json with its long lists rendered by forked workers (tracer/parallel.py) is
+    byte for byte what one process writes: launch-loop-10k's 10,100 launches, spilled past
+    the first 256, and its submissions and API calls, in order."""
+    import io
+
+    from conftest import capture_path
+    from decoders.session import decode_capture
+    from tracer import parallel
+    from tracer.report import render_json
+    model = decode_capture(capture_path("launch-loop-10k"))
+    assert isinstance(model.launches, SpillList) and len(model.launches) > parallel.MIN_ITEMS
+    texts = []
+    for jobs in ("1", "3"):
+        monkeypatch.setenv("TRACE_LAUNCH_JOBS", jobs)
+        out = io.StringIO()
+        render_json(model, out)
+        texts.append(out.getvalue())
+    assert texts[0] == texts[1] and texts[0].count('"qmd_address"') >= len(model.launches)
+
+
+def test_spill_list_ranges():
+    """SpillList.iter_range (what a worker reads) gives list slices, across kept items,
+    marshalled batches and the open batch."""
+    import random
+    rng = random.Random(3)
+    for keep in (0, 3, 100):
+        spill = SpillList(keep)
+        for i in range(1000):
+            spill.append({"i": i})
+        for _ in range(100):
+            a = rng.randrange(0, 1005)
+            b = rng.randrange(a, 1010)
+            assert [x["i"] for x in spill.iter_range(a, b)] == list(range(1000))[a:b]

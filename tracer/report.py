@@ -8,6 +8,7 @@ from collections import Counter
 from decoders.session import SpillList, channels, marked_submissions
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
+from tracer.parallel import render_ranges
 
 NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
 VALUE_CHARS = 200   # any other string from a capture (argv, paths, labels, parameter hex)
@@ -536,7 +537,7 @@ def render_json(model, out):
         ("ioctls", model.ioctls),
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),
-        ("launches", _launch_views(model.launches)),
+        ("launches", model.launches),
         ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("notes", model.notes),
@@ -550,12 +551,28 @@ def render_json(model, out):
         if key in ("meta", "stats"):
             w(_json_text(value, 1))
             continue
-        first = True
-        for item in value:
-            w(("[\n  " if first else ",\n  ") + _json_text(item, 2))
-            first = False
-        w("[]" if first else "\n ]")
+        first = [True]
+
+        def chunk(text):
+            if text:
+                w(("[\n  " if first[0] else ",\n  ") + text)
+                first[0] = False
+        # the long lists: rendered a range at a time, by worker processes when long
+        render_ranges(value, _ITEMS_TEXT.get(key, _items_text), chunk)
+        w("[]" if first[0] else "\n ]")
     w("\n}\n")
+
+
+def _items_text(items):
+    """Items of a top-level list as render_json writes them, joined."""
+    return ",\n  ".join([_json_text(item, 2) for item in items])
+
+
+def _launch_items_text(launches):
+    return _items_text(_launch_views(launches))
+
+
+_ITEMS_TEXT = {"launches": _launch_items_text}
 
 
 __all__ = ["render_text", "render_json", "to_json", "Counter"]

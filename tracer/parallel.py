@@ -1,0 +1,79 @@
+"""The long lists of a report (launches, submissions, API calls) rendered by forked worker
+processes, a range of items each, and written in order by the process that decoded them.
+
+Why: a training run's JSON is ~550 MB of text made by Python code, one item at a time,
+long after the capture is decoded; the items are independent once the model exists. The
+workers are forked after decoding, so they read the model as it is (copy on write, the
+spilled items through os.pread) and send back text. At most `workers + 2` ranges are in
+flight, so the text waiting to be written stays a few MB whatever the capture holds.
+
+TRACE_LAUNCH_JOBS=N sets the number of workers (1: none, all in this process).
+"""
+import gc
+import os
+import sys
+from collections import deque
+
+MIN_ITEMS = 2048    # fewer items: rendered here (starting workers costs more than it saves)
+CHUNK = 64          # items a worker renders at a time: ~1.3 MB of a training run's launches
+MAX_WORKERS = 12
+
+_JOB = None         # (sequence, make): set before the workers fork, read by them
+
+
+def jobs():
+    """How many worker processes: TRACE_LAUNCH_JOBS, else the CPUs this process may use."""
+    env = os.environ.get("TRACE_LAUNCH_JOBS", "").strip()
+    if env.isdigit() and int(env) >= 1:
+        return int(env)
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_WORKERS))
+
+
+def _items(seq, lo, hi):
+    if hasattr(seq, "iter_range"):
+        return seq.iter_range(lo, hi)
+    return iter(seq[lo:hi])
+
+
+def _render(lo, hi):
+    seq, make = _JOB
+    return make(_items(seq, lo, hi))
+
+
+def render_ranges(seq, make, write, workers=None):
+    """write(make(items)) for seq's items CHUNK at a time, in order. `make` turns an
+    iterator of items into text; it runs in forked workers when seq is long."""
+    global _JOB
+    n = len(seq)
+    workers = jobs() if workers is None else workers
+    if workers < 2 or n < MIN_ITEMS:
+        for lo in range(0, n, CHUNK):
+            write(make(_items(seq, lo, lo + CHUNK)))
+        return
+    import multiprocessing
+    flush = getattr(seq, "_flush", None)
+    if flush is not None:
+        flush()             # its last batch in the file before the workers read it
+    for stream in (sys.stdout, sys.stderr):
+        try:                # a worker flushes the standard streams when it ends
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    _JOB = (seq, make)
+    gc.freeze()             # the workers' collector leaves the model's pages shared
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pending = deque()
+            for lo in range(0, n, CHUNK):
+                pending.append(pool.apply_async(_render, (lo, min(lo + CHUNK, n))))
+                if len(pending) > workers + 2:
+                    write(pending.popleft().get())
+            while pending:
+                write(pending.popleft().get())
+    finally:
+        _JOB = None
+        gc.unfreeze()

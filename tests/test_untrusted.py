@@ -293,7 +293,7 @@ def test_fuzz_bomb_mutator(monkeypatch):
     assert len(kinds) >= 2, kinds
     cubin = fuzz.Base("cubin", "c", (ROOT / "tests" / "fixtures" / "cubins" /
                                       "shapes.sm_90.cubin").read_bytes())
-    monkeypatch.setattr(fuzz, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
+    monkeypatch.setattr(fuzz.mutators, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
     assert fuzz.bomb(rng, cubin) == (b"BOMB", "hook")
 
 

@@ -23,13 +23,19 @@ the construct declarations (decoders/capture/format.py for captures, decoders/cu
 fatbin.py for fatbins, the pushbuffer header field table decoders/pushbuf.py HEADER), not
 from hand-written offsets: `int_fields()` walks a declaration over real bytes.
 
-Bombs (issue 20): `bomb` writes length-field bombs that really hold what they declare, as
-multi-member gzip (bench/bombs.py): a NOTE or MARK whose text is 64 KiB to 2 GiB of zeros, a
-record whose `length` claims up to 2 GiB with zeros behind it, and count fields (nentries,
-nsegments, nsections, nbufs) over up to 128 MiB of zeros. On cubins, `bomb` calls
-image_bomb(), the hook for compressed-image bombs (decoders/cubin is another engineer's
-area); until it returns bytes, a cubin bomb is an absurd-length mutant. A bomb's memory
-bound is BOMB_BOUND (its compressed size says nothing of what it inflates to).
+Bombs (issue 20; generators in bench/bombs.py): `bomb` writes length-field bombs that really
+hold what they declare, as multi-member gzip: a NOTE or MARK whose text is 64 KiB to 2 GiB
+of zeros, a record whose `length` claims up to 2 GiB with zeros behind it, and count fields
+(nentries, nsegments, nsections, nbufs) over up to 128 MiB of zeros. And compressed-image
+bombs (mutators.image_bomb): a fatbin (a raw cubin or other image is first wrapped in a
+one-entry fatbin) with one random entry's payload replaced by a zstd frame of up to 98,303
+sequences of 65,539 B, a zstd frame of RLE blocks expanding to 1 MiB .. 4 GiB, an LZ4 match
+whose length bytes run on (up to ~1 GiB), or random bytes flagged zstd or LZ4, declaring a
+decompressed size that is tiny, about the true one, at IMAGE_DECOMPRESS_CAP, or absurd
+(2^40 and up). On cubins every bomb is one; on a capture window that carries a module image
+(an API_ENTER IMAGE section) half the bombs are the window with that image replaced by a
+bomb fatbin, the rest length-field bombs. The result's `bombs` counts them by shape. A
+bomb's memory bound is BOMB_BOUND (its compressed size says nothing of what it inflates to).
 
 Each mutant is classified: ok, clean (a TraceLaunchError subclass; or the capture decoded
 with problems, each a TraceLaunchError naming an offset), or crash (anything else,
@@ -402,6 +408,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
     violations = []
     slowest = {"seconds": 0.0}
     sweep = Counter()
+    shapes = Counter()                  # "target/shape" of each bomb (mutators.bomb_shape)
     targets = {t: [b for b in bases if b.target == t] for t in ("capture", "dump", "cubin")}
     weights = [("capture", 0.7), ("dump", 0.15), ("cubin", 0.15)]
     t_start = time.time()
@@ -426,6 +433,8 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         outcome, exc, peak, dt = run_one(target, data, tmpdir, timeout)
         n += 1
         per[f"{target}/{kind}"][outcome] += 1
+        if kind == "bomb":
+            shapes[f"{target}/{mutators.bomb_shape(desc)}"] += 1
         size = max(len(data), 1)
         ratio = peak / size
         of_bound = peak / (MEM_FACTOR * size + MEM_SLACK)
@@ -469,6 +478,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         "python": sys.version.split()[0], "bases": {t: [b.name for b in v] for t, v in targets.items()},
         "outcomes": dict(totals),
         "per_kind": {k: dict(v) for k, v in sorted(per.items())},
+        "bombs": dict(sorted(shapes.items())),
         "crashes": {k: v for k, v in sorted(sigs.items(), key=lambda kv: -kv[1]["count"])},
         "memory": {"bound": f"peak <= {MEM_FACTOR} x size + {MEM_SLACK // MIB} MiB",
                    "base_ratio_unmutated": round(base_ratio, 2),
@@ -497,13 +507,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.seconds is None and args.count is None:
         args.seconds = 600
-    res = campaign(args.seconds, args.count, args.seed, args.timeout,
-                   only_kinds=args.kinds.split(",") if args.kinds else None)
+    kinds = args.kinds.split(",") if args.kinds else None
+    res = campaign(args.seconds, args.count, args.seed, args.timeout, only_kinds=kinds)
     out = Path(args.out) if args.out else ROOT / "bench" / f"results-fuzz-{time.strftime('%Y-%m-%d')}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(f"\n{res['mutants']} mutants in {res['seconds']} s (seed {res['seed']}): {res['outcomes']}")
     for k, v in res["per_kind"].items():
         print(f"  {k:28s} {v}")
+    print(f"bombs: {res['bombs']}")
     print(f"crash signatures: {len(res['crashes'])}")
     for sig, v in res["crashes"].items():
         print(f"  {v['count']:6d}  {sig}  e.g. {v['samples'][0]['file']}")

@@ -5,6 +5,7 @@ record spans, and .fields, the length/count fields found from the declarations).
 mutate(rng, base, kind) for kind in KINDS; `bomb` writes the length-field bombs of
 bench/bombs.py and, through image_bomb(), compressed-image bombs.
 """
+import re
 import struct
 import sys
 from pathlib import Path
@@ -111,20 +112,107 @@ def mutate(rng, base, kind, sweep=None):
     raise ValueError(kind)
 
 
+def bomb_stream(rng):
+    """(payload, compression flags, bytes it really expands to or None, description): one
+    of bench/bombs.py's compressed-stream bombs with random parameters, or random bytes."""
+    from decoders.cubin import fatbin as FB
+    zstd, lz4 = FB.FATBIN_COMPRESS_ZSTD, FB.FATBIN_COMPRESS_LZ4
+    how = rng.randrange(4)
+    if how == 0:
+        n = rng.randint(1, bombs.ZSTD_MAX_SEQUENCES)
+        return (bombs.zstd_many_sequences(n), zstd, 8 + n * bombs.ZSTD_MATCH,
+                f"zstd {n} sequences")
+    if how == 1:
+        total = int(2 ** rng.uniform(20, 32))               # 1 MiB to 4 GiB
+        size = rng.choice([bombs.ZSTD_MAX_BLOCK, rng.randint(16 << 10, bombs.ZSTD_MAX_BLOCK)])
+        blocks = max(1, total // size)
+        byte = rng.choice([0, rng.randrange(256)])
+        return (bombs.zstd_rle(blocks, size, byte), zstd, blocks * size,
+                f"zstd RLE {blocks} x {size} B of {byte:#x}")
+    if how == 2:
+        n = int(2 ** rng.uniform(2, 22))                    # up to 4 MiB: ~1 GiB of output
+        return bombs.lz4_long_match(n), lz4, 255 * n + 25, f"lz4 match of {n} length bytes"
+    flags = rng.choice([zstd, lz4])
+    junk = rng.randbytes(rng.randrange(1, 64 << 10))
+    if flags == zstd and rng.random() < 0.5:    # past the frame header, into the blocks
+        junk = bombs.ZSTD_MAGIC + bombs.ZSTD_FHD + junk
+    return junk, flags, None, f"{len(junk)} random B as {'zstd' if flags == zstd else 'lz4'}"
+
+
+def declared_size(rng, true, stored):
+    """(value, name) for an entry's decompressed_size: tiny, about what the stream really
+    gives (or a guess for random bytes), the per-image cap, or absurd."""
+    from decoders.cubin.fatbin import IMAGE_DECOMPRESS_CAP as cap
+    guess = true if true is not None else stored * rng.randint(1, 64)
+    return rng.choice([
+        (rng.randrange(64), "tiny"),
+        (guess, "true" if true is not None else "a guess"),
+        (max(0, guess + rng.randint(-4096, 4096)), "true-ish"),
+        (rng.choice([cap, cap - 1]), "at the cap"),
+        (rng.choice([1 << 40, 1 << 63, (1 << 64) - 1]), "absurd")])
+
+
+def as_fatbin(image):
+    """(fatbin, how): `image` itself if it is a fatbin, else wrapped in a one-entry fatbin
+    as its ELF entry (a raw cubin, a host ELF, PTX text: the payload is replaced anyway)."""
+    from construct import ConstructError
+    from decoders.cubin.elf import Elf
+    try:
+        if bombs.fatbin_parts(image)[1]:
+            return image, ""
+    except ConstructError:  # no fatbin magic, or cut short: wrap it
+        pass
+    try:
+        arch = Elf(image).sm or 90
+    except Exception:       # noqa: BLE001 - not a cubin: any arch will do
+        arch = 90
+    return bombs.fatbin_of(image, arch), " (wrapped in a fatbin)"
+
+
+def bomb_fatbin(rng, image):
+    """(fatbin bytes, description): `image` as a fatbin, a random entry's payload replaced
+    by a random compressed-stream bomb with a random declared size."""
+    fatbin, how = as_fatbin(image)
+    n = len(bombs.fatbin_parts(fatbin)[1])
+    which = rng.randrange(n)
+    payload, flags, true, what = bomb_stream(rng)
+    declared, dname = declared_size(rng, true, len(payload))
+    out = bombs.fatbin_with(payload, flags, declared, fatbin, which=which, keep=True)
+    return out, f"{what} in entry {which} of {n}{how}, declaring {declared:,} B ({dname})"
+
+
 def image_bomb(rng, base):
-    """Hook: (bytes, description) of a compressed-image bomb made from the cubin/fatbin
-    `base`, or None. decoders/cubin's decompressors belong to another change; fill this in
-    there (a zstd or LZ4 fatbin entry that expands past its declared size)."""
-    return None
+    """(bytes, description) of a compressed-image bomb made from `base`, or None: a cubin or
+    fatbin as a fatbin with a bomb entry (bomb_fatbin); a capture (window) with the module
+    image of one of its API_ENTER records replaced by such a fatbin; None for a capture
+    that carries no image and for dumps."""
+    if base.target == "cubin":
+        out, desc = bomb_fatbin(rng, base.data)
+        return out, f"image {desc}"
+    if base.target != "capture":
+        return None
+    recs = bombs.image_records(base.data)
+    if not recs:
+        return None
+    k = rng.randrange(len(recs))
+    out, desc = bomb_fatbin(rng, bombs.capture_image(base.data, k))
+    return bombs.capture_with_image(base.data, out, k), \
+        f"image of the API_ENTER at {recs[k][0]:#x}: {desc}"
 
 
 def bomb(rng, base):
-    """A length-field bomb (bench/bombs.py) made from `base`: gzip bytes."""
+    """A bomb made from `base`: on cubins a compressed-image bomb (image_bomb); on captures
+    half the time one whose module image is one, where the capture carries an image, else
+    a length-field bomb (bench/bombs.py: gzip bytes)."""
     if base.target == "cubin":
         out = image_bomb(rng, base)
         return out if out is not None else mutate(rng, base, "absurd")
     if base.target != "capture":
         return mutate(rng, base, "absurd")
+    if rng.random() < 0.5:
+        out = image_bomb(rng, base)
+        if out is not None:
+            return out
     size = int(2 ** rng.uniform(16, 31))
     size -= size % F.TL_ALIGN
     how = rng.randrange(3)
@@ -153,6 +241,20 @@ def bomb(rng, base):
     count = rng.choice([top, length // 8, length // 16, length // 24, 1 << rng.randrange(31)])
     return bombs.count_bomb(base.data, tname=tname, field=field, count=min(count, top),
                         length=length), f"{tname}.{field}={min(count, top)} over {length} B"
+
+
+def bomb_shape(desc):
+    """What a `bomb` mutant is, from its description: image, text, length, count, or
+    absurd (no bomb for that input: an absurd-length mutant instead)."""
+    if desc.startswith("image"):
+        return "image"
+    if " text of " in desc:
+        return "text"
+    if desc.startswith("record ") and " length " in desc:
+        return "length"
+    if re.match(r"[A-Z_]+\.\w+=\d+ over \d+ B$", desc):
+        return "count"
+    return "absurd"
 
 
 def reframe(rng, base):

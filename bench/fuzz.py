@@ -52,7 +52,13 @@ bound. RLIMIT_AS is set to 6 GiB so that such an allocation fails as MemoryError
 as a memory violation wherever it surfaces, also inside a reported problem) instead of
 swapping a shared machine. A mutant running past --timeout seconds counts as a hang.
 
-usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--out FILE]
+--jobs N runs N forked worker processes, worker i with seed S*1000+i (worker_seed), each the
+same campaign (--count split among them, --seconds for each); the parent merges their
+results: counts summed, crash signatures merged, the maxima of the slowest input, memory
+ratios and peak RSS (each worker's own), and every worker's seed. --jobs 1 (the default) is
+the one-process campaign with seed S.
+
+usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--jobs N] [--out FILE]
 writes bench/results-fuzz-<date>.json (or --out) and prints a summary.
 """
 import argparse
@@ -385,7 +391,10 @@ def signature(exc):
 
 # ---- the campaign ---------------------------------------------------------------------------
 
-def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_kinds=None):
+def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_kinds=None,
+             tag=""):
+    """One process's campaign; `tag` prefixes its progress lines and saved inputs (a worker
+    of --jobs)."""
     rng = random.Random(seed)
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
     signal.signal(signal.SIGALRM, _alarm)
@@ -448,7 +457,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         if peak > bound or outcome == "memory":
             violations.append({"peak": peak, "size": len(data), "base": base.name,
                                "kind": kind, "mutation": desc, "outcome": outcome})
-            _save(f"memory-{len(violations)}", target, data)
+            _save(f"{tag}memory-{len(violations)}", target, data)
         if dt > slowest["seconds"]:
             slowest = {"seconds": round(dt, 3), "size": len(data), "target": target,
                        "kind": kind, "base": base.name, "mutation": desc}
@@ -457,15 +466,15 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
             s = sigs.setdefault(sig, {"count": 0, "samples": []})
             s["count"] += 1
             if len(s["samples"]) < 3:
-                p = _save(f"crash-{len(sigs)}-{len(s['samples'])}", target, data)
+                p = _save(f"{tag}crash-{len(sigs)}-{len(s['samples'])}", target, data)
                 s["samples"].append({"file": str(p), "target": target, "base": base.name,
                                      "kind": kind, "mutation": desc, "error": repr(exc)[:300]})
                 if s["count"] == 1:
-                    print(f"CRASH {sig}: {base.name} {kind} {desc}: {exc!r}"[:400], flush=True)
+                    print(f"{tag}CRASH {sig}: {base.name} {kind} {desc}: {exc!r}"[:400], flush=True)
                     print("".join(traceback.format_exception(exc)[-4:])[:1500], flush=True)
         if progress and n % 500 == 0:
             crashes = sum(c["crash"] for c in per.values())
-            print(f"{n} mutants, {time.time() - t_start:.0f} s, {crashes} crashes, "
+            print(f"{tag}{n} mutants, {time.time() - t_start:.0f} s, {crashes} crashes, "
                   f"worst ratio {worst['ratio']}", flush=True)
     tracemalloc.stop()
     elapsed = time.time() - t_start
@@ -496,6 +505,94 @@ def _save(stem, target, data):
     return p
 
 
+# ---- several processes ---------------------------------------------------------------------
+
+def worker_seed(seed, i):
+    """Worker i of --jobs N runs with seed seed*1000+i (so seed 7 gives 7000, 7001, ...):
+    distinct streams, and each worker's mutants can be made again alone with --seed."""
+    return seed * 1000 + i
+
+
+def _worker(out_path, kwargs):
+    res = campaign(**kwargs)
+    Path(out_path).write_text(json.dumps(res))
+
+
+def run_jobs(jobs, seconds=None, count=None, seed=0, timeout=60, only_kinds=None):
+    """`campaign` in `jobs` forked worker processes (worker_seed), --count split among them,
+    --seconds for each; their results merged into one (merge)."""
+    import multiprocessing
+    import tempfile
+    ctx = multiprocessing.get_context("fork")
+    shares = [None] * jobs if count is None else \
+        [count // jobs + (i < count % jobs) for i in range(jobs)]
+    with tempfile.TemporaryDirectory(prefix="fuzz-jobs-") as tmp:
+        procs = []
+        for i in range(jobs):
+            kw = dict(seconds=seconds, count=shares[i], seed=worker_seed(seed, i),
+                      timeout=timeout, only_kinds=only_kinds, tag=f"[w{i}] ")
+            path = Path(tmp) / f"worker-{i}.json"
+            procs.append((i, path, ctx.Process(target=_worker, args=(path, kw))))
+            procs[-1][2].start()
+        results, failed = [], []
+        for i, path, p in procs:
+            p.join()
+            if p.exitcode == 0 and path.exists():
+                results.append(json.loads(path.read_text()))
+            else:       # a worker that died is reported, not dropped in silence
+                failed.append({"worker": i, "seed": worker_seed(seed, i), "exitcode": p.exitcode})
+    if not results:
+        raise SystemExit(f"every worker failed: {failed}")
+    res = merge(results, seed)
+    res["failed_workers"] = failed
+    return res
+
+
+def merge(results, seed):
+    """One result from the workers': counts and per-kind outcomes summed, crash signatures
+    merged (counts summed, the first samples kept), the maxima of the slowest input, the
+    worst memory ratios and peak RSS, and every worker's seed."""
+    out = dict(results[0])
+    out.update(seed=seed, jobs=len(results), worker_seeds=[r["seed"] for r in results],
+               seconds=max(r["seconds"] for r in results),
+               mutants=sum(r["mutants"] for r in results))
+    out["mutants_per_second"] = round(out["mutants"] / max(out["seconds"], 1e-9), 1)
+    out["outcomes"] = _summed(r["outcomes"] for r in results)
+    out["bombs"] = _summed(r["bombs"] for r in results)
+    out["per_kind"] = {k: _summed(r["per_kind"].get(k, {}) for r in results)
+                       for k in sorted({k for r in results for k in r["per_kind"]})}
+    crashes = {}
+    for r in results:
+        for sig, v in r["crashes"].items():
+            c = crashes.setdefault(sig, {"count": 0, "samples": []})
+            c["count"] += v["count"]
+            c["samples"] = (c["samples"] + v["samples"])[:3]
+    out["crashes"] = dict(sorted(crashes.items(), key=lambda kv: -kv[1]["count"]))
+    mems = [r["memory"] for r in results]
+    out["memory"] = dict(
+        mems[0], base_ratio_unmutated=max(m["base_ratio_unmutated"] for m in mems),
+        worst_ratio_64k_and_up=max((m["worst_ratio_64k_and_up"] for m in mems),
+                                   key=lambda w: w["ratio"]),
+        worst_fraction_of_bound=max((m["worst_fraction_of_bound"] for m in mems),
+                                    key=lambda w: w["of_bound"]),
+        violations=[v for m in mems for v in m["violations"]][:20],
+        violation_count=sum(m["violation_count"] for m in mems))
+    out["slowest"] = max((r["slowest"] for r in results), key=lambda w: w["seconds"])
+    out["peak_rss_bytes"] = max(r["peak_rss_bytes"] for r in results)
+    out["tracebacks"] = sum(r["tracebacks"] for r in results)
+    out["workers"] = [{k: r[k] for k in ("seed", "mutants", "seconds", "mutants_per_second",
+                                         "outcomes", "peak_rss_bytes", "tracebacks")}
+                      for r in results]
+    return out
+
+
+def _summed(counts):
+    total = Counter()
+    for c in counts:
+        total.update(c)
+    return dict(sorted(total.items()))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=None)
@@ -504,17 +601,25 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=60, help="seconds before a mutant is a hang")
     ap.add_argument("--out", default=None)
     ap.add_argument("--kinds", default=None, help="comma-separated mutation kinds (default: all)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes; worker i uses seed SEED*1000+i (default 1: SEED)")
     args = ap.parse_args(argv)
     if args.seconds is None and args.count is None:
         args.seconds = 600
     kinds = args.kinds.split(",") if args.kinds else None
-    res = campaign(args.seconds, args.count, args.seed, args.timeout, only_kinds=kinds)
+    if args.jobs > 1:
+        res = run_jobs(args.jobs, args.seconds, args.count, args.seed, args.timeout, kinds)
+    else:
+        res = campaign(args.seconds, args.count, args.seed, args.timeout, only_kinds=kinds)
     out = Path(args.out) if args.out else ROOT / "bench" / f"results-fuzz-{time.strftime('%Y-%m-%d')}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
-    print(f"\n{res['mutants']} mutants in {res['seconds']} s (seed {res['seed']}): {res['outcomes']}")
+    seeds = f"seed {res['seed']}" + (f", workers' seeds {res['worker_seeds']}" if args.jobs > 1 else "")
+    print(f"\n{res['mutants']} mutants in {res['seconds']} s ({seeds}): {res['outcomes']}")
     for k, v in res["per_kind"].items():
         print(f"  {k:28s} {v}")
     print(f"bombs: {res['bombs']}")
+    if res.get("failed_workers"):
+        print(f"FAILED WORKERS: {res['failed_workers']}")
     print(f"crash signatures: {len(res['crashes'])}")
     for sig, v in res["crashes"].items():
         print(f"  {v['count']:6d}  {sig}  e.g. {v['samples'][0]['file']}")
@@ -524,10 +629,11 @@ def main(argv=None):
     print(f"  worst ratio (inputs >= 64 KiB): {m['worst_ratio_64k_and_up']}")
     print(f"  worst fraction of the bound: {m['worst_fraction_of_bound']}")
     print(f"slowest: {res['slowest']}")
-    print(f"peak RSS of the campaign process: {res['peak_rss_bytes'] / MIB:.0f} MiB; "
+    print(f"peak RSS of the campaign process{' (largest worker)' if args.jobs > 1 else ''}: "
+          f"{res['peak_rss_bytes'] / MIB:.0f} MiB; "
           f"tracebacks {res['tracebacks']}")
     print(f"written to {out}")
-    return 1 if res["crashes"] or m["violation_count"] else 0
+    return 1 if res["crashes"] or m["violation_count"] or res.get("failed_workers") else 0
 
 
 if __name__ == "__main__":

@@ -183,6 +183,20 @@ class Base:
         return []
 
 
+def window(data, head=24, subs=24):
+    """A capture of the recording `data`'s header, its first `head` records, the records
+    around its last submission, its first and last 12 API records, and END."""
+    sp = spans(data)
+    recs = [data[o:o + n] for o, n, _ in sp]
+    sub = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2]) == "SUBMISSION"]
+    api = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2], "").startswith("API_")]
+    last = sub[-1] if sub else len(sp) - 1
+    keep = sorted(set(range(min(head, len(sp))))
+                  | set(range(max(0, last - subs + 3), min(len(sp), last + 3)))
+                  | set(api[:12] + api[-12:]) | {len(sp) - 1})
+    return make_capture(data[:sp[0][0]], [recs[k] for k in keep])
+
+
 def load_bases(window_head=24, window_subs=24):
     """name -> Base for every capture window, dump and cubin."""
     from decoders.capture.reader import CaptureReader
@@ -194,16 +208,7 @@ def load_bases(window_head=24, window_subs=24):
             continue
         with gzip.open(d) as f:
             data = f.read()
-        sp = spans(data)
-        recs = [data[o:o + n] for o, n, _ in sp]
-        subs = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2]) == "SUBMISSION"]
-        api = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2], "").startswith("API_")]
-        last = subs[-1] if subs else len(sp) - 1
-        keep = sorted(set(range(min(window_head, len(sp))))
-                      | set(range(max(0, last - window_subs + 3), min(len(sp), last + 3)))
-                      | set(api[:12] + api[-12:]) | {len(sp) - 1})
-        bases.append(Base("capture", f"{name}-window", make_capture(data[:sp[0][0]],
-                                                                   [recs[k] for k in keep])))
+        bases.append(Base("capture", f"{name}-window", window(data, window_head, window_subs)))
         reader = CaptureReader(io.BytesIO(data))
         for rec in reader.records():
             if rec.type == "SUBMISSION" and len(segments) < 400:

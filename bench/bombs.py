@@ -1,12 +1,17 @@
-"""Length-field bombs: small compressed captures that declare (and really hold) huge records.
+"""Bombs: small inputs that declare (and really hold) huge things.
 
+Length-field bombs: small compressed captures that declare (and really hold) huge records.
 Built from a real recording (captures/*/capture.tlc.gz) and the format.py declarations, as
 gzip files of several members: the huge part is one member of 1 MiB of zeros repeated, so a
 capture holding a 2 GiB record is a ~2 MB file, made in milliseconds without ever holding
 the 2 GiB (gzip readers read concatenated members as one stream, RFC 1952 2.2).
 
-Used by tests/test_untrusted.py (each bomb decoded in a subprocess under an address-space
-limit) and by bench/fuzz.py (the `bomb` mutation).
+Compressed-image bombs: zstd and LZ4 streams written by hand (many sequences, RLE blocks
+up to 4 GiB, an LZ4 match that runs on) as a fatbin entry's payload with any declared
+decompressed size, and a capture with its module image replaced by such a fatbin.
+
+Used by tests/test_untrusted.py and tests/test_image_bombs.py (each bomb decoded in a
+subprocess under an address-space limit) and by bench/fuzz.py (the `bomb` mutation).
 """
 import gzip
 import struct
@@ -284,3 +289,160 @@ def many_marks(data=None, n=30_000):
     whole, rest = divmod(n, 1000)
     return gz(_with_cursor(data[:at], len(data) + n * len(unit))) + gz(unit * 1000) * whole + \
         gz(unit * rest + data[at:])
+
+
+# ---- compressed module images (issue 20, tests/test_image_bombs.py) ------------------------
+# The streams are written by hand from the formats' own descriptions (RFC 8878 for zstd:
+# frame header, raw / RLE / compressed blocks, a sequences section in RLE mode; the LZ4
+# block format: token, literals, offset, length bytes), so no compressor can refuse them.
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_FHD = b"\x00\x38"      # no content size, not single-segment, no checksum; window 2^17 B
+ZSTD_MAX_SEQUENCES = 0xFFFF + 0x7F00    # the most Number_of_Sequences can say (RFC 8878 3.1.1.3.2.1)
+ZSTD_MAX_BLOCK = 128 << 10              # Block_Maximum_Size
+ZSTD_MATCH = 65_539                     # Match_Length_Code 52: baseline 65,539, 16 extra bits
+
+
+def zstd_block(kind, size, last, body):
+    """Block header (RFC 8878 3.1.1.2: last bit, 2-bit type, 21-bit size) + content."""
+    return (last | (kind << 1) | (size << 3)).to_bytes(3, "little") + body
+
+
+def _nseq(n):
+    """Number_of_Sequences in its 1-, 2- or 3-byte form."""
+    if n < 128:
+        return bytes([n])
+    if n < 0x7F00:
+        return bytes([128 + (n >> 8), n & 0xFF])
+    n -= 0x7F00
+    return bytes([255, n & 0xFF, n >> 8])
+
+
+def zstd_many_sequences(nseq=98_043):
+    """8 raw bytes, then one compressed block whose sequences section holds `nseq` (1 to
+    ZSTD_MAX_SEQUENCES) matches of 65,539 bytes each (RLE-mode codes: literal length 0,
+    offset code 0, match code 52; 16 zero extra bits a sequence): ~6.4 GB for the default
+    if a decoder believed it."""
+    lit = b"\x00"                                             # raw literals, 0 bytes
+    seq_head = _nseq(nseq) + b"\x54" + bytes([0, 0, 52])
+    bitstream = bytes(2 * nseq) + b"\x01"                    # end marker in the last byte
+    body = lit + seq_head + bitstream
+    return (ZSTD_MAGIC + ZSTD_FHD + zstd_block(0, 8, 0, b"ABCDEFGH") +
+            zstd_block(2, len(body), 1, body))
+
+
+def zstd_rle(blocks=(4 << 30) // ZSTD_MAX_BLOCK, block_size=ZSTD_MAX_BLOCK, byte=0):
+    """`blocks` RLE blocks of `block_size` (at most 128 KiB) bytes of `byte`: a stream of
+    4 bytes a block that really expands to blocks x block_size."""
+    one = zstd_block(1, block_size, 0, bytes([byte]))
+    return ZSTD_MAGIC + ZSTD_FHD + one * (blocks - 1) + zstd_block(1, block_size, 1, bytes([byte]))
+
+
+def zstd_rle_4gib():
+    """32,768 RLE blocks of 128 KiB each: a 131 KB stream that really expands to 4 GiB."""
+    return zstd_rle()
+
+
+def lz4_long_match(length_bytes=1 << 20):
+    """One literal, then a match at offset 1 whose length runs on for `length_bytes` bytes of
+    255 (~255 B of output each), then the five closing literals: 255 x length_bytes + 25
+    bytes of output."""
+    return (b"\x1f" + b"\x00" + b"\x01\x00" + b"\xff" * length_bytes + b"\x00" +
+            b"\x50" + b"\x00" * 5)
+
+
+def fatbin_parts(image):
+    """(header, [(entry header, stored payload)], rest) of the first fatbin of `image`, walked
+    with the declared headers (decoders/cubin/fatbin.py); rest is what follows it."""
+    from decoders.cubin import fatbin as FB
+    head = FB.FATBIN_HEADER.parse(image[:FB.FATBIN_HEADER_SIZE])
+    pos, end = head.header_size, head.header_size + head.fat_size
+    entries = []
+    while pos + FB.FATBIN_ENTRY_MIN <= end:
+        e = FB.FATBIN_ENTRY_HEADER.parse(image[pos:end])
+        if e.header_size < FB.FATBIN_ENTRY_MIN:    # zero padding
+            break
+        body = pos + e.header_size
+        entries.append((e, bytes(image[body:body + e.size])))
+        pos = body + e.size
+    return head, entries, bytes(image[end:])
+
+
+def fatbin_of(elf, arch=90):
+    """A one-entry fatbin holding `elf` as its ELF entry, with the header fields nvcc 13
+    writes for sm_<arch> (decoders/cubin/fatbin.py: reserved0 0x0101, version 1.8,
+    flags 64BIT | LINUX)."""
+    from decoders.cubin import fatbin as FB
+    stored = bytes(elf) + bytes(-len(elf) % 8)
+    entry = FB.FATBIN_ENTRY_HEADER.build(dict(
+        kind=2, reserved0=0x0101, header_size=FB.FATBIN_ENTRY_MIN, size=len(stored),
+        compressed_size=0, address_size=0, minor=8, major=1, arch=arch, name_offset=0,
+        name_size=0, flags=0x11, reserved1=0, decompressed_size=0, extra=b""))
+    return FB.FATBIN_HEADER.build(dict(magic=FB.FATBIN_MAGIC, version=1,
+                                       header_size=FB.FATBIN_HEADER_SIZE,
+                                       fat_size=len(entry) + len(stored))) + entry + stored
+
+
+def fatbin_with(payload, flags, declared, image, which=0, keep=False):
+    """The fatbin `image` with entry `which` carrying `payload` as its stored bytes, with
+    compression `flags` (its own compression bits cleared) and `declared` decompressed
+    bytes. keep: the other entries (and what follows the fatbin) stay; else that entry is
+    the only one."""
+    from decoders.cubin import fatbin as FB
+    head, entries, rest = fatbin_parts(image)
+    entry, _ = entries[which]
+    stored = payload + bytes(-len(payload) % 8)
+    own = FB.FATBIN_COMPRESS_ZSTD | FB.FATBIN_COMPRESS_LZ4
+    new = FB.FATBIN_ENTRY_HEADER.build(dict(
+        entry, size=len(stored), compressed_size=len(payload),
+        flags=(entry.flags & ~own) | flags, decompressed_size=declared)) + stored
+    if keep:
+        new = b"".join(new if i == which else FB.FATBIN_ENTRY_HEADER.build(e) + p
+                       for i, (e, p) in enumerate(entries))
+    extra = bytes(image[FB.FATBIN_HEADER_SIZE:head.header_size])
+    return FB.FATBIN_HEADER.build(dict(head, fat_size=len(new))) + extra + new + \
+        (rest if keep else b"")
+
+
+def image_records(data):
+    """[(offset, length, TL_API body)] of the API_ENTER records of the capture `data` that
+    carry a module image (an IMAGE section, decoders/cuda/api.py)."""
+    from decoders.cuda.api import SECTION_BY_NAME
+    out = []
+    for off, length, rtype in spans(data):
+        if F.TL_REC.get(rtype) == "API_ENTER":
+            body = F.TL_API.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
+            if any(s.tag == SECTION_BY_NAME["IMAGE"] for s in body.sections):
+                out.append((off, length, body))
+    return out
+
+
+def capture_image(data, which=0):
+    """The module image of the capture's `which`-th image-carrying API_ENTER record."""
+    from decoders.cuda.api import SECTION_BY_NAME
+    _, _, body = image_records(data)[which]
+    return bytes(next(s.data for s in body.sections if s.tag == SECTION_BY_NAME["IMAGE"]))
+
+
+def capture_with_image(data, image, which=0):
+    """The capture `data` (a recording or any window of one) with the module image of its
+    `which`-th image-carrying API_ENTER record replaced by `image`: that record rebuilt with
+    the declaration, later records moved, END's and the file header's cursors fixed."""
+    from decoders.cuda.api import SECTION_BY_NAME
+    target, _, body = image_records(data)[which]
+    sp = spans(data)
+    out = bytearray(data[:sp[0][0]])
+    for off, length, rtype in sp:
+        rec = data[off:off + length]
+        if off == target:
+            sections = [dict(s, data=image, size=len(image), full_size=len(image))
+                        if s.tag == SECTION_BY_NAME["IMAGE"] else s for s in body.sections]
+            new = F.TL_API.build(dict(body, sections=sections))
+            new += bytes(-len(new) % F.TL_ALIGN)
+            hdr = F.TL_RECORD_HEADER.parse(rec[:F.TL_RECORD_HEADER_SIZE])
+            rec = F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
+        elif F.TL_REC.get(rtype) == "END":
+            end = F.TL_END.parse(rec[F.TL_RECORD_HEADER_SIZE:])
+            rec = rec[:F.TL_RECORD_HEADER_SIZE] + F.TL_END.build(dict(end, cursor=len(out)))
+        out += rec
+    return _with_cursor(out, len(out))

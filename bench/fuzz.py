@@ -15,7 +15,7 @@ Inputs (all synthetic mutants of real bytes):
             images carried in API_ENTER IMAGE sections: find_cubins + kernels_json +
             sass_listing (nvdisasm off).
 
-Mutations: random bytes (whole file, tail after a good header, a span overwritten, random
+Mutations (bench/mutators.py): random bytes (whole file, tail after a good header, a span overwritten, random
 bodies behind valid sync words), truncation at every record boundary (a systematic sweep)
 and at random points, bit flips (half aimed at record headers), and absurd lengths and
 counts: a length/count field overwritten with a huge value. The field offsets come from
@@ -23,13 +23,19 @@ the construct declarations (decoders/capture/format.py for captures, decoders/cu
 fatbin.py for fatbins, the pushbuffer header field table decoders/pushbuf.py HEADER), not
 from hand-written offsets: `int_fields()` walks a declaration over real bytes.
 
-Bombs (issue 20): `bomb` writes length-field bombs that really hold what they declare, as
-multi-member gzip (bench/bombs.py): a NOTE or MARK whose text is 64 KiB to 2 GiB of zeros, a
-record whose `length` claims up to 2 GiB with zeros behind it, and count fields (nentries,
-nsegments, nsections, nbufs) over up to 128 MiB of zeros. On cubins, `bomb` calls
-image_bomb(), the hook for compressed-image bombs (decoders/cubin is another engineer's
-area); until it returns bytes, a cubin bomb is an absurd-length mutant. A bomb's memory
-bound is BOMB_BOUND (its compressed size says nothing of what it inflates to).
+Bombs (issue 20; generators in bench/bombs.py): `bomb` writes length-field bombs that really
+hold what they declare, as multi-member gzip: a NOTE or MARK whose text is 64 KiB to 2 GiB
+of zeros, a record whose `length` claims up to 2 GiB with zeros behind it, and count fields
+(nentries, nsegments, nsections, nbufs) over up to 128 MiB of zeros. And compressed-image
+bombs (mutators.image_bomb): a fatbin (a raw cubin or other image is first wrapped in a
+one-entry fatbin) with one random entry's payload replaced by a zstd frame of up to 98,303
+sequences of 65,539 B, a zstd frame of RLE blocks expanding to 1 MiB .. 4 GiB, an LZ4 match
+whose length bytes run on (up to ~1 GiB), or random bytes flagged zstd or LZ4, declaring a
+decompressed size that is tiny, about the true one, at IMAGE_DECOMPRESS_CAP, or absurd
+(2^40 and up). On cubins every bomb is one; on a capture window that carries a module image
+(an API_ENTER IMAGE section) half the bombs are the window with that image replaced by a
+bomb fatbin, the rest length-field bombs. The result's `bombs` counts them by shape. A
+bomb's memory bound is BOMB_BOUND (its compressed size says nothing of what it inflates to).
 
 Each mutant is classified: ok, clean (a TraceLaunchError subclass; or the capture decoded
 with problems, each a TraceLaunchError naming an offset), or crash (anything else,
@@ -46,7 +52,13 @@ bound. RLIMIT_AS is set to 6 GiB so that such an allocation fails as MemoryError
 as a memory violation wherever it surfaces, also inside a reported problem) instead of
 swapping a shared machine. A mutant running past --timeout seconds counts as a hang.
 
-usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--out FILE]
+--jobs N runs N forked worker processes, worker i with seed S*1000+i (worker_seed), each the
+same campaign (--count split among them, --seconds for each); the parent merges their
+results: counts summed, crash signatures merged, the maxima of the slowest input, memory
+ratios and peak RSS (each worker's own), and every worker's seed. --jobs 1 (the default) is
+the one-process campaign with seed S.
+
+usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--jobs N] [--out FILE]
 writes bench/results-fuzz-<date>.json (or --out) and prints a summary.
 """
 import argparse
@@ -68,12 +80,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))      # bombs.py, mutators.py
 
 from construct import (Aligned, Array, Bytes, Const, Container, FormatField,  # noqa: E402
                        Renamed, Struct, evaluate)
 
 from decoders.capture import format as F  # noqa: E402
 from decoders.errors import TraceLaunchError  # noqa: E402
+
+import bombs  # noqa: E402
+import mutators  # noqa: E402
+from mutators import (KINDS, absurd_values, bomb, image_bomb, make_capture,  # noqa: E402,F401
+                      mutate, reframe)
 
 CAPTURES = ROOT / "captures"
 FIXTURES = ROOT / "tests" / "fixtures" / "cubins"
@@ -82,7 +100,6 @@ MIB = 1 << 20
 MEM_FACTOR, MEM_SLACK = 64, 64 * MIB
 BOMB_BOUND = 400 * MIB     # traced Python memory of one bomb (issue 20: 512 MiB RSS in all)
 OFFSET = re.compile(r"offset (0x[0-9a-f]+|\d+)")
-SYNC = struct.pack("<I", F.TL_RECORD_SYNC)
 # A field is a length or count when its declared name says so (format.py names them so).
 LENGTH_NAME = re.compile(r"(_len|length|size|count|^n[a-z]+|cursor|^lost)$")
 
@@ -137,15 +154,7 @@ def length_fields(con, data, base=0):
 
 def spans(data):
     """[(offset, length, type)] of each record (bench/bombs.py walks the declared headers)."""
-    return _bombs().spans(data)
-
-
-def make_capture(header, records):
-    """A capture: a recording's header with its cursor set to the new end, + records."""
-    head = bytearray(header)
-    body = b"".join(records)
-    head[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", len(head) + len(body))
-    return bytes(head) + body
+    return bombs.spans(data)
 
 
 class Base:
@@ -174,6 +183,20 @@ class Base:
         return []
 
 
+def window(data, head=24, subs=24):
+    """A capture of the recording `data`'s header, its first `head` records, the records
+    around its last submission, its first and last 12 API records, and END."""
+    sp = spans(data)
+    recs = [data[o:o + n] for o, n, _ in sp]
+    sub = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2]) == "SUBMISSION"]
+    api = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2], "").startswith("API_")]
+    last = sub[-1] if sub else len(sp) - 1
+    keep = sorted(set(range(min(head, len(sp))))
+                  | set(range(max(0, last - subs + 3), min(len(sp), last + 3)))
+                  | set(api[:12] + api[-12:]) | {len(sp) - 1})
+    return make_capture(data[:sp[0][0]], [recs[k] for k in keep])
+
+
 def load_bases(window_head=24, window_subs=24):
     """name -> Base for every capture window, dump and cubin."""
     from decoders.capture.reader import CaptureReader
@@ -185,16 +208,7 @@ def load_bases(window_head=24, window_subs=24):
             continue
         with gzip.open(d) as f:
             data = f.read()
-        sp = spans(data)
-        recs = [data[o:o + n] for o, n, _ in sp]
-        subs = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2]) == "SUBMISSION"]
-        api = [k for k, s in enumerate(sp) if F.TL_REC.get(s[2], "").startswith("API_")]
-        last = subs[-1] if subs else len(sp) - 1
-        keep = sorted(set(range(min(window_head, len(sp))))
-                      | set(range(max(0, last - window_subs + 3), min(len(sp), last + 3)))
-                      | set(api[:12] + api[-12:]) | {len(sp) - 1})
-        bases.append(Base("capture", f"{name}-window", make_capture(data[:sp[0][0]],
-                                                                   [recs[k] for k in keep])))
+        bases.append(Base("capture", f"{name}-window", window(data, window_head, window_subs)))
         reader = CaptureReader(io.BytesIO(data))
         for rec in reader.records():
             if rec.type == "SUBMISSION" and len(segments) < 400:
@@ -257,186 +271,6 @@ def cubin_fields(data):
             pos += hsize + e.size
         start = data.find(struct.pack("<I", FB.FATBIN_MAGIC), max(end, start + 4))
     return out
-
-
-# ---- mutations -----------------------------------------------------------------------------
-
-def absurd_values(width, size, old):
-    top = (1 << (8 * width)) - 1
-    vals = [top, top - 7, 1 << (8 * width - 1), (1 << (8 * width - 1)) - 8, 0,
-            size * 2 + 8, size + 8, (old or 0) + 8, (old or 0) * 4096]
-    if width >= 4:
-        vals += [0x7FFFFFF8, 0x80000000, 0xFFFFFFF8, 1 << 30]
-    return [v & top for v in vals]
-
-
-def mutate(rng, base, kind, sweep=None):
-    """(mutated bytes, description). `sweep` is the record boundary for truncate-boundary."""
-    d = base.data
-    if kind == "random":
-        how = rng.randrange(4)
-        if how == 0:
-            return bytes(rng.getrandbits(8) for _ in range(rng.randrange(4096))), "random whole"
-        if how == 1 and base.target == "capture":
-            hsize = base.spans[0][0]
-            if rng.random() < 0.5:
-                tail = bytes(rng.getrandbits(8) for _ in range(rng.randrange(8192)))
-            else:   # random bodies behind valid sync words, valid lengths, any type
-                parts = []
-                for _ in range(rng.randrange(1, 12)):
-                    body = bytes(rng.getrandbits(8) for _ in range(8 * rng.randrange(40)))
-                    parts.append(SYNC + struct.pack("<IH", 40 + len(body), rng.randrange(17))
-                                 + bytes(rng.getrandbits(8) for _ in range(30)) + body)
-                tail = b"".join(parts)
-            return make_capture(d[:hsize], [tail]), "random records after the header"
-        lo = rng.randrange(len(d))
-        n = min(len(d) - lo, rng.choice([1, 4, 8, 40, 256, 4096]))
-        return d[:lo] + bytes(rng.getrandbits(8) for _ in range(n)) + d[lo + n:], \
-            f"random {n} B at {lo:#x}"
-    if kind == "truncate-boundary":
-        if base.target == "capture":
-            cut = base.spans[sweep % len(base.spans)][0]
-        else:
-            cut = (sweep * 4) % (len(d) + 1)
-        return d[:cut], f"cut at {cut:#x}"
-    if kind == "truncate-random":
-        cut = rng.randrange(len(d) + 1)
-        return d[:cut], f"cut at {cut:#x}"
-    if kind == "bitflip":
-        out = bytearray(d)
-        flips = []
-        for _ in range(rng.randrange(1, 9)):
-            if base.target == "capture" and rng.random() < 0.5:
-                off = rng.choice(base.spans)[0] + rng.randrange(12)
-            else:
-                off = rng.randrange(len(d))
-            out[off] ^= 1 << rng.randrange(8)
-            flips.append(off)
-        return bytes(out), f"flips at {', '.join(hex(f) for f in flips)}"
-    if kind == "absurd":
-        out = bytearray(d)
-        if base.target == "dump":
-            # NV_FIFO_DMA_METHOD_HEADER.METHOD_COUNT (decoders/pushbuf.py HEADER) at its maximum
-            from decoders.pushbuf import HEADER
-            f = HEADER.by_name["METHOD_COUNT"]
-            words = len(out) // 4
-            i = rng.randrange(max(words, 1))
-            if words:
-                w, = struct.unpack_from("<I", out, 4 * i)
-                mask = ((1 << f.width) - 1) << f.lo
-                w = (w & ~mask) | (rng.choice([(1 << f.width) - 1, 1 << (f.width - 1)]) << f.lo)
-                struct.pack_into("<I", out, 4 * i, w & 0xFFFFFFFF)
-            return bytes(out), f"METHOD_COUNT max in word {i}"
-        if not base.fields:
-            return mutate(rng, base, "bitflip")
-        descs = []
-        for _ in range(1 if rng.random() < 0.7 else rng.randrange(2, 5)):
-            path, off, width, old = rng.choice(base.fields)
-            value = rng.choice(absurd_values(width, len(d), old))
-            out[off:off + width] = value.to_bytes(width, "little")
-            descs.append(f"{path}={value:#x}")
-        return bytes(out), "; ".join(descs)
-    if kind == "reframe":
-        return reframe(rng, base)
-    if kind == "bomb":
-        return bomb(rng, base)
-    raise ValueError(kind)
-
-
-def _bombs():
-    sys.path.insert(0, str(ROOT / "bench"))
-    import bombs
-    return bombs
-
-
-def image_bomb(rng, base):
-    """Hook: (bytes, description) of a compressed-image bomb made from the cubin/fatbin
-    `base`, or None. decoders/cubin's decompressors belong to another change; fill this in
-    there (a zstd or LZ4 fatbin entry that expands past its declared size)."""
-    return None
-
-
-def bomb(rng, base):
-    """A length-field bomb (bench/bombs.py) made from `base`: gzip bytes."""
-    if base.target == "cubin":
-        out = image_bomb(rng, base)
-        return out if out is not None else mutate(rng, base, "absurd")
-    if base.target != "capture":
-        return mutate(rng, base, "absurd")
-    b = _bombs()
-    size = int(2 ** rng.uniform(16, 31))
-    size -= size % F.TL_ALIGN
-    how = rng.randrange(3)
-    if how == 0:
-        tname = rng.choice(["NOTE", "MARK"])
-        n = min(size, (1 << 31) - 64)
-        at = rng.choice(base.spans)[0]
-        return b.text_bomb(base.data, tname=tname, text_len=n, at=at), \
-            f"{tname} text of {n} B at {at:#x}"
-    if how == 1:
-        k = rng.randrange(len(base.spans))
-        length = max(min(size, (1 << 31) - 8), base.spans[k][1])
-        return b.length_lie(base.data, which=k, length=length), \
-            f"record {k} length {length} over zeros"
-    have = {F.TL_REC.get(t) for _, _, t in base.spans}
-    choices = [(t, f) for t, f in (("SUBMISSION", "nsegments"), ("SUBMISSION", "nentries"),
-                                   ("API_ENTER", "nsections"), ("API_ENTER", "nargs"),
-                                   ("IOCTL", "nbufs"), ("IOCTL", "arg_size"),
-                                   ("STATS", "count")) if t in have]
-    if not choices:
-        return mutate(rng, base, "absurd")
-    tname, field = rng.choice(choices)
-    length = min(size, 1 << 27) + F.TL_RECORD_HEADER_SIZE + 64
-    length -= length % F.TL_ALIGN
-    top = (1 << 16) - 1 if field in ("nsections", "nargs") else (1 << 32) - 1
-    count = rng.choice([top, length // 8, length // 16, length // 24, 1 << rng.randrange(31)])
-    return b.count_bomb(base.data, tname=tname, field=field, count=min(count, top),
-                        length=length), f"{tname}.{field}={min(count, top)} over {length} B"
-
-
-def reframe(rng, base):
-    """An API_ENTER/API_EXIT record rebuilt with the format.py declaration after changing what
-    it carries (fewer or more argument words, a section cut or emptied, a slot swapped), its
-    `length` set to match: records that frame well but say too little, which no bit flip or
-    length overwrite makes (the reader drops a record whose fields and frame disagree)."""
-    if base.target != "capture":
-        return mutate(rng, base, "bitflip")
-    from decoders.cuda import api as A
-    api = [s for s in base.spans if F.TL_REC.get(s[2], "").startswith("API_")]
-    if not api:
-        return mutate(rng, base, "absurd")
-    off, length, _ = rng.choice(api)
-    d = base.data
-    body = F.TL_API.parse(d[off + F.TL_RECORD_HEADER_SIZE:off + length])
-    args, sections = list(body.args), [dict(s) for s in body.sections]
-    how = rng.randrange(4)
-    if how == 0:
-        args = args[:rng.randrange(len(args) + 1)]
-    elif how == 1:
-        args += [rng.getrandbits(64) for _ in range(rng.randrange(1, 8))]
-    elif how == 2 and sections:
-        s = rng.choice(sections)
-        s["data"] = bytes(s["data"])[:rng.randrange(len(s["data"]) + 1)]
-        s["tag"] = rng.choice([s["tag"], rng.choice(sorted(A.SECTIONS)), rng.randrange(16)])
-    else:
-        body.slot = rng.choice(sorted(A.BY_SLOT)[:16] + [rng.randrange(1 << 16)])
-    for s in sections:
-        s["size"] = len(s["data"])
-        s.pop("_io", None)
-    new = F.TL_API.build(dict(slot=body.slot, call=body.call, result=body.result,
-                              nargs=len(args), nsections=len(sections), args=args,
-                              sections=sections))
-    new += bytes(-len(new) % F.TL_ALIGN)
-    head = bytearray(d[off:off + F.TL_RECORD_HEADER_SIZE])
-    struct.pack_into("<I", head, 4, F.TL_RECORD_HEADER_SIZE + len(new))
-    out = d[:off] + bytes(head) + new + d[off + length:]
-    cursor = F.TL_CURSOR_OFFSET
-    out = out[:cursor] + struct.pack("<Q", len(out)) + out[cursor + 8:]
-    return out, f"API record at {off:#x} rebuilt ({('args cut', 'args added', 'section cut', 'slot')[how]})"
-
-
-KINDS = ("random", "truncate-boundary", "truncate-random", "bitflip", "absurd", "bomb",
-         "reframe")
 
 
 # ---- running one mutant ----------------------------------------------------------------------
@@ -562,7 +396,10 @@ def signature(exc):
 
 # ---- the campaign ---------------------------------------------------------------------------
 
-def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_kinds=None):
+def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_kinds=None,
+             tag=""):
+    """One process's campaign; `tag` prefixes its progress lines and saved inputs (a worker
+    of --jobs)."""
     rng = random.Random(seed)
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
     signal.signal(signal.SIGALRM, _alarm)
@@ -585,6 +422,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
     violations = []
     slowest = {"seconds": 0.0}
     sweep = Counter()
+    shapes = Counter()                  # "target/shape" of each bomb (mutators.bomb_shape)
     targets = {t: [b for b in bases if b.target == t] for t in ("capture", "dump", "cubin")}
     weights = [("capture", 0.7), ("dump", 0.15), ("cubin", 0.15)]
     t_start = time.time()
@@ -609,6 +447,8 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         outcome, exc, peak, dt = run_one(target, data, tmpdir, timeout)
         n += 1
         per[f"{target}/{kind}"][outcome] += 1
+        if kind == "bomb":
+            shapes[f"{target}/{mutators.bomb_shape(desc)}"] += 1
         size = max(len(data), 1)
         ratio = peak / size
         of_bound = peak / (MEM_FACTOR * size + MEM_SLACK)
@@ -622,7 +462,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         if peak > bound or outcome == "memory":
             violations.append({"peak": peak, "size": len(data), "base": base.name,
                                "kind": kind, "mutation": desc, "outcome": outcome})
-            _save(f"memory-{len(violations)}", target, data)
+            _save(f"{tag}memory-{len(violations)}", target, data)
         if dt > slowest["seconds"]:
             slowest = {"seconds": round(dt, 3), "size": len(data), "target": target,
                        "kind": kind, "base": base.name, "mutation": desc}
@@ -631,15 +471,15 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
             s = sigs.setdefault(sig, {"count": 0, "samples": []})
             s["count"] += 1
             if len(s["samples"]) < 3:
-                p = _save(f"crash-{len(sigs)}-{len(s['samples'])}", target, data)
+                p = _save(f"{tag}crash-{len(sigs)}-{len(s['samples'])}", target, data)
                 s["samples"].append({"file": str(p), "target": target, "base": base.name,
                                      "kind": kind, "mutation": desc, "error": repr(exc)[:300]})
                 if s["count"] == 1:
-                    print(f"CRASH {sig}: {base.name} {kind} {desc}: {exc!r}"[:400], flush=True)
+                    print(f"{tag}CRASH {sig}: {base.name} {kind} {desc}: {exc!r}"[:400], flush=True)
                     print("".join(traceback.format_exception(exc)[-4:])[:1500], flush=True)
         if progress and n % 500 == 0:
             crashes = sum(c["crash"] for c in per.values())
-            print(f"{n} mutants, {time.time() - t_start:.0f} s, {crashes} crashes, "
+            print(f"{tag}{n} mutants, {time.time() - t_start:.0f} s, {crashes} crashes, "
                   f"worst ratio {worst['ratio']}", flush=True)
     tracemalloc.stop()
     elapsed = time.time() - t_start
@@ -652,6 +492,7 @@ def campaign(seconds=None, count=None, seed=0, timeout=60, progress=True, only_k
         "python": sys.version.split()[0], "bases": {t: [b.name for b in v] for t, v in targets.items()},
         "outcomes": dict(totals),
         "per_kind": {k: dict(v) for k, v in sorted(per.items())},
+        "bombs": dict(sorted(shapes.items())),
         "crashes": {k: v for k, v in sorted(sigs.items(), key=lambda kv: -kv[1]["count"])},
         "memory": {"bound": f"peak <= {MEM_FACTOR} x size + {MEM_SLACK // MIB} MiB",
                    "base_ratio_unmutated": round(base_ratio, 2),
@@ -669,6 +510,94 @@ def _save(stem, target, data):
     return p
 
 
+# ---- several processes ---------------------------------------------------------------------
+
+def worker_seed(seed, i):
+    """Worker i of --jobs N runs with seed seed*1000+i (so seed 7 gives 7000, 7001, ...):
+    distinct streams, and each worker's mutants can be made again alone with --seed."""
+    return seed * 1000 + i
+
+
+def _worker(out_path, kwargs):
+    res = campaign(**kwargs)
+    Path(out_path).write_text(json.dumps(res))
+
+
+def run_jobs(jobs, seconds=None, count=None, seed=0, timeout=60, only_kinds=None):
+    """`campaign` in `jobs` forked worker processes (worker_seed), --count split among them,
+    --seconds for each; their results merged into one (merge)."""
+    import multiprocessing
+    import tempfile
+    ctx = multiprocessing.get_context("fork")
+    shares = [None] * jobs if count is None else \
+        [count // jobs + (i < count % jobs) for i in range(jobs)]
+    with tempfile.TemporaryDirectory(prefix="fuzz-jobs-") as tmp:
+        procs = []
+        for i in range(jobs):
+            kw = dict(seconds=seconds, count=shares[i], seed=worker_seed(seed, i),
+                      timeout=timeout, only_kinds=only_kinds, tag=f"[w{i}] ")
+            path = Path(tmp) / f"worker-{i}.json"
+            procs.append((i, path, ctx.Process(target=_worker, args=(path, kw))))
+            procs[-1][2].start()
+        results, failed = [], []
+        for i, path, p in procs:
+            p.join()
+            if p.exitcode == 0 and path.exists():
+                results.append(json.loads(path.read_text()))
+            else:       # a worker that died is reported, not dropped in silence
+                failed.append({"worker": i, "seed": worker_seed(seed, i), "exitcode": p.exitcode})
+    if not results:
+        raise SystemExit(f"every worker failed: {failed}")
+    res = merge(results, seed)
+    res["failed_workers"] = failed
+    return res
+
+
+def merge(results, seed):
+    """One result from the workers': counts and per-kind outcomes summed, crash signatures
+    merged (counts summed, the first samples kept), the maxima of the slowest input, the
+    worst memory ratios and peak RSS, and every worker's seed."""
+    out = dict(results[0])
+    out.update(seed=seed, jobs=len(results), worker_seeds=[r["seed"] for r in results],
+               seconds=max(r["seconds"] for r in results),
+               mutants=sum(r["mutants"] for r in results))
+    out["mutants_per_second"] = round(out["mutants"] / max(out["seconds"], 1e-9), 1)
+    out["outcomes"] = _summed(r["outcomes"] for r in results)
+    out["bombs"] = _summed(r["bombs"] for r in results)
+    out["per_kind"] = {k: _summed(r["per_kind"].get(k, {}) for r in results)
+                       for k in sorted({k for r in results for k in r["per_kind"]})}
+    crashes = {}
+    for r in results:
+        for sig, v in r["crashes"].items():
+            c = crashes.setdefault(sig, {"count": 0, "samples": []})
+            c["count"] += v["count"]
+            c["samples"] = (c["samples"] + v["samples"])[:3]
+    out["crashes"] = dict(sorted(crashes.items(), key=lambda kv: -kv[1]["count"]))
+    mems = [r["memory"] for r in results]
+    out["memory"] = dict(
+        mems[0], base_ratio_unmutated=max(m["base_ratio_unmutated"] for m in mems),
+        worst_ratio_64k_and_up=max((m["worst_ratio_64k_and_up"] for m in mems),
+                                   key=lambda w: w["ratio"]),
+        worst_fraction_of_bound=max((m["worst_fraction_of_bound"] for m in mems),
+                                    key=lambda w: w["of_bound"]),
+        violations=[v for m in mems for v in m["violations"]][:20],
+        violation_count=sum(m["violation_count"] for m in mems))
+    out["slowest"] = max((r["slowest"] for r in results), key=lambda w: w["seconds"])
+    out["peak_rss_bytes"] = max(r["peak_rss_bytes"] for r in results)
+    out["tracebacks"] = sum(r["tracebacks"] for r in results)
+    out["workers"] = [{k: r[k] for k in ("seed", "mutants", "seconds", "mutants_per_second",
+                                         "outcomes", "peak_rss_bytes", "tracebacks")}
+                      for r in results]
+    return out
+
+
+def _summed(counts):
+    total = Counter()
+    for c in counts:
+        total.update(c)
+    return dict(sorted(total.items()))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=None)
@@ -677,16 +606,25 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=60, help="seconds before a mutant is a hang")
     ap.add_argument("--out", default=None)
     ap.add_argument("--kinds", default=None, help="comma-separated mutation kinds (default: all)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes; worker i uses seed SEED*1000+i (default 1: SEED)")
     args = ap.parse_args(argv)
     if args.seconds is None and args.count is None:
         args.seconds = 600
-    res = campaign(args.seconds, args.count, args.seed, args.timeout,
-                   only_kinds=args.kinds.split(",") if args.kinds else None)
+    kinds = args.kinds.split(",") if args.kinds else None
+    if args.jobs > 1:
+        res = run_jobs(args.jobs, args.seconds, args.count, args.seed, args.timeout, kinds)
+    else:
+        res = campaign(args.seconds, args.count, args.seed, args.timeout, only_kinds=kinds)
     out = Path(args.out) if args.out else ROOT / "bench" / f"results-fuzz-{time.strftime('%Y-%m-%d')}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
-    print(f"\n{res['mutants']} mutants in {res['seconds']} s (seed {res['seed']}): {res['outcomes']}")
+    seeds = f"seed {res['seed']}" + (f", workers' seeds {res['worker_seeds']}" if args.jobs > 1 else "")
+    print(f"\n{res['mutants']} mutants in {res['seconds']} s ({seeds}): {res['outcomes']}")
     for k, v in res["per_kind"].items():
         print(f"  {k:28s} {v}")
+    print(f"bombs: {res['bombs']}")
+    if res.get("failed_workers"):
+        print(f"FAILED WORKERS: {res['failed_workers']}")
     print(f"crash signatures: {len(res['crashes'])}")
     for sig, v in res["crashes"].items():
         print(f"  {v['count']:6d}  {sig}  e.g. {v['samples'][0]['file']}")
@@ -696,10 +634,11 @@ def main(argv=None):
     print(f"  worst ratio (inputs >= 64 KiB): {m['worst_ratio_64k_and_up']}")
     print(f"  worst fraction of the bound: {m['worst_fraction_of_bound']}")
     print(f"slowest: {res['slowest']}")
-    print(f"peak RSS of the campaign process: {res['peak_rss_bytes'] / MIB:.0f} MiB; "
+    print(f"peak RSS of the campaign process{' (largest worker)' if args.jobs > 1 else ''}: "
+          f"{res['peak_rss_bytes'] / MIB:.0f} MiB; "
           f"tracebacks {res['tracebacks']}")
     print(f"written to {out}")
-    return 1 if res["crashes"] or m["violation_count"] else 0
+    return 1 if res["crashes"] or m["violation_count"] or res.get("failed_workers") else 0
 
 
 if __name__ == "__main__":

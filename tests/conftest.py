@@ -1,6 +1,7 @@
 """Shared fixtures: the recorded captures, decompressed once per session, and an independent
 record walker (plain struct.unpack, not the reader under test) to know where records lie."""
 import gzip
+import importlib.util
 import json
 import struct
 from functools import lru_cache
@@ -34,6 +35,16 @@ def plain(obj):
     if isinstance(obj, list):
         return [plain(v) for v in obj]
     return obj
+
+
+@lru_cache(maxsize=None)
+def bench_module(name):
+    """bench/<name>.py as a module (bench/ is not a package; its own imports of bench/
+    modules find them on sys.path)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def manifest(name):

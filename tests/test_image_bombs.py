@@ -4,109 +4,40 @@ RLIMIT_AS 1 GiB. Each must stay bounded, exit 2 with one clear line naming the r
 its offset, say so beside the launch's verified line and in --json `problems`, and never
 print a traceback.
 
-The generators write the compressed streams by hand from the formats' own descriptions
-(RFC 8878 for zstd: frame header, raw / RLE / compressed blocks, a sequences section in RLE
-mode; the LZ4 block format: token, literals, offset, length bytes), so no compressor can
-refuse to make them."""
+The generators (bench/bombs.py) write the compressed streams by hand from the formats' own
+descriptions, so no compressor can refuse to make them; bench/fuzz.py makes its image bombs
+with the same ones."""
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT, capture_bytes, record_spans
-from decoders.capture import format as F
+from conftest import ROOT, bench_module, capture_bytes
 from decoders.cubin import fatbin as FB
 
 NAME = "runtime-vadd"
 AS_LIMIT = 1 << 30
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-ZSTD_FHD = b"\x00\x38"      # no content size, not single-segment, no checksum; window 2^17 B
+bombs = bench_module("bombs")
+zstd_many_sequences, zstd_rle_4gib, lz4_long_match = (
+    bombs.zstd_many_sequences, bombs.zstd_rle_4gib, bombs.lz4_long_match)
 
 
-def _zstd_block(kind, size, last, body):
-    """Block header (RFC 8878 3.1.1.2: last bit, 2-bit type, 21-bit size) + content."""
-    return (last | (kind << 1) | (size << 3)).to_bytes(3, "little") + body
-
-
-def zstd_many_sequences(nseq=98_043):
-    """8 raw bytes, then one compressed block whose sequences section holds `nseq` matches
-    of 65,539 bytes each (RLE-mode codes: literal length 0, offset code 0, match code 52;
-    16 zero extra bits a sequence): ~6.4 GB if a decoder believed it."""
-    lit = b"\x00"                                             # raw literals, 0 bytes
-    n = nseq - 0x7F00
-    seq_head = bytes([255, n & 0xFF, n >> 8]) + b"\x54" + bytes([0, 0, 52])
-    bitstream = bytes(2 * nseq) + b"\x01"                    # end marker in the last byte
-    body = lit + seq_head + bitstream
-    return (ZSTD_MAGIC + ZSTD_FHD + _zstd_block(0, 8, 0, b"ABCDEFGH") +
-            _zstd_block(2, len(body), 1, body))
-
-
-def zstd_rle_4gib():
-    """32,768 RLE blocks of 128 KiB each: a 131 KB stream that really expands to 4 GiB."""
-    blocks = [_zstd_block(1, 128 << 10, 0, b"\x00") for _ in range((4 << 30) // (128 << 10) - 1)]
-    return ZSTD_MAGIC + ZSTD_FHD + b"".join(blocks) + _zstd_block(1, 128 << 10, 1, b"\x00")
-
-
-def lz4_long_match(length_bytes=1 << 20):
-    """One literal, then a match at offset 1 whose length runs on for `length_bytes` bytes of
-    255 (~255 B of output each), then the five closing literals."""
-    return (b"\x1f" + b"\x00" + b"\x01\x00" + b"\xff" * length_bytes + b"\x00" +
-            b"\x50" + b"\x00" * 5)
+def _image():
+    return bombs.capture_image(capture_bytes(NAME))
 
 
 def fatbin_with(payload, flags, declared):
     """The capture's fatbin header and its sm_90 ELF entry header, carrying `payload` as that
     entry's stored bytes with compression `flags` and `declared` decompressed bytes."""
-    image = _image()
-    head = FB.FATBIN_HEADER.parse(image[:16])
-    entry = FB.FATBIN_ENTRY_HEADER.parse(image[16:16 + 64])
-    stored = payload + bytes(-len(payload) % 8)
-    new_entry = FB.FATBIN_ENTRY_HEADER.build(dict(
-        entry, size=len(stored), compressed_size=len(payload), flags=entry.flags | flags,
-        decompressed_size=declared))
-    return FB.FATBIN_HEADER.build(dict(head, fat_size=len(new_entry) + len(stored))) + \
-        new_entry + stored
-
-
-def _image_record():
-    data = capture_bytes(NAME)
-    for off, length, rtype in record_spans(NAME):
-        if F.TL_REC[rtype] == "API_ENTER":
-            body = F.TL_API.parse(data[off + F.TL_RECORD_HEADER_SIZE:off + length])
-            if any(s.tag == 6 for s in body.sections):          # IMAGE (decoders/cuda/api.py)
-                return off, length, body
-    raise AssertionError("no module image in runtime-vadd")
-
-
-def _image():
-    _, _, body = _image_record()
-    return next(s.data for s in body.sections if s.tag == 6)
+    return bombs.fatbin_with(payload, flags, declared, _image())
 
 
 def capture_with_image(image):
     """runtime-vadd with its module image replaced (later records moved, cursors fixed)."""
-    data = capture_bytes(NAME)
-    target, _, body = _image_record()
-    out = bytearray(data[:F.TL_HEADER_SIZE])
-    for off, length, rtype in record_spans(NAME):
-        rec = data[off:off + length]
-        if off == target:
-            sections = [dict(s, data=image, size=len(image), full_size=len(image))
-                        if s.tag == 6 else s for s in body.sections]
-            new = F.TL_API.build(dict(body, sections=sections))
-            new += bytes(-len(new) % F.TL_ALIGN)
-            hdr = F.TL_RECORD_HEADER.parse(rec[:F.TL_RECORD_HEADER_SIZE])
-            rec = F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
-        elif F.TL_REC[rtype] == "END":
-            end = F.TL_END.parse(rec[F.TL_RECORD_HEADER_SIZE:])
-            rec = rec[:F.TL_RECORD_HEADER_SIZE] + F.TL_END.build(dict(end, cursor=len(out)))
-        out += rec
-    out[F.TL_CURSOR_OFFSET:F.TL_CURSOR_OFFSET + 8] = struct.pack("<Q", len(out))
-    return bytes(out)
+    return bombs.capture_with_image(capture_bytes(NAME), image)
 
 
 # The child limits itself and writes its own peak (VmHWM: this program's, from its exec on)
@@ -197,6 +128,34 @@ def test_bomb_fatbin_file_is_one_line_for_trace_decode_cubin(bomb, tmp_path):
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert says in lines[0] and re.search(r"\(at offset 0x[0-9a-f]+\)$", lines[0]), lines[0]
     assert rss < 512, f"{bomb}: peak RSS {rss:.0f} MiB"
+
+
+def test_an_entry_is_held_once_while_it_decompresses():
+    """bench/fuzz.py --kinds bomb --seed 5 found entries that really decompress to about
+    what they declare held twice while decoded: a zstd frame of RLE blocks giving 259 MB
+    took 518 MB traced (its 1 MiB reads, then their join), an LZ4 stream under a declared
+    cap 527 MB (the library's buffer, then the bytes it copies it to); issue 20 allows a
+    decode 512 MiB. zstd output is now held once; an LZ4 entry needs twice its declared
+    size of the image's budget."""
+    import tracemalloc
+    from decoders.errors import CaptureError
+    size = 64 << 20
+    stream = bombs.zstd_rle(size // bombs.ZSTD_MAX_BLOCK)
+    tracemalloc.start()
+    try:
+        out = FB.decompress_payload("zstd", stream, size, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(out) == size and peak < 1.2 * size + (2 << 20), peak / size
+    del out
+    n = 64 << 10
+    stream, true = bombs.lz4_long_match(n), 255 * n + 25
+    with pytest.raises(CaptureError, match=r"over the per-image cap .*; lz4 needs 2 x the declared"):
+        FB.decompress_payload("lz4", stream, true, 0, FB.DecompressBudget(2 * true - 1))
+    budget = FB.DecompressBudget(2 * true)
+    assert len(FB.decompress_payload("lz4", stream, true, 0, budget)) == true
+    assert budget.left == true          # what it keeps is counted once
 
 
 def _decode_args(tmp_path, *args):

@@ -270,7 +270,9 @@ def test_skipped_bytes_budget(tmp_path, vadd):
 
 def test_fuzz_bomb_mutator(monkeypatch):
     """bench/fuzz.py's bomb kind: capture bombs are gzip files that inflate to a capture
-    declaring a large record, count or length; on cubins it calls the image_bomb hook."""
+    declaring a large record, count or length, or (where the capture carries a module image)
+    the capture with an image bomb (tests/test_fuzz_image_bombs.py); on cubins it calls the
+    image_bomb hook."""
     import gzip
     import random
     import struct as st
@@ -283,6 +285,10 @@ def test_fuzz_bomb_mutator(monkeypatch):
     kinds = set()
     for _ in range(6):
         data, desc = fuzz.bomb(rng, base)
+        if desc.startswith("image"):
+            assert data[:8] == F.TL_MAGIC, desc
+            kinds.add("image")
+            continue
         assert data[:2] == b"\x1f\x8b", desc
         with gzip.open(io.BytesIO(data)) as f:
             head = f.read(F.TL_HEADER_SIZE)
@@ -293,7 +299,7 @@ def test_fuzz_bomb_mutator(monkeypatch):
     assert len(kinds) >= 2, kinds
     cubin = fuzz.Base("cubin", "c", (ROOT / "tests" / "fixtures" / "cubins" /
                                       "shapes.sm_90.cubin").read_bytes())
-    monkeypatch.setattr(fuzz, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
+    monkeypatch.setattr(fuzz.mutators, "image_bomb", lambda rng, base: (b"BOMB", "hook"))
     assert fuzz.bomb(rng, cubin) == (b"BOMB", "hook")
 
 

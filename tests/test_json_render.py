@@ -50,12 +50,16 @@ def test_worker_processes_write_the_same_json(monkeypatch):
     model = decode_capture(capture_path("launch-loop-10k"))
     assert isinstance(model.launches, SpillList) and len(model.launches) > parallel.MIN_ITEMS
     texts = []
-    for jobs in ("1", "3"):
+    # 3 workers, then 3 with a worker's text cut after ~one launch (CHUNK_TEXT: the parent
+    # renders the rest of each range)
+    for jobs, cut in (("1", parallel.CHUNK_TEXT), ("3", parallel.CHUNK_TEXT), ("3", 1000)):
         monkeypatch.setenv("TRACE_LAUNCH_JOBS", jobs)
+        monkeypatch.setattr(parallel, "CHUNK_TEXT", cut)
         out = io.StringIO()
         render_json(model, out)
         texts.append(out.getvalue())
-    assert texts[0] == texts[1] and texts[0].count('"qmd_address"') >= len(model.launches)
+    assert texts[0] == texts[1] == texts[2]
+    assert texts[0].count('"qmd_address"') >= len(model.launches)
 
 
 def test_spill_list_ranges():

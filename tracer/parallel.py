@@ -16,9 +16,11 @@ from collections import deque
 
 MIN_ITEMS = 2048    # fewer items: rendered here (starting workers costs more than it saves)
 CHUNK = 64          # items a worker renders at a time: ~1.3 MB of a training run's launches
+CHUNK_TEXT = 8 << 20    # ...or fewer, once their text passes this (an item's size comes
+                        # from the capture: a submission may carry megabytes of pushbuffer)
 MAX_WORKERS = 12
 
-_JOB = None         # (sequence, make): set before the workers fork, read by them
+_JOB = None         # (sequence, one): set before the workers fork, read by them
 
 
 def jobs():
@@ -40,19 +42,30 @@ def _items(seq, lo, hi):
 
 
 def _render(lo, hi):
-    seq, make = _JOB
-    return make(_items(seq, lo, hi))
+    """(text of items lo.., the index after the last one rendered): all up to hi, or fewer
+    when their text passed CHUNK_TEXT (the rest is rendered by the parent)."""
+    seq, one = _JOB
+    parts, size, end = [], 0, lo
+    for item in _items(seq, lo, hi):
+        text = one(item)
+        parts.append(text)
+        size += len(text)
+        end += 1
+        if size > CHUNK_TEXT:
+            break
+    return ",\n  ".join(parts), end
 
 
-def render_ranges(seq, make, write, workers=None):
-    """write(make(items)) for seq's items CHUNK at a time, in order. `make` turns an
-    iterator of items into text; it runs in forked workers when seq is long."""
+def render_ranges(seq, one, write, workers=None):
+    """write() the text `one` makes of each item of seq, in order: one text per item, or
+    several items' joined by ",\n  " (render_json's separator). With a long seq, forked
+    workers render ranges of it."""
     global _JOB
     n = len(seq)
     workers = jobs() if workers is None else workers
     if workers < 2 or n < MIN_ITEMS:
-        for lo in range(0, n, CHUNK):
-            write(make(_items(seq, lo, lo + CHUNK)))
+        for item in seq:
+            write(one(item))
         return
     import multiprocessing
     flush = getattr(seq, "_flush", None)
@@ -63,17 +76,24 @@ def render_ranges(seq, make, write, workers=None):
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    _JOB = (seq, make)
+    _JOB = (seq, one)
     gc.freeze()             # the workers' collector leaves the model's pages shared
+
+    def finish(task, hi):
+        text, end = task.get()
+        write(text)
+        for item in _items(seq, end, hi):       # what the worker left (CHUNK_TEXT)
+            write(one(item))
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             pending = deque()
             for lo in range(0, n, CHUNK):
-                pending.append(pool.apply_async(_render, (lo, min(lo + CHUNK, n))))
+                hi = min(lo + CHUNK, n)
+                pending.append((pool.apply_async(_render, (lo, hi)), hi))
                 if len(pending) > workers + 2:
-                    write(pending.popleft().get())
+                    finish(*pending.popleft())
             while pending:
-                write(pending.popleft().get())
+                finish(*pending.popleft())
     finally:
         _JOB = None
         gc.unfreeze()

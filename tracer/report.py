@@ -501,11 +501,12 @@ def _json_text(obj, level):
 QMD_TEXTS = 1024    # QMD images whose fields' JSON text render_json keeps
 
 
-def _launch_views(launches):
+def _launch_views(launches, texts=None):
     """Each launch's summary for the JSON, its `qmd_fields` text made once per distinct QMD
     image (version, bytes): a launch loop's GRID_NULL QMDs repeat, and every field of a
-    384-byte QMD is most of a launch's JSON. Byte for byte what .summary renders to."""
-    texts = {}
+    384-byte QMD is most of a launch's JSON. Byte for byte what .summary renders to.
+    `texts`: the cache, kept by the caller across calls."""
+    texts = {} if texts is None else texts
     for l in launches:
         if not hasattr(l, "view"):
             yield l
@@ -558,21 +559,24 @@ def render_json(model, out):
                 w(("[\n  " if first[0] else ",\n  ") + text)
                 first[0] = False
         # the long lists: rendered a range at a time, by worker processes when long
-        render_ranges(value, _ITEMS_TEXT.get(key, _items_text), chunk)
+        render_ranges(value, _LaunchText() if key == "launches" else _item_text, chunk)
         w("[]" if first[0] else "\n ]")
     w("\n}\n")
 
 
-def _items_text(items):
-    """Items of a top-level list as render_json writes them, joined."""
-    return ",\n  ".join([_json_text(item, 2) for item in items])
+def _item_text(item):
+    return _json_text(item, 2)
 
 
-def _launch_items_text(launches):
-    return _items_text(_launch_views(launches))
+class _LaunchText:
+    """A launch's JSON text, each distinct QMD image's `qmd_fields` made once (what
+    _launch_views does for a stream of launches, one launch at a time)."""
 
+    def __init__(self):
+        self.texts = {}
 
-_ITEMS_TEXT = {"launches": _launch_items_text}
+    def __call__(self, launch):
+        return _json_text(next(_launch_views((launch,), self.texts)), 2)
 
 
 __all__ = ["render_text", "render_json", "to_json", "Counter"]

@@ -134,6 +134,20 @@ class TextOut:
             self._stream.write("".join(self._done))
             self._done, self._size = [], 0
 
+    @property
+    def limit(self):
+        return self._limit
+
+    def write_made(self, text):
+        """Write whole lines another TextOut with these settings already made (escaped and
+        cut): a report's part rendered by a worker process."""
+        if self._line:      # a partial line first, as it is (never between launches)
+            self._done.append(self._out("".join(self._line)))
+            self._line = []
+        self._spill()
+        self._stream.write(text)
+        return len(text)
+
     def flush(self):
         self._spill()
         if self._line:

@@ -85,3 +85,21 @@ def test_mismatched_launch_is_remembered_and_shown():
     assert "mismatched launches after the first 3:" in text
     assert re.search(r"^  launch 5000: ", text, re.M)
     assert len(re.findall(r"^  launch \d+: ", text, re.M)) == 4
+
+
+def test_worker_processes_write_the_same_text(monkeypatch):
+    """trace-decode's full text report with the launches rendered by forked workers
+    (tracer/parallel.py, lines escaped and cut by each worker's TextOut) is byte for byte
+    what one process writes, with and without colour and line cutting."""
+    from tracer import parallel
+    model = decode_capture(capture_path("launch-loop-10k"))
+    assert len(model.launches) >= parallel.MIN_ITEMS
+    for color, full in ((False, False), (True, True)):
+        texts = []
+        for jobs in ("1", "3"):
+            monkeypatch.setenv("TRACE_LAUNCH_JOBS", jobs)
+            out = io.StringIO()
+            render_text(model, out, color=color, full_names=full)
+            texts.append(out.getvalue())
+        assert texts[0] == texts[1]
+        assert len(re.findall(r"^  launch \d+: ", texts[0], re.M)) == len(model.launches)

@@ -208,8 +208,8 @@ def _finish_capture(out, compress, all_entries=False):
     if st["images_repeated"]:
         parts.append(f"{st['images_repeated']} repeated module image(s) stored once")
     if st["entries_elided"]:
-        parts.append(f"{st['entries_elided']} fatbin entries for other GPUs left out "
-                     f"({st['elided_bytes']:,} B; --all-entries keeps them)")
+        parts.append(f"{st['entries_elided']} fatbin entries for other GPUs left out, "
+                     f"{st['elided_bytes']:,} B: --all-entries keeps them")
     if st["compressed"]:
         parts.append(f"zstd, {st['raw_bytes']:,} -> {st['bytes']:,} B")
     return f" ({'; '.join(parts)})" if parts else ""

@@ -20,7 +20,7 @@ CHUNK_TEXT = 8 << 20    # ...or fewer, once their text passes this (an item's si
                         # from the capture: a submission may carry megabytes of pushbuffer)
 MAX_WORKERS = 12
 
-_JOB = None         # (sequence, one): set before the workers fork, read by them
+_JOB = None         # (sequence, one, sep): set before the workers fork, read by them
 
 
 def jobs():
@@ -44,28 +44,33 @@ def _items(seq, lo, hi):
 def _render(lo, hi):
     """(text of items lo.., the index after the last one rendered): all up to hi, or fewer
     when their text passed CHUNK_TEXT (the rest is rendered by the parent)."""
-    seq, one = _JOB
+    seq, one, sep = _JOB
     parts, size, end = [], 0, lo
     for item in _items(seq, lo, hi):
-        text = one(item)
+        text = one(end, item)
         parts.append(text)
         size += len(text)
         end += 1
         if size > CHUNK_TEXT:
             break
-    return ",\n  ".join(parts), end
+    return sep.join(parts), end
 
 
-def render_ranges(seq, one, write, workers=None):
-    """write() the text `one` makes of each item of seq, in order: one text per item, or
-    several items' joined by ",\n  " (render_json's separator). With a long seq, forked
-    workers render ranges of it."""
+def worth_it(seq, workers=None):
+    """Whether render_ranges would use workers for seq."""
+    return (jobs() if workers is None else workers) >= 2 and len(seq) >= MIN_ITEMS
+
+
+def render_ranges(seq, one, write, sep=",\n  ", workers=None):
+    """write() the text one(index, item) makes of each item of seq, in order: one text per
+    item, or several items' joined by `sep` (render_json's separator by default). With a
+    long seq, forked workers render ranges of it."""
     global _JOB
     n = len(seq)
     workers = jobs() if workers is None else workers
-    if workers < 2 or n < MIN_ITEMS:
-        for item in seq:
-            write(one(item))
+    if not worth_it(seq, workers):
+        for k, item in enumerate(seq):
+            write(one(k, item))
         return
     import multiprocessing
     flush = getattr(seq, "_flush", None)
@@ -76,14 +81,14 @@ def render_ranges(seq, one, write, workers=None):
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    _JOB = (seq, one)
+    _JOB = (seq, one, sep)
     gc.freeze()             # the workers' collector leaves the model's pages shared
 
     def finish(task, hi):
         text, end = task.get()
         write(text)
-        for item in _items(seq, end, hi):       # what the worker left (CHUNK_TEXT)
-            write(one(item))
+        for k, item in enumerate(_items(seq, end, hi), end):   # what the worker left
+            write(one(k, item))
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             pending = deque()

@@ -2,13 +2,14 @@
 
 The report never decodes bits itself: everything it prints comes from the model.
 """
+import io
 import json
 from collections import Counter
 
 from decoders.session import SpillList, channels, marked_submissions
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
-from tracer.parallel import render_ranges
+from tracer.parallel import render_ranges, worth_it
 
 NOTE_CHARS = 240    # a note's text shown in the report (the rest elided, its length shown)
 VALUE_CHARS = 200   # any other string from a capture (argv, paths, labels, parameter hex)
@@ -171,7 +172,12 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
 
     if model.launches:
         w("\n" + st.head(f"launches ({len(model.launches)})") + "\n")
-        if launch_limit is None or len(model.launches) <= launch_limit:
+        if (launch_limit is None or len(model.launches) <= launch_limit) and \
+                worth_it(model.launches):
+            # a long capture's launches: by worker processes, lines made as `out` makes them
+            render_ranges(model.launches, _LaunchLines(color, out.limit, full_names),
+                          out.write_made, sep="")
+        elif launch_limit is None or len(model.launches) <= launch_limit:
             for n, l in enumerate(model.launches):
                 _render_launch(n, l, w, full_names=full_names)
         else:
@@ -564,7 +570,7 @@ def render_json(model, out):
     w("\n}\n")
 
 
-def _item_text(item):
+def _item_text(_, item):
     return _json_text(item, 2)
 
 
@@ -575,8 +581,23 @@ class _LaunchText:
     def __init__(self):
         self.texts = {}
 
-    def __call__(self, launch):
+    def __call__(self, _, launch):
         return _json_text(next(_launch_views((launch,), self.texts)), 2)
+
+
+class _LaunchLines:
+    """A launch's text report lines, escaped and cut as render_text's TextOut does: what
+    a worker process hands back (tracer/parallel.py)."""
+
+    def __init__(self, color, limit, full_names):
+        self.color, self.limit, self.full_names = color, limit, full_names
+
+    def __call__(self, n, launch):
+        buf = io.StringIO()
+        out = TextOut(buf, color=self.color, limit=self.limit)
+        _render_launch(n, launch, out.write, full_names=self.full_names)
+        out.flush()
+        return buf.getvalue()
 
 
 __all__ = ["render_text", "render_json", "to_json", "Counter"]

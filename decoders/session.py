@@ -215,7 +215,13 @@ def _submission_dict(index, pid, tid, t_start, b):
 DEFAULT_KEEP = 256
 
 
-def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP):
+def capture_header(hdr):
+    """The model's `header` dict of a capture's file header (reader.header)."""
+    return {"version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
+            "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor}
+
+
+def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -223,28 +229,26 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP):
     `model.submissions` / `model.launches` are SpillLists that keep their first `keep`
     items in memory and the rest in a temporary file, so memory stays flat whatever the
     capture's length (keep=None keeps everything in memory). The model is the same
-    either way; an item read back from the file is a fresh copy."""
+    either way; an item read back from the file is a fresh copy.
+    `stream`: read this instead of opening `path` (decoders/capture/live.py LiveCapture)."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
-        return _decode_capture(path, branch, launches, keep)
+        return _decode_capture(path, branch, launches, keep, stream)
     finally:
         if gc_was:
             gc.enable()
 
 
-def _decode_capture(path, branch, launches, keep):
+def _decode_capture(path, branch, launches, keep, stream=None):
     from decoders.rm.objects import ObjectTree
-    stream = open_capture(path)
+    stream = open_capture(path) if stream is None else stream
     try:
         reader = CaptureReader(stream, name=str(path))
         meta = reader.meta
         if branch is None:
             branch = (str(meta.get("driver", "580")).split(".")[0]) or "580"
-        hdr = reader.header
-        model = CaptureModel(path=str(path), meta=meta, header={
-            "version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
-            "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor})
+        model = CaptureModel(path=str(path), meta=meta, header=capture_header(reader.header))
         model.objects = ObjectTree(branch)
         lazy_submissions = keep is not None and _SUBMISSION_BODY is not None
         if keep is not None:

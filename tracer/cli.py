@@ -67,15 +67,23 @@ def _family(meta):
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
                  stats=False, prog="trace-decode", filters=None, cost=False, full_names=False,
-                 launch_limit=None):
+                 launch_limit=None, model=None):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `launch_limit`: the text shows that many launches in full, then a table of them all.
+    `model`: the capture already decoded (trace-launch, while the program ran; the file
+    has since been rewritten by the exit step: its header is read again here).
     `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
     from decoders.session import decode_capture
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
-    model = decode_capture(path)
+    if model is None:
+        model = decode_capture(path)
+    else:
+        from decoders.capture.reader import CaptureReader, open_capture
+        from decoders.session import capture_header
+        with open_capture(path) as f:
+            model.header = capture_header(CaptureReader(f, name=path).header)
     color = _use_color(color, out)
     if not as_json:     # text: capture strings escaped, lines cut (decoders/text.py)
         out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
@@ -181,7 +189,14 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
         # opened once, here, before the program starts (an unwritable path or a symlink is
         # an error then); kept open, never reopened by name (tracer/run.py OutputPath)
         out = open_output(output) if output else default_output(name)
-        rc = run_traced(argv, out, mode=mode)
+        from tracer import live
+        decoding = []       # the decode that follows the capture while the program runs
+
+        def follow(capture):
+            decoding.append(live.LiveDecode(capture).start())
+            return decoding[0]
+        rc = run_traced(argv, out, mode=mode,
+                        live=follow if not no_report and live.wanted() else None)
     except TracerError as exc:
         if traceback:
             raise
@@ -191,9 +206,14 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                   traceback, path=str(out))
     click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:
+        model = decoding[0].model if decoding and decoding[0].error is None else None
+        if decoding and model is None:
+            click.echo(_line(f"trace-launch: the decode during the run stopped "
+                             f"({type(decoding[0].error).__name__}: {decoding[0].error}); "
+                             f"decoding the capture file"), err=True)
         _guard("trace-launch", lambda: print_report(
             str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
-            launch_limit=None if all_launches else SHOWN_LAUNCHES), traceback,
+            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model), traceback,
             path=str(out))
     sys.exit(rc)
 

@@ -134,8 +134,10 @@ def resolve_program(argv):
     return path
 
 
-def run_traced(argv, output, mode="full", extra_meta=None, env=None):
-    """Run argv under the shim writing `output`; returns the shell-style exit status."""
+def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None):
+    """Run argv under the shim writing `output`; returns the shell-style exit status.
+    `live`: a callable given `output` once the program runs, returning an object whose
+    finish() is called once the END record is written (tracer/live.py LiveDecode)."""
     shim = shim_path()
     if not shim.exists():
         raise TracerError(f"the shim library is missing at {shim}: reinstall with pip install .")
@@ -160,6 +162,7 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None):
     except PermissionError as exc:
         raise TracerError(f"{argv[0]}: permission denied", status=126) from exc
     update_meta(output, pid=proc.pid)
+    watcher = live(output) if live is not None else None
     # The traced program owns the terminal's signals; the tracer waits and reports.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -167,6 +170,8 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None):
     finally:
         signal.signal(signal.SIGINT, old)
     append_end(output, rc)
+    if watcher is not None:
+        watcher.finish()
     return 128 - rc if rc < 0 else rc
 
 

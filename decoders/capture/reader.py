@@ -431,6 +431,10 @@ class CaptureReader:
                     fixed_size, None))
         self.cursor = fixed.cursor
         self.data_end = fixed.cursor   # the shim's cursor: where written data ends
+        if getattr(stream, "live", False):
+            # being written (decoders/capture/live.py): the stream itself knows where the
+            # published records end, and the file ends at the END record once it is done
+            self.data_end = 0
         self.offset = self.pos
 
     def _read(self, n):

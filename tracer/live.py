@@ -1,0 +1,58 @@
+"""trace-launch decodes the capture while the program runs (decoders/capture/live.py), in a
+thread of the tracer, which otherwise only waits for the program: the report is ready
+soon after the program exits instead of a decode's length later.
+
+Only where it cannot slow the program: with at least MIN_CPUS CPUs for this process (the
+decoder takes one while the program runs) and a report to print. Anything that goes wrong
+in the thread leaves no model, and the capture is decoded from the file as before.
+"""
+import os
+import threading
+
+MIN_CPUS = 4
+
+
+def wanted():
+    """TRACE_LAUNCH_LIVE=0: never, =1: always; unset: with MIN_CPUS CPUs or more."""
+    env = os.environ.get("TRACE_LAUNCH_LIVE", "")
+    if env in ("0", "1"):
+        return env == "1"
+    try:
+        return len(os.sched_getaffinity(0)) >= MIN_CPUS
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) >= MIN_CPUS
+
+
+class LiveDecode:
+    """decode_capture(output) in a thread from start() until finish() returns the model."""
+
+    def __init__(self, output):
+        from decoders.capture.live import LiveCapture
+        self.path = str(output)
+        # its own descriptor of the same open file (pread only): never the name again
+        self.fd = os.dup(output.fd)
+        self.finished = threading.Event()
+        self.stream = LiveCapture(self.fd, self.finished)
+        self.model = None
+        self.error = None
+        self.thread = threading.Thread(target=self._run, name="trace-launch-decode",
+                                       daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def _run(self):
+        from decoders.session import decode_capture
+        try:
+            self.model = decode_capture(self.path, stream=self.stream)
+        except BaseException as exc:     # noqa: BLE001 - the file is decoded again instead
+            self.error = exc
+
+    def finish(self):
+        """Once the END record is written: let the reader read to the end, wait for the
+        decode, and return its model (None when it failed)."""
+        self.finished.set()
+        self.thread.join()
+        os.close(self.fd)
+        return self.model if self.error is None else None

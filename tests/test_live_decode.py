@@ -134,7 +134,8 @@ def test_trace_launch_reports_from_the_live_decode(tmp_path, shim):  # noqa: F81
     docs = []
     for live in ("1", "0"):
         out = tmp_path / f"live{live}.tlc"
-        env = dict(os.environ, TRACE_LAUNCH_DEVDIR=str(devdir), PYTHONPATH=str(ROOT),
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        env = dict(os.environ, TRACE_LAUNCH_DEVDIR=str(devdir), PYTHONPATH=path,
                    TRACE_LAUNCH_SHIM=str(shim), TRACE_LAUNCH_LIVE=live)
         res = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", "--json",
                               "-o", str(out), "sh", "-c", f"{script}; {script}"],

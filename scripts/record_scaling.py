@@ -1,0 +1,118 @@
+"""Record one real program at several lengths, natively and under trace-launch, on the GPU
+machine (issue 24's scaling run): for each length, a native run and a traced run
+(`trace-launch --no-report -o`, the capture a user gets), interleaved, their wall times,
+stdout and exit status compared, and a manifest beside each capture. With --report, also
+`trace-launch` with its default report, timed against the native run of the same rep.
+
+    python3 scripts/record_scaling.py --out DIR --steps 20 100 500 [--reps 1] [--report]
+        [--program scripts/corpus/train_transformer.py]
+
+Writes DIR/transformer-<steps>/{capture.tlc, manifest.json} and DIR/scaling-record.json.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tracer.run import gpu_meta  # noqa: E402
+
+CLI = [sys.executable, "-m", "tracer.cli_main", "trace-launch"]
+
+
+def run(argv, timeout, env=None):
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                           env=env, cwd=ROOT)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, out, err = "timeout", exc.stdout or "", exc.stderr or ""
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out
+        err = err.decode(errors="replace") if isinstance(err, bytes) else err
+    return {"wall_s": round(time.perf_counter() - t0, 3), "rc": rc, "stdout": out,
+            "stderr_tail": err[-2000:]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", type=int, nargs="+", default=[20, 100, 500])
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--report", action="store_true", help="also time the default report")
+    ap.add_argument("--program", default="scripts/corpus/train_transformer.py")
+    ap.add_argument("--name", default="transformer")
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    meta = {k: v for k, v in gpu_meta().items() if k != "gpu_error"}
+    results = {"meta": meta, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "lengths": {}}
+    for steps in args.steps:
+        prog = [sys.executable, args.program, str(steps)]
+        d = args.out / f"{args.name}-{steps}"
+        d.mkdir(parents=True, exist_ok=True)
+        cap = d / "capture.tlc"
+        runs = {"native": [], "traced": [], "report": []}
+        for rep in range(args.reps):
+            runs["native"].append(run(prog, args.timeout))
+            if cap.exists():
+                cap.unlink()
+            runs["traced"].append(run(CLI + ["--no-report", "-o", str(cap), "--"] + prog,
+                                      args.timeout))
+            if args.report:
+                rcap = args.out / f"report-{steps}.tlc"
+                if rcap.exists():
+                    rcap.unlink()
+                r = run(CLI + ["-o", str(rcap), "--"] + prog, args.timeout)
+                r["report_lines"] = r["stderr_tail"].count("\n")
+                runs["report"].append(r)
+                rcap.unlink(missing_ok=True)
+            print(f"steps={steps} rep={rep} " + " ".join(
+                f"{k}={v[-1]['wall_s']}s/rc={v[-1]['rc']}" for k, v in runs.items() if v),
+                flush=True)
+        nat = statistics.median(r["wall_s"] for r in runs["native"])
+        entry = {"steps": steps, "native_wall_s": nat,
+                 "traced_wall_s": statistics.median(r["wall_s"] for r in runs["traced"]),
+                 "stdout_same": all(r["stdout"] == runs["native"][0]["stdout"]
+                                    for r in runs["traced"] + runs["report"]),
+                 "exit_same": all(r["rc"] == runs["native"][0]["rc"]
+                                  for r in runs["traced"] + runs["report"]),
+                 "native_stdout": runs["native"][0]["stdout"],
+                 "capture_bytes": cap.stat().st_size if cap.exists() else None,
+                 "runs": {k: [{kk: vv for kk, vv in r.items() if kk != "stdout"} for r in v]
+                          for k, v in runs.items()}}
+        entry["traced_ratio"] = round(entry["traced_wall_s"] / nat, 3)
+        if runs["report"]:
+            entry["report_wall_s"] = statistics.median(
+                r["wall_s"] for r in runs["report"] if r["rc"] != "timeout") \
+                if any(r["rc"] != "timeout" for r in runs["report"]) else None
+            if entry["report_wall_s"]:
+                entry["report_ratio"] = round(entry["report_wall_s"] / nat, 3)
+        results["lengths"][steps] = entry
+        manifest = {"name": f"{args.name}-{steps}", "command": prog, "mode": "full",
+                    "exit_status": runs["traced"][-1]["rc"], "date": results["date"],
+                    "wall_s": runs["traced"][-1]["wall_s"],
+                    "notes": f"{args.program} {steps} steps under trace-launch --no-report "
+                             f"(scripts/record_scaling.py)",
+                    "ground_truth": {"steps": steps,
+                                     "native_stdout": runs["native"][0]["stdout"],
+                                     "native_exit": runs["native"][0]["rc"]}}
+        manifest.update(meta)
+        (d / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    (args.out / "scaling-record.json").write_text(json.dumps(results, indent=1, sort_keys=True))
+    for steps, e in results["lengths"].items():
+        print(f"steps={steps}: native {e['native_wall_s']} s, traced {e['traced_wall_s']} s "
+              f"({e['traced_ratio']}x), report {e.get('report_wall_s')} "
+              f"({e.get('report_ratio')}x), stdout same {e['stdout_same']}, "
+              f"capture {e['capture_bytes']} B")
+
+
+if __name__ == "__main__":
+    main()

@@ -140,10 +140,6 @@ def _hex(value):
     return "?" if value is None else f"{value:#x}"
 
 
-def _dims(d):
-    return ", ".join(str(x) for x in d) if d else "?"
-
-
 def _summary(launch):
     return launch.summary if hasattr(launch, "summary") else launch
 
@@ -152,17 +148,27 @@ def _summary(launch):
 def pick_launch(model, index=None):
     """The launch to explain: `index` (as the report numbers launches), else the first
     kernel launch whose submission rang between marks (the built-in launch), else the
-    first kernel launch (decoders/diff.py default_launch)."""
+    first kernel launch (decoders/diff.py default_launch); where that one runs no kernel
+    the program named (a memset the driver runs as a kernel of its own), the first launch
+    of a named kernel."""
     count = len(model.launches)
     if index is None:
         if not count:
             raise ExplainError("no launch decoded in this capture: nothing to explain")
         from decoders.diff import default_launch
-        return default_launch(model)
+        first = default_launch(model)
+        if _named(model.launches[first]):
+            return first
+        return next((n for n, l in enumerate(model.launches) if _named(l)), first)
     if not 0 <= index < count:
         raise ExplainError(f"no launch {index}: the capture has {count} launch(es), "
                            f"numbered from 0 (`trace-decode CAPTURE` lists them)")
     return index
+
+
+def _named(launch):
+    s = _summary(launch)
+    return bool(s.get("kernel") and ((s.get("attribution") or {}).get("kernel") or {}).get("name"))
 
 
 # -- reading the model -------------------------------------------------------------------
@@ -289,19 +295,20 @@ def _intro(model, rd, facts):
             "story, which includes this one."]))
         return sec
     grid, block = s.get("grid") or [], s.get("block") or []
-    threads = 1
-    for d in grid + block:
-        threads *= d
-    per_block = 1
-    for d in block:
-        per_block *= d
-    what = [_v("kernel", name, True)] if name else ["a kernel the capture does not name"]
-    sec.lines.append(Line([
-        "In CUDA C++ it reads ", _v("kernel", name or "kernel", True), "<<<",
-        *_dim_values("grid", grid), ", ", *_dim_values("block", block), ">>>(...): run "] + what +
-        [" on a ", _t("grid"), " of ", _v("blocks", _count(grid)), " ", _t("block", "blocks"),
-         " of ", _v("threads-per-block", per_block), " threads each, ",
-         _v("threads", threads), " threads in all."]))
+    shape = [_t("grid"), " of ", _v("blocks", _count(grid)), " ", _t("block", "blocks"), " of ",
+             _v("threads-per-block", _count(block)), " threads each, ",
+             _v("threads", _count(grid) * _count(block)), " threads in all."]
+    if name:
+        sec.lines.append(Line([
+            "In CUDA C++ it reads ", _v("kernel", name, True), "<<<", *_dim_values("grid", grid),
+            ", ", *_dim_values("block", block), ">>>(...): run ", _v("kernel", name, True),
+            " on a "] + shape))
+    else:
+        call = ((s.get("attribution") or {}).get("api_call") or {}).get("name")
+        sec.lines.append(Line([
+            "A kernel the capture does not name",
+            *([" (the driver's own, run for ", _v("api-name", call, True), ")"] if call else []),
+            ": a "] + shape))
     sec.brief.append(Line([_v("kernel", name or "kernel", True), "<<<",
                            *_dim_values("grid", grid), ", ", *_dim_values("block", block), ">>>"]))
     return sec
@@ -501,11 +508,13 @@ def _usermode(rd, sec, sub, facts):
     facts.update(usermode=o.handle, usermode_cpu=m["addr"],
                  doorbell_offset=sub["doorbell_addr"] - m["addr"])
     sec.lines.append(Line([
-        f"record {rec['index']}: " if rec else "", "RM_ALLOC ", _v("usermode-class", o.class_name, True),
-        f" (class {o.hclass:#06x}) ", _v("usermode", _hex(o.handle)), ": the GPU's usermode "
-        "register page, where the ", _t("doorbell"), " is."], indent=1, code=True))
+        f"record {rec['index']}: " if rec else "", "RM_ALLOC ",
+        _v("usermode-class", o.class_name, True), f" (class {o.hclass:#06x}) ",
+        _v("usermode", _hex(o.handle)), ": the GPU's usermode register page, where the ",
+        _t("doorbell"), " is."], indent=1, code=True))
     sec.lines.append(Line([
-        f"record {mm['index']}: " if mm else "", "mmap of it at ", _v("usermode-cpu", _hex(m["addr"])),
+        f"record {mm['index']}: " if mm else "", "mmap of it at ",
+        _v("usermode-cpu", _hex(m["addr"])),
         f", {m['length'] or 0:#x} bytes", f" of {mm['path']}" if mm else "",
         f", prot {_prot(mm['prot'])}" if mm else "", "."], indent=2, code=True))
 
@@ -826,7 +835,8 @@ _QMD_SHOWN = (
     (r"REGISTER_COUNT(_V)?$", "registers", "registers per thread"),
     (r"SHARED_MEMORY_SIZE$", "shared-memory", "shared memory per block, bytes"),
     (r"PROGRAM_ADDRESS_(LOWER|UPPER)(_SHIFTED\d+)?$", "program", "the program's address"),
-    (r"CONSTANT_BUFFER_ADDR_(LOWER|UPPER)(_SHIFTED\d+)?\(0\)$", "cbank0", "constant bank 0's address"),
+    (r"CONSTANT_BUFFER_ADDR_(LOWER|UPPER)(_SHIFTED\d+)?\(0\)$", "cbank0",
+     "constant bank 0's address"),
     (r"CONSTANT_BUFFER_SIZE(_SHIFTED\d+)?\(0\)$", "cbank0-size", "constant bank 0's size"),
     (r"(RELEASE_SEMAPHORE0_ADDR|RELEASE0_ADDRESS)_(LOWER|UPPER)$", "semaphore",
      "the release semaphore's address"),
@@ -1072,7 +1082,7 @@ def _gpu(rd, facts):
 
 
 # -- text --------------------------------------------------------------------------------
-def _plain(part, text_of=None):
+def _plain(part):
     from decoders.text import printable
     if isinstance(part, Term):
         return part.shown
@@ -1172,6 +1182,12 @@ def _html_line(line):
     return f'<div class="{cls}"{pad}>{"".join(_html_part(p) for p in line.parts)}</div>'
 
 
+def _safe(text):
+    """Escaped for the page: controls as printable() shows them, then html.escape."""
+    from decoders.text import printable
+    return html.escape(printable(text))
+
+
 def render_html(story, out):
     """One self-contained page: the chain of boxes (API call -> channel -> pushbuffer ->
     QMD -> constant bank 0 -> doorbell -> GPU) with the key fields, each section in full
@@ -1184,7 +1200,7 @@ def render_html(story, out):
             for p in line.parts:
                 if isinstance(p, Term) and p.name not in used:
                     used.append(p.name)
-    title = f"explain: launch {story.index} of {printable(story.path)}"
+    title = f"explain: launch {story.index} of {printable(story.path)}"   # escaped below
     w = out.write
     w("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
     w(f"<title>{e(title)}</title>\n<style>{_CSS}</style></head><body>\n")
@@ -1195,11 +1211,11 @@ def render_html(story, out):
     for k, sec in enumerate(boxes):
         if k:
             w('<div class="arrow">&rarr;</div>\n')
-        w(f'<div class="box" id="box-{e(sec.key)}"><h3>{e(sec.box or sec.title)}</h3>'
+        w(f'<div class="box" id="box-{e(sec.key)}"><h3>{_safe(sec.box or sec.title)}</h3>'
           + "".join(_html_line(l) for l in sec.brief) + "</div>\n")
     w("</div>\n")
     for k, sec in enumerate(story.sections):
-        w(f'<div class="sec" id="sec-{e(sec.key)}"><h2>{k}. {e(sec.title)}</h2>\n')
+        w(f'<div class="sec" id="sec-{e(sec.key)}"><h2>{k}. {_safe(sec.title)}</h2>\n')
         for line in sec.lines:
             w(_html_line(line) + "\n")
         w("</div>\n")

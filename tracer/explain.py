@@ -26,7 +26,8 @@ from decoders.errors import TraceLaunchError
 
 WIDTH = 100         # text lines are wrapped here (TextOut cuts at 300 anyway)
 
-# Plain-words definitions. Numbers never appear here: the story gives them.
+# Plain-words definitions. No value of a capture appears here (the story gives them);
+# only the widths the formats fix (a 32-bit store, 8-byte GPFIFO entries, 8 subchannels).
 TERMS = {
     "runtime": "the CUDA runtime library (libcudart): what `kernel<<<grid, block>>>(args)` in "
                "CUDA C++ compiles to a call of (cudaLaunchKernel). The runtime, and libraries "
@@ -82,7 +83,7 @@ TERMS = {
     "semaphore": "a memory word the GPU writes a value (the payload) to when its work reaches "
                  "a point; the CPU reads it to learn what has finished.",
     "SM": "streaming multiprocessor: one of the GPU's processors; the scheduler hands each "
-          "block of the grid to an SM, which runs its threads in warps of 32.",
+          "block of the grid to an SM, which runs its threads.",
 }
 
 

@@ -29,8 +29,8 @@ WIDTH = 100         # text lines are wrapped here (TextOut cuts at 300 anyway)
 # Plain-words definitions. No value of a capture appears here (the story gives them);
 # only the widths the formats fix (a 32-bit store, 8-byte GPFIFO entries, 8 subchannels).
 TERMS = {
-    "runtime": "the CUDA runtime library (libcudart): what `kernel<<<grid, block>>>(args)` in "
-               "CUDA C++ compiles to a call of (cudaLaunchKernel). The runtime, and libraries "
+    "runtime": "the CUDA runtime library (libcudart): `kernel<<<grid, block>>>(args)` in CUDA "
+               "C++ compiles to a call of its cudaLaunchKernel. The runtime, and libraries "
                "such as cuda-python, PyTorch or JAX, end in a call of the driver API.",
     "driver API": "the functions of libcuda.so, NVIDIA's user-space driver (cuLaunchKernel, "
                   "cuMemAlloc, ...). The shim records each call, its arguments and its result.",

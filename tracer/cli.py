@@ -413,6 +413,23 @@ def _print_diff(model_a, ia, model_b, ib, diffs, w):
             w("  " + d.text() + "\n")
 
 
+@trace_decode.command("explain")
+@click.argument("capture", type=click.Path())
+@click.option("--launch", type=int, default=None, help="launch N (as the report numbers them; "
+              "default: the marked kernel launch, else the first kernel launch)")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="write the story as one self-contained HTML page to FILE instead")
+@click.option("--traceback", is_flag=True)
+def explain_cmd(capture, launch, html_path, traceback):
+    """One launch's story, told with the capture's own numbers: the API call, the channel,
+    the pushbuffer methods, the QMD, constant bank 0, the doorbell (tracer/explain.py)."""
+    def run():
+        from tracer.explain import explain
+        return _problem_lines("trace-decode", capture,
+                              explain(capture, sys.stdout, launch=launch, html_path=html_path))
+    sys.exit(_guard("trace-decode", run, traceback, path=capture))
+
+
 @trace_decode.command("pushbuffer")
 @click.argument("dump", type=click.Path(dir_okay=False))
 @click.option("--gpu", type=click.Choice(["ampere", "ada", "hopper", "blackwell"]),

@@ -33,8 +33,9 @@ def test_every_kernel_launch_is_attributed_and_verified(name):
     m = model(name)
     gt = manifest(name)["ground_truth"]
     got = kernel_launches(m)
-    # driver-internal kernels (memset) run inside non-launch calls; every other one is ours
-    ours = [(l, a) for l, a in got if a and a["kernel"]]
+    # driver-internal kernels (memset) run inside non-launch calls (tests/test_driver_kernels.py);
+    # every other one is ours
+    ours = [(l, a) for l, a in got if a and a["kernel"] and not a.get("driver_kernel")]
     assert ours, "no attributed kernel launch"
     results = {c["index"]: c["result"] for c in m.api_calls}
     for launch, a in ours:
@@ -92,12 +93,16 @@ def test_graph_replays_run_the_captured_launches():
     assert {a["graph_node"]["index"] for _, a in got} == {c["index"] for c in captured}
 
 
-def test_non_launch_calls_say_why():
+def test_non_launch_calls_run_driver_kernels():
+    """cuMemcpyDtoD and cuMemsetD8 run kernels of the driver's own: named after the call and
+    checked against it (tests/test_driver_kernels.py has the field-by-field truth)."""
     m = model("memcpy-memset")
     names = {a["api_call"]["name"]: a for l, a in kernel_launches(m) if a and a["api_call"]}
     assert set(names) == {"cuMemcpyDtoD_v2", "cuMemsetD8_v2"}   # both run as driver kernels
+    assert names["cuMemcpyDtoD_v2"]["kernel"]["name"] == "[driver copy, cuMemcpyDtoD]"
+    assert names["cuMemsetD8_v2"]["kernel"]["name"] == "[driver memset, cuMemsetD8]"
     for a in names.values():
-        assert a["verified"] is None and "kernel of the driver's own" in a["why"]
+        assert a["verified"] is True and a["driver_kernel"]["source"] == "docs/driver-kernels.md"
 
 
 @pytest.mark.parametrize("name", ["two-streams", "builtin-vadd", "launch-shapes", "memcpy-memset"])
@@ -214,7 +219,8 @@ def test_a_module_image_without_the_launched_kernel(tmp_path):
     path = tmp_path / "renamed.tlc"
     path.write_bytes(bytes(data))
     m = decode_capture(str(path))
-    attributed = [a for _, a in kernel_launches(m) if a and a["kernel"]]
+    attributed = [a for _, a in kernel_launches(m)
+                  if a and a["kernel"] and not a.get("driver_kernel")]   # (not the memset)
     assert attributed
     for a in attributed:
         assert a["kernel"]["name"] == "vadd"

@@ -8,14 +8,16 @@ cuLibraryLoadData bytes) -> cubin -> kernel (.nv.info parameters, static shared 
 Arguments are read from constant bank 0 as the hardware saw it, named by type from the
 demangled signature, and pointers are resolved to the cuMemAlloc they fall in.
 
-Nothing here guesses: a launch whose call is not a launch (cuMemsetD32 runs a driver
-kernel; cuGraphLaunch replays recorded nodes) gets its API call and `verified: null`
-with the reason.
+Nothing here guesses: a launch whose call is not a launch (cuGraphLaunch replays recorded
+nodes) gets its API call and `verified: null` with the reason; a copy or memset the driver
+runs as a kernel (cuMemsetD32, cuMemcpyDtoDAsync) is named and checked by
+decoders/cuda/driverkernels.py.
 """
 import re
 
 from decoders.cubin import demangle, image_cubin
 from decoders.cuda.api import GRAPH_PREPARE, LAUNCH_KINDS
+from decoders.cuda.driverkernels import check as driver_kernel
 from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up
@@ -318,6 +320,12 @@ class Attribution:
             graph = call.base == "cuGraphLaunch" or call.base in GRAPH_PREPARE
             node = self._graph_node(call, s, hw_bytes) if graph else None
             if node is None:
+                # a copy or memset the driver runs as a kernel: named and checked there
+                own = None if graph else driver_kernel(call, s, hw_bytes, self.resolve,
+                                                       launch.record_index)
+                if own is not None:
+                    out.update(own)
+                    return out
                 out["why"] = (f"{call.base} replays graph nodes, and the capture holds no "
                               "kernel node set with this grid, block and argument bytes (no "
                               "bracketed cuGraphAddKernelNode, *KernelNodeSetParams or stream-"
@@ -482,7 +490,8 @@ def _describe(attr, full_names=False):
             f"(granule {sm['granule']} B, {sm['reserve']} B reserved)") if sm else ""
     if attr["verified"] is True:
         what = ", ".join(x.replace("_bytes", "").replace("_", " ") for x in attr.get("checked") or [])
-        return head + f": verified ({what}){smem}"
+        left = "".join(f"; {u['field']} not checked: {u['why']}" for u in attr.get("unchecked") or ())
+        return head + f": verified ({what}){smem}{left}"
     if attr["verified"] is False:
         parts = [f"{d['field']}: call {d['api']} != QMD {d['qmd']}" for d in attr["differences"]]
         return head + ": MISMATCH " + "; ".join(parts) + smem

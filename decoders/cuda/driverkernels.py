@@ -1,0 +1,247 @@
+"""The driver's own kernels: the copy and memset kernels libcuda runs on the SMs for
+cuMemcpyDtoD* and cuMemsetD* (on the H100 these are kernels, not copy-engine work), named
+after the call and checked against its arguments as far as constant bank 0 and the QMD
+allow.
+
+Provenance:
+  repository: none (libcuda's internal kernels; no header declares their parameters)
+  path:       docs/driver-kernels.md (every fact below, with the capture and launch it
+              comes from)
+  driver:     580.159.04 (open kernel modules), NVIDIA H100 80GB HBM3, CUDA 13.0
+  prefix:     none: the field names are ours (`dst`, `src`, `value`, `count`, `reserved*`)
+
+Each layout is what the recordings show, and applies only where they show it: to the calls
+it was seen with, to its parameter-block size and block shape, and to byte counts and
+addresses that are multiples of its unit. Anything else is left unchecked, with the field
+and the reason; a check never fails on a guess (issue 25).
+"""
+from collections import namedtuple
+
+from construct import Int32ul, Int64ul, Struct
+
+from decoders.fields import bits
+
+PROVENANCE = {
+    "repository": "none: libcuda's internal kernels",
+    "path": "docs/driver-kernels.md",
+    "commit": "captures recorded with driver 580.159.04 on an H100 80GB HBM3",
+    "prefix": "none",
+}
+
+# The calls whose kernels are the driver's: (operation, element size in bytes). Their
+# arguments by cuda.h's (CUDA 13.0) names, as decoders/cuda/api.py declares them.
+CALLS = {
+    "cuMemsetD8": ("memset", 1), "cuMemsetD8Async": ("memset", 1),
+    "cuMemsetD16": ("memset", 2), "cuMemsetD16Async": ("memset", 2),
+    "cuMemsetD32": ("memset", 4), "cuMemsetD32Async": ("memset", 4),
+    "cuMemcpy": ("copy", 1), "cuMemcpyAsync": ("copy", 1),
+    "cuMemcpyDtoD": ("copy", 1), "cuMemcpyDtoDAsync": ("copy", 1),
+    "cuMemcpyHtoD": ("copy", 1), "cuMemcpyHtoDAsync": ("copy", 1),
+    "cuMemcpyDtoH": ("copy", 1), "cuMemcpyDtoHAsync": ("copy", 1),
+}
+# What each compared quantity is called among a call's arguments (first one present).
+API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", "srcHost"),
+            "bytes": ("ByteCount",), "N": ("N",), "value": ("value",)}
+
+# One parameter-block field: its name, C type (for the report), construct type, and what
+# the call gives for it: "dst", "src", "value" (the call's value repeated to 32 bits),
+# "units" (the byte count over the layout's unit), or None (reserved: shown, not compared;
+# zero in every launch seen).
+DriverField = namedtuple("DriverField", "name ctype construct holds")
+# The grid as a function of the count (in units): grid.x = count / per_block where the
+# count is a multiple of per_block and at most max_units (the largest seen); one block
+# where it is at most per_block and `one_block` (seen). Elsewhere the grid is not checked.
+GridRule = namedtuple("GridRule", "per_block max_units one_block")
+Layout = namedtuple("Layout", "name operation calls block unit grid fields no_count seen")
+
+_DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
+_SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
+
+LAYOUTS = (
+    # 32-byte block, 512 threads: 4 words (16 B) per thread. The value is the call's value
+    # repeated to 32 bits (0x5A -> 0x5a5a5a5a), the count is in 32-bit words (N / 4 for
+    # D8, N for D32).
+    Layout(
+        name="memset of 32-bit words", operation="memset",
+        calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async"),
+        block=(512, 1, 1), unit=4, grid=GridRule(2048, 0x200000, False),
+        fields=(_DST,
+                DriverField("value", "unsigned int value", Int32ul, "value"),
+                DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
+                DriverField("count", "size_t count (32-bit words)", Int64ul, "units"),
+                DriverField("reserved1", "size_t reserved1", Int64ul, None)),
+        no_count=None,
+        seen=(("memcpy-memset", 789, "cuMemsetD8"), ("launch-paths", 793, "cuMemsetD32"),
+              ("graph-replay", 775, "cuMemsetD8"), ("builtin-vadd", 806, "cuMemsetD32"),
+              ("jax-jit", 953, "cuMemsetD8Async"),
+              ("jax-jit", 1382, "cuMemsetD32Async"))),
+    # 24-byte block, 256 threads: one 32-bit word per thread, the count in words.
+    Layout(
+        name="copy of 32-bit words", operation="copy",
+        calls=("cuMemcpyDtoDAsync",),
+        block=(256, 1, 1), unit=4, grid=GridRule(256, 0x10000, True),
+        fields=(_DST, _SRC,
+                DriverField("count", "size_t count (32-bit words)", Int64ul, "units")),
+        no_count=None,
+        seen=(("torch-eager", 1724, "cuMemcpyDtoDAsync"),
+              ("torch-graph", 1933, "cuMemcpyDtoDAsync"),
+              ("jax-jit", 1105, "cuMemcpyDtoDAsync"), ("jax-jit", 1134, "cuMemcpyDtoDAsync"))),
+    # 16-byte block, 256 threads: no count in constant bank 0. Seen once (1 MiB, grid 256:
+    # 16 B per thread if the grid covers the copy exactly), which is no rule to check by.
+    Layout(
+        name="copy with no count", operation="copy",
+        calls=("cuMemcpyDtoD",),
+        block=(256, 1, 1), unit=16, grid=None,
+        fields=(_DST, _SRC),
+        no_count=("constant bank 0 holds none (the block is dst, src), and the grid was "
+                  "seen for one size only (1 MiB: 256x256, memcpy-memset record 783)"),
+        seen=(("memcpy-memset", 783, "cuMemcpyDtoD"),)),
+)
+# construct Structs of the parameter blocks, made from the tables (one declaration each)
+STRUCTS = {lay.name: Struct(*(f.name / f.construct for f in lay.fields)) for lay in LAYOUTS}
+PARAM_BYTES = {lay.name: STRUCTS[lay.name].sizeof() for lay in LAYOUTS}
+_COMPILED = {name: s.compile() for name, s in STRUCTS.items()}
+_OFFSETS = {}
+for _lay in LAYOUTS:
+    _at = 0
+    for _f in _lay.fields:
+        _OFFSETS[_lay.name, _f.name] = _at
+        _at += _f.construct.sizeof()
+del _lay, _at, _f
+
+def kernel_name(operation, base):
+    """The name a driver kernel is shown and tallied under: `[driver memset, cuMemsetD8Async]`."""
+    return f"[driver {operation}, {base}]"
+
+
+def _arg(call, what):
+    for key in API_ARGS[what]:
+        if key in call.args:
+            return call.args[key]
+    return None
+
+
+def _call_bytes(call, operation, esize):
+    if operation == "memset":
+        n = _arg(call, "N")
+        return None if n is None else n * esize
+    return _arg(call, "bytes")
+
+
+def _value32(value, esize):
+    """The call's memset value (its low 8, 16 or 32 bits: the rest of the recorded register
+    word is not the value) repeated to 32 bits, as the kernel reads it."""
+    v = bits(value, 0, 8 * esize)
+    return int.from_bytes(v.to_bytes(esize, "little") * (4 // esize), "little")
+
+
+def _layout(operation, size, block):
+    for lay in LAYOUTS:
+        if lay.operation == operation and PARAM_BYTES[lay.name] == size and \
+                tuple(lay.block) == tuple(block or ()):
+            return lay
+    return None
+
+
+def check(call, s, hw_bytes, resolve=None, at_index=None):
+    """What a kernel the driver ran for `call` is and what of it matches the call, or None
+    when `call` is not one whose kernels are the driver's copies or memsets.
+
+    {'kernel', 'driver_kernel', 'args', 'verified', 'checked', 'unchecked', 'differences',
+    'why'}: `verified` is True/False over the fields compared, None when none could be
+    (`why` names what is missing); `unchecked` lists {'field', 'why'} left out."""
+    base = call.base
+    what = CALLS.get(base)
+    if what is None:
+        return None
+    operation, esize = what
+    name = kernel_name(operation, base)
+    out = {"kernel": {"name": name, "mangled": None, "module": None, "image_call": None,
+                      "cubin_arch": None},
+           "driver_kernel": None, "args": None, "verified": None, "checked": [],
+           "unchecked": [], "differences": [], "why": None}
+    nbytes = _call_bytes(call, operation, esize)
+    out["driver_kernel"] = {"operation": operation, "layout": None, "bytes": nbytes,
+                            "element_size": esize if operation == "memset" else None,
+                            "source": "docs/driver-kernels.md"}
+    own = f"the driver's own {operation} kernel for {base}"
+    params = s.get("params")
+    if not params or not params.get("uploaded") or hw_bytes is None:
+        out["why"] = (f"{own}: the capture holds no upload of its parameter block to constant "
+                      "bank 0, so there is nothing to read dst, src, value or count from")
+        return out
+    size, block = params["size"], s.get("block")
+    lay = _layout(operation, size, block)
+    if lay is None:
+        out["why"] = (f"{own}: no {operation} kernel with a {size}-byte parameter block and "
+                      f"block {'x'.join(map(str, block or ()))} is in the recordings "
+                      "(docs/driver-kernels.md): its layout is not known")
+        return out
+    out["driver_kernel"]["layout"] = lay.name
+    if base not in lay.calls:
+        out["why"] = (f"{own}: the recordings hold no {base} run as this kernel (the "
+                      f"{lay.name} layout was seen for {', '.join(lay.calls)} only), so how it "
+                      "lays out its arguments is not established")
+        return out
+    dst, src, value = _arg(call, "dst"), _arg(call, "src"), _arg(call, "value")
+    if nbytes is None or dst is None or (operation == "copy" and src is None) or \
+            (operation == "memset" and value is None):
+        out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
+        return out
+    odd = [label for v, label in ((nbytes, "byte count"), (dst, "dst"),
+                                  (src if operation == "copy" else 0, "src")) if v % lay.unit]
+    if odd:
+        out["why"] = (f"{own}: its {' and '.join(odd)} is not a multiple of {lay.unit} B, and "
+                      f"the {lay.name} layout was seen only for multiples (another kernel may "
+                      "run): not checked")
+        return out
+    fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])
+    expect = {"dst": dst, "src": src, "units": nbytes // lay.unit}
+    if operation == "memset":
+        expect["value"] = _value32(value, esize)
+    base_off = params["offset"]
+    args, checked, diffs = [], out["checked"], out["differences"]
+    for i, f in enumerate(lay.fields):
+        off, width = _OFFSETS[lay.name, f.name], f.construct.sizeof()
+        got = fields[f.name]
+        want = expect.get(f.holds) if f.holds else None
+        a = {"index": i, "type": f.ctype, "offset": off, "size": width,
+             "hex": hw_bytes[off:off + width].hex(), "value": got,
+             "api_hex": want.to_bytes(width, "little").hex() if want is not None else None,
+             "field": f.name}
+        if f.holds in ("dst", "src") and resolve is not None:
+            r = resolve(got, at_index)
+            if r is not None:
+                a["points_to"] = r
+        args.append(a)
+        if want is None:
+            continue
+        checked.append(f.name)
+        if got != want:
+            diffs.append({"field": f"{f.name} @c[0x0][{base_off + off:#x}]", "api": f"{want:#x}",
+                          "qmd": f"{got:#x}"})
+    out["args"] = args
+    if lay.no_count:
+        out["unchecked"].append({"field": "count", "why": lay.no_count})
+    _check_grid(lay, expect["units"], s.get("grid"), out)
+    out["verified"] = not diffs
+    return out
+
+
+def _check_grid(lay, units, grid, out):
+    rule = lay.grid
+    if rule is None:
+        return
+    if units <= rule.per_block and rule.one_block:
+        want = [1, 1, 1]
+    elif units % rule.per_block == 0 and units <= rule.max_units:
+        want = [units // rule.per_block, 1, 1]
+    else:
+        out["unchecked"].append({"field": "grid", "why": (
+            f"seen only for counts that are multiples of {rule.per_block:,} units up to "
+            f"{rule.max_units:,}" + (" or at most one block" if rule.one_block else "") +
+            f", and this is {units:,} units of {lay.unit} B")})
+        return
+    out["checked"].append("grid")
+    if list(grid or ()) != want:
+        out["differences"].append({"field": "grid", "api": want, "qmd": grid})

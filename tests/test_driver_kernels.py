@@ -1,0 +1,306 @@
+"""The driver's own copy and memset kernels (issue 25, docs/driver-kernels.md), named after
+their call and checked against it.
+
+Truth is the capture's API records (the arguments the program itself passed to
+cuMemsetD*/cuMemcpyDtoD*, recorded by the shim at the call) and the manifests' ground
+truth, never the decoder's earlier output. The constant bank bytes are unpacked here with
+plain struct, not with the decoder's tables. Mutated constant banks (synthetic-*) must
+make the check fail, and calls outside what the recordings show must be left unchecked
+with the reason, never reported as differing.
+"""
+import io
+import re
+import struct
+from types import SimpleNamespace
+
+import pytest
+
+from decoders.cuda import driverkernels as D
+from decoders.session import decode_capture
+from tests.conftest import CAPTURES, manifest
+
+_MODELS = {}
+
+# The driver kernels each capture holds: the calls that ran one (from the API records:
+# cuMemset*/cuMemcpyDtoD* calls whose submission held a kernel QMD), counted by hand from
+# `trace-decode --json` and docs/driver-kernels.md.
+EXPECTED = {
+    "memcpy-memset": {"cuMemcpyDtoD": 1, "cuMemsetD8": 1},
+    "launch-paths": {"cuMemsetD32": 1},
+    "graph-replay": {"cuMemsetD8": 1},
+    "builtin-vadd": {"cuMemsetD32": 1},
+    "builtin-vadd-grid123": {"cuMemsetD32": 1},
+    "torch-eager": {"cuMemcpyDtoDAsync": 1},
+    "torch-graph": {"cuMemcpyDtoDAsync": 3},
+    "jax-jit": {"cuMemsetD8Async": 2, "cuMemcpyDtoDAsync": 2, "cuMemsetD32Async": 70},
+}
+ELEMENT = {"cuMemsetD8": 1, "cuMemsetD8Async": 1, "cuMemsetD32": 4, "cuMemsetD32Async": 4}
+
+
+def model(name):
+    if name not in _MODELS:
+        _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
+    return _MODELS[name]
+
+
+def driver_launches(m):
+    """(launch summary, its API call's record) for each kernel QMD made inside a memset or
+    device-to-device copy call."""
+    calls = {c["index"]: c for c in m.api_calls}
+    out = []
+    for launch in m.launches:
+        s = launch.summary
+        if not s["kernel"] or not s.get("api_call"):
+            continue
+        c = calls[s["api_call"]["index"]]
+        if c["base"].startswith("cuMemset") or c["base"].startswith("cuMemcpyDtoD"):
+            out.append((s, c))
+    return out
+
+
+def params(s):
+    return bytes.fromhex(s["params"]["hex"])
+
+
+def fake_call(c, **args):
+    """The object check() reads (base name, named argument words) from an API record."""
+    return SimpleNamespace(base=c["base"], args=dict(c["args"], **args))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_driver_kernels_are_named_and_match_their_calls(name):
+    m = model(name)
+    got = driver_launches(m)
+    counts = {}
+    for s, c in got:
+        counts[c["base"]] = counts.get(c["base"], 0) + 1
+    assert counts == EXPECTED[name]
+    for s, c in got:
+        a = s["attribution"]
+        op = "memset" if c["base"].startswith("cuMemset") else "copy"
+        assert a["kernel"]["name"] == f"[driver {op}, {c['base']}]"
+        assert a["verified"] is True and a["differences"] == [], (s["record_index"], a)
+        assert s["verified"] is True
+        raw, args = params(s), c["args"]
+        # the same facts from the call's own arguments and plain struct
+        if op == "memset":
+            assert s["params"]["size"] == 32 and s["block"] == [512, 1, 1]
+            dst, value, reserved0, count, reserved1 = struct.unpack("<QIIQQ", raw)
+            esize = ELEMENT[c["base"]]
+            assert dst == args["dstDevice"]
+            lo = args["value"].to_bytes(8, "little")[:esize]    # the char/int argument
+            assert value.to_bytes(4, "little") == lo * (4 // esize)
+            assert count * 4 == args["N"] * esize
+            assert reserved0 == reserved1 == 0
+            assert {"dst", "value", "count"} <= set(a["checked"])
+            if count % 2048 == 0:
+                assert s["grid"] == [count // 2048, 1, 1] and "grid" in a["checked"]
+            else:
+                assert [u["field"] for u in a["unchecked"]] == ["grid"]
+        elif s["params"]["size"] == 24:
+            assert s["block"] == [256, 1, 1]
+            dst, src, count = struct.unpack("<QQQ", raw)
+            assert (dst, src) == (args["dstDevice"], args["srcDevice"])
+            assert count * 4 == args["ByteCount"]
+            assert s["grid"] == [max(1, count // 256), 1, 1]
+            assert a["checked"] == ["dst", "src", "count", "grid"] and a["unchecked"] == []
+        else:
+            dst, src = struct.unpack("<QQ", raw)
+            assert (dst, src) == (args["dstDevice"], args["srcDevice"])
+            assert a["checked"] == ["dst", "src"]
+            assert [u["field"] for u in a["unchecked"]] == ["count"]
+
+
+def test_memcpy_memset_against_the_manifest():
+    """corpus_memcpy.cu: cudaMemcpy D2D of 1 MiB from d1 to d2, then cudaMemset(d1, 0x5A,
+    1 MiB) (kernels/corpus_memcpy.cu; manifest ground truth)."""
+    gt = manifest("memcpy-memset")["ground_truth"]
+    n = gt["bytes"]
+    value = int(re.search(r"memset 0x([0-9A-Fa-f]+)", " ".join(gt["operations"])).group(1), 16)
+    m = model("memcpy-memset")
+    d1, d2 = [c["out"] for c in m.api_calls if c["base"] == "cuMemAlloc"]
+    (copy, _), (memset, _) = driver_launches(m)
+    dst, src = struct.unpack("<QQ", params(copy))
+    assert (dst, src) == (d2, d1)
+    assert copy["grid"][0] * copy["block"][0] * 16 == n     # the one size its grid was seen for
+    dst, v, _, count, _ = struct.unpack("<QIIQQ", params(memset))
+    assert dst == d1 and v == int.from_bytes(bytes([value]) * 4, "little") and count * 4 == n
+    a = memset["attribution"]
+    assert a["kernel"]["name"] == "[driver memset, cuMemsetD8]"
+    assert a["checked"] == ["dst", "value", "count", "grid"] and a["verified"] is True
+    assert a["driver_kernel"] == {"operation": "memset", "layout": "memset of 32-bit words",
+                                  "bytes": n, "element_size": 1,
+                                  "source": "docs/driver-kernels.md"}
+    arg = {x["field"]: x for x in a["args"]}
+    assert arg["dst"]["points_to"]["call"] == "cuMemAlloc_v2" and arg["dst"]["points_to"]["offset"] == 0
+    c = copy["attribution"]
+    assert c["kernel"]["name"] == "[driver copy, cuMemcpyDtoD]" and c["verified"] is True
+    assert "holds none" in c["unchecked"][0]["why"]
+
+
+# -- the check must be able to fail ----------------------------------------------------------
+
+def _one(name, base):
+    for s, c in driver_launches(model(name)):
+        if c["base"] == base:
+            return s, c
+    raise AssertionError(f"{name}: no {base}")
+
+
+def _with_params(s, raw):
+    return dict(s, params=dict(s["params"], hex=raw.hex(), size=len(raw)))
+
+
+@pytest.mark.parametrize("name,base,fmt,index,field", [
+    ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 3, "count"),
+    ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 1, "value"),
+    ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 0, "dst"),
+    ("jax-jit", "cuMemsetD32Async", "<QIIQQ", 3, "count"),
+    ("torch-eager", "cuMemcpyDtoDAsync", "<QQQ", 2, "count"),
+    ("torch-graph", "cuMemcpyDtoDAsync", "<QQQ", 1, "src"),
+    ("memcpy-memset", "cuMemcpyDtoD", "<QQ", 1, "src"),
+])
+def test_synthetic_changed_cbank_fails(name, base, fmt, index, field):
+    s, c = _one(name, base)
+    words = list(struct.unpack(fmt, params(s)))
+    words[index] += 4
+    bad = struct.pack(fmt, *words)
+    out = D.check(fake_call(c), _with_params(s, bad), bad)
+    assert out["verified"] is False
+    assert [d["field"].split(" ")[0] for d in out["differences"]] == [field]
+    # and the real bytes pass
+    assert D.check(fake_call(c), s, params(s))["verified"] is True
+
+
+def test_synthetic_changed_call_or_grid_fails():
+    s, c = _one("graph-replay", "cuMemsetD8")
+    raw = params(s)
+    assert D.check(fake_call(c, N=c["args"]["N"] + 4), s, raw)["differences"][0]["field"] \
+        .startswith("count")
+    out = D.check(fake_call(c), dict(s, grid=[33, 1, 1]), raw)
+    assert out["verified"] is False and out["differences"] == [
+        {"field": "grid", "api": [32, 1, 1], "qmd": [33, 1, 1]}]
+    # D8's value is the argument's low byte: the rest of the recorded word is not the value
+    assert D.check(fake_call(c, value=0x1200), s, raw)["verified"] is True
+    assert D.check(fake_call(c, value=0x12), s, raw)["verified"] is False
+
+
+@pytest.mark.parametrize("change,why", [
+    (dict(base="cuMemsetD16"), "no cuMemsetD16 run as this kernel"),
+    (dict(base="cuMemcpyAsync"), "no copy kernel with a 32-byte parameter block"),
+    (dict(N=0x40001), "byte count is not a multiple of 4"),
+    (dict(dstDevice=0x7f9adbe00002), "dst is not a multiple of 4"),
+    (dict(cut=24), "no memset kernel with a 24-byte parameter block"),
+    (dict(block=[256, 1, 1]), "block 256x1x1"),
+    (dict(uploaded=False), "no upload of its parameter block"),
+])
+def test_synthetic_outside_the_recordings_is_not_checked(change, why):
+    """Never a false difference: what the recordings do not show is left unchecked, and
+    `why` names what is missing."""
+    s, c = _one("graph-replay", "cuMemsetD8")
+    raw = params(s)
+    call = fake_call(c)
+    if "base" in change:
+        call.base = change["base"]
+        if call.base == "cuMemcpyAsync":
+            call.args = {"dst": 1 << 20, "src": 2 << 20, "ByteCount": 4096}
+    elif "cut" in change:
+        raw = raw[:change["cut"]]
+        s = _with_params(s, raw)
+    elif "block" in change:
+        s = dict(s, block=change["block"])
+    elif "uploaded" in change:
+        s = dict(s, params=dict(s["params"], uploaded=False))
+    else:
+        call.args.update(change)
+    out = D.check(call, s, raw)
+    assert out["verified"] is None and out["differences"] == [] and why in out["why"], out
+    assert "driver's own" in out["why"]
+    assert out["kernel"]["name"].startswith("[driver ")
+
+
+def test_synthetic_grid_outside_the_seen_counts_is_listed_unchecked():
+    s, c = _one("jax-jit", "cuMemsetD32Async")
+    words = list(struct.unpack("<QIIQQ", params(s)))
+    words[3] = 0x400000                 # twice the largest memset seen
+    raw = struct.pack("<QIIQQ", *words)
+    out = D.check(fake_call(c, N=0x400000), _with_params(s, raw), raw)
+    assert out["verified"] is True and "grid" not in out["checked"]
+    assert out["unchecked"][0]["field"] == "grid" and "2,097,152" in out["unchecked"][0]["why"]
+
+
+def test_calls_that_are_not_copies_or_memsets_are_left_to_attribution():
+    assert D.check(SimpleNamespace(base="cuCtxSynchronize", args={}), {}, b"") is None
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+def test_layout_table_lint():
+    for key in ("repository", "path", "commit", "prefix"):
+        assert D.PROVENANCE.get(key)
+    names = [lay.name for lay in D.LAYOUTS]
+    assert len(set(names)) == len(names)
+    for lay in D.LAYOUTS:
+        fields = [f.name for f in lay.fields]
+        assert len(set(fields)) == len(fields) and fields[0] == "dst"
+        assert D.PARAM_BYTES[lay.name] == sum(f.construct.sizeof() for f in lay.fields)
+        assert all(f.holds in (None, "dst", "src", "value", "units") for f in lay.fields)
+        assert all(f.holds is None for f in lay.fields if f.name.startswith("reserved"))
+        assert set(lay.calls) <= set(D.CALLS) and lay.seen
+        assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)
+        assert {call for _, _, call in lay.seen} == set(lay.calls)
+    # no two layouts answer the same (operation, parameter bytes, block)
+    keys = [(lay.operation, D.PARAM_BYTES[lay.name], lay.block) for lay in D.LAYOUTS]
+    assert len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("lay", D.LAYOUTS, ids=lambda lay: lay.name)
+def test_every_seen_launch_named_in_the_table_is_in_its_capture(lay):
+    """The provenance of each layout (capture, SUBMISSION record, call) is a real launch
+    of that capture that matches the layout, and is verified."""
+    for name, record, base in lay.seen:
+        hits = [(s, c) for s, c in driver_launches(model(name)) if s["record_index"] == record]
+        assert len(hits) == 1, (name, record)
+        s, c = hits[0]
+        assert c["base"] == base
+        assert s["attribution"]["driver_kernel"]["layout"] == lay.name
+        assert s["attribution"]["verified"] is True
+
+
+def test_docs_name_every_layout():
+    text = (CAPTURES.parent / "docs" / "driver-kernels.md").read_text()
+    for lay in D.LAYOUTS:
+        assert lay.name in text
+        for name, record, _ in lay.seen:
+            assert name in text and f"({record})" in text, (name, record)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+def test_report_tallies_driver_kernels_under_their_name():
+    from tracer.cli import print_report
+    out = io.StringIO()
+    print_report(str(CAPTURES / "jax-jit" / "capture.tlc.gz"), out, launch_limit=5)
+    text = out.getvalue()
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\[driver .*\])$",
+                      text, re.M)
+    got = {(r[6], r[4]): tuple(map(int, r[:4])) for r in rows}
+    assert got == {("[driver memset, cuMemsetD32Async]", "1024x1x1"): (70, 70, 0, 0),
+                   ("[driver memset, cuMemsetD8Async]", "3x1x1"): (2, 2, 0, 0),
+                   ("[driver copy, cuMemcpyDtoDAsync]", "256x1x1"): (1, 1, 0, 0),
+                   ("[driver copy, cuMemcpyDtoDAsync]", "1x1x1"): (1, 1, 0, 0)}
+    assert "-> [driver memset, cuMemsetD8Async]: verified (dst, value, count); grid not " \
+           "checked: seen only for counts that are multiples of 2,048" in text
+
+
+def test_json_shows_the_name_and_the_checked_fields():
+    import json
+    from tracer.cli import print_report
+    out = io.StringIO()
+    print_report(str(CAPTURES / "memcpy-memset" / "capture.tlc.gz"), out, as_json=True)
+    doc = json.loads(out.getvalue())
+    a = doc["launches"][3]["attribution"]
+    assert a["kernel"]["name"] == "[driver memset, cuMemsetD8]"
+    assert a["checked"] == ["dst", "value", "count", "grid"] and a["unchecked"] == []
+    assert [x["field"] for x in a["args"]] == ["dst", "value", "reserved0", "count", "reserved1"]
+    assert doc["stats"]["kernel_launches"]["verified"] == 2

@@ -231,6 +231,8 @@ REAL = {
                     "truth: the graph's kernel nodes read back through the driver's graph API"),
     "jax-jit": ("jax_jit.py", "JAX jit of matmul + tanh + sum (XLA)"),
     "torch-compile": ("torch_compile.py", "torch.compile (inductor): Triton kernels generated at run time"),
+    "torch-copies": ("torch_copies.py", "PyTorch device-to-device copy_/clone and zero_/fill_ of 8 sizes "
+                     "(the driver's own copy and memset kernels); truth: CUPTI memcpy/memset activities"),
 }
 
 

@@ -61,8 +61,8 @@ def _use_color(flag, stream):
 
 
 def _family(meta):
-    from decoders.session import _gpu_family
-    return _gpu_family(meta)
+    from decoders.session import gpu_family
+    return gpu_family(meta)
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,

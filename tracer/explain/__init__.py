@@ -42,7 +42,7 @@ __all__ = ["explain", "build_story", "render_text", "render_html", "pick_launch"
 def build_story(model, index):
     """The Story of launch `index` of a decoded capture."""
     launch = model.launches[index]
-    rd = _Reader(model, launch)
+    rd = _Reader(model, launch, index)
     s = rd.s
     facts = {"launch": index, "capture": model.path, "kernel": bool(s.get("kernel")),
              "qmd_version": s.get("qmd_version"), "qmd_address": s.get("qmd_address"),

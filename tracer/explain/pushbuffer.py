@@ -35,24 +35,29 @@ class _Step:
 
 
 def _calls(rd):
-    """The submission's method calls, decoded with the channel's earlier submissions fed
-    first (so the subchannel's class comes from the channel's own SET_OBJECT), and the
-    first SET_OBJECT seen per subchannel (record, class)."""
+    """The submission's method calls, decoded after the channel's earlier submissions (so
+    a subchannel's class comes from the channel's own SET_OBJECT, and a method sequence
+    that one submission leaves open goes on in the next), and {subchannel: the record of
+    the earlier submission that first bound it by SET_OBJECT}.
+
+    The earlier submissions only set the decoder's state, so they go through feed_raw
+    without packets, as decode_capture feeds them: a segment shaped like one parsed before
+    is not parsed again, and no method is named. SET_OBJECT is the one method that binds
+    a subchannel (StreamDecoder._set_object): a subchannel's binding that is no longer
+    `assumed` after a submission was bound by it there."""
     from decoders.methods import method_table
     from decoders.pushbuf import StreamDecoder
-    from decoders.diff import _gpu
+    from decoders.session import gpu_family
     sub = rd.sub
-    dec = StreamDecoder(gpu=_gpu(rd.model), host_class=sub["class"])
+    dec = StreamDecoder(gpu=gpu_family(rd.model.meta), host_class=sub["class"])
     bound = {}
-    for s in rd.model.submissions:
-        if s["index"] >= sub["index"]:
-            break
-        if s["pid"] == sub["pid"] and s["token"] == sub["token"]:
-            for g in s["segments"]:
-                for pkt in dec.feed(bytes(g["hex"]), g["va"]):
-                    for m, v in pkt.calls():
-                        if pkt.describe(m, v)[0] == "SET_OBJECT":
-                            bound.setdefault(pkt.subchannel, (s["index"], v))
+    for s in rd.channel_before():
+        for g in s["segments"]:
+            dec.feed_raw(bytes(g["hex"]), g["va"], packets=False)
+        if len(bound) < len(dec.binding):
+            for subch, (_, assumed) in dec.binding.items():
+                if not assumed and subch not in bound:
+                    bound[subch] = s["index"]
     out = []
     for g in sub["segments"]:
         for pkt in dec.feed(bytes(g["hex"]), g["va"]):
@@ -132,7 +137,7 @@ def _upload_target(rd, dst, size, data):
                                _v("param-base", _hex(params["offset"]))]
     if dst == s.get("qmd_address"):
         return "key", "qmd", ["this launch's ", _t("QMD")]
-    for n, other in _same_submission(rd):
+    for n, other in rd.same_submission():
         o = _summary(other)
         if dst == o.get("qmd_address"):
             kind = (["the ", _t("GRID_NULL"), " QMD of launch ", _v(f"launch-{n}", n)]
@@ -145,12 +150,6 @@ def _upload_target(rd, dst, size, data):
                 f"the {sem.get('source')} ", _t("semaphore"), " of this launch, set to ",
                 _v("semaphore-seed", value), " before the grid runs"]
     return None, None, [_where(rd.resolution(dst))]
-
-
-def _same_submission(rd):
-    for n, l in enumerate(rd.model.launches):
-        if l is not rd.launch and l.record_index == rd.launch.record_index:
-            yield n, l
 
 
 def _pushbuffer(rd, facts):
@@ -176,8 +175,9 @@ def _pushbuffer(rd, facts):
         sec.lines.append(Line([
             "On ", _t("subchannel"), f" {subch}: class ", _v(f"subch-{subch}", f"{cls:#06x}"),
             f" ({info.name if info else '?'})",
-            f", bound by SET_OBJECT in the channel's submission at record {how[0]}" if how else
-            (" (assumed: no SET_OBJECT in view)" if assumed else "")], indent=1))
+            f", bound by SET_OBJECT in the channel's submission at record {how}"
+            if how is not None else (" (assumed: no SET_OBJECT in view)" if assumed else "")],
+            indent=1))
     steps = _steps(calls)
     mine = _my_steps(rd, steps)
     facts["pushbuffer_steps"] = []
@@ -197,7 +197,7 @@ def _my_steps(rd, steps):
     """The steps of this launch: after the previous kernel QMD's SEND_PCAS in the same
     submission, up to this one's, then the semaphore steps that follow it."""
     shift = None
-    others = {_summary(l).get("qmd_address") for _, l in _same_submission(rd)
+    others = {_summary(l).get("qmd_address") for _, l in rd.same_submission()
               if _summary(l).get("kernel")}
     mine_qmd = rd.s.get("qmd_address")
     start, end = 0, len(steps)
@@ -255,7 +255,7 @@ def _pcas_step(rd, st):
     mine = qmd == rd.s.get("qmd_address")
     who = "this launch's QMD" if mine else next(
         (f"the GRID_NULL QMD of launch {n}" if not _summary(l).get("kernel")
-         else f"the QMD of launch {n}" for n, l in _same_submission(rd)
+         else f"the QMD of launch {n}" for n, l in rd.same_submission()
          if _summary(l).get("qmd_address") == qmd), "a QMD")
     key = "qmd" if mine else "pcas-other"
     said = [_t("PCAS"), ": ", c.name, " = ", _hex(value), f" (the address >> {shift})"

@@ -1,5 +1,7 @@
 """Which launch to explain (pick_launch), and the look-ups into the decoded model that the
 story's sections make for it (_Reader)."""
+import bisect
+import math
 import re
 
 from decoders.errors import TraceLaunchError
@@ -43,17 +45,46 @@ _ALLOC = re.compile(r"^RM_ALLOC\S* (\S+) (0x[0-9a-f]+) under (0x[0-9a-f]+)")
 
 
 class _Reader:
-    """Look-ups into the model for one launch; each walks a list once."""
+    """Look-ups into the model for launch `index`; each walks a list once at most.
 
-    def __init__(self, model, launch):
+    model.submissions and model.launches may be SpillLists (decoders/spill.py): reading an
+    item there loads it again, so the launch's submission and its neighbours are read at
+    their places, not found by walking the lists from the start."""
+
+    def __init__(self, model, launch, index):
         self.model = model
         self.launch = launch
+        self.index = index
         self.s = _summary(launch)
         self.pid = launch.pid
-        self.sub = next((s for s in model.submissions if s["index"] == launch.record_index),
-                        None)
+        self.sub, self._sub_at = _submission(model, launch)
         self.tree = model.objects
         self._ioctls = [i for i in model.ioctls if self.pid is None or i["pid"] == self.pid]
+        self._neighbours = None
+
+    def channel_before(self):
+        """The earlier submissions of the launch's channel (same pid and token), in order."""
+        sub, at = self.sub, self._sub_at
+        subs = self.model.submissions
+        earlier = subs.iter_range(0, at) if hasattr(subs, "iter_range") else subs[:at]
+        for s in earlier:
+            if s["pid"] == sub["pid"] and s["token"] == sub["token"]:
+                yield s
+
+    def same_submission(self):
+        """[(n, launch)] of the other launches the launch's submission carried, in order.
+        decode_capture keeps a submission's launches together, in decode order, so they
+        are the launch's neighbours in model.launches."""
+        if self._neighbours is None:
+            launches, record = self.model.launches, self.launch.record_index
+            lo = self.index
+            while lo > 0 and launches[lo - 1].record_index == record:
+                lo -= 1
+            hi = self.index + 1
+            while hi < len(launches) and launches[hi].record_index == record:
+                hi += 1
+            self._neighbours = [(n, launches[n]) for n in range(lo, hi) if n != self.index]
+        return self._neighbours
 
     def obj(self, handle):
         return self.tree.objects.get(handle) if self.tree is not None and handle else None
@@ -101,9 +132,45 @@ class _Reader:
         return self.tree.resolution(va) if self.tree is not None and va is not None else None
 
     def api_call(self, index):
-        return next((c for c in self.model.api_calls if c["index"] == index), None)
+        """The API call entered at record `index` (one call per record: where the walk
+        starts changes nothing but its length)."""
+        if index is None:
+            return None
+        return next((c for c in self._calls_returned_after(index) if c["index"] == index),
+                    None)
 
     def api_calls_after(self, index):
-        for c in self.model.api_calls:
+        """The calls entered after record `index`, in model.api_calls order."""
+        for c in self._calls_returned_after(index):
             if c["index"] > index and (self.pid is None or c["pid"] == self.pid):
                 yield c
+
+    def _calls_returned_after(self, index):
+        """model.api_calls from the first call that returned after record `index`. The
+        list is in the order the calls returned (decode_capture appends each at its
+        API_EXIT record, and the calls that never returned last), so each call before
+        that place returned, and so was entered, before record `index`."""
+        calls = self.model.api_calls
+        lo = bisect.bisect_right(calls, index, key=_returned)
+        return calls.iter_range(lo, len(calls)) if hasattr(calls, "iter_range") else \
+            calls[lo:]
+
+
+def _submission(model, launch):
+    """(the submission that carried `launch`, its place in model.submissions): the place is
+    launch.submission_index (decode_capture feeds each SUBMISSION record to the launch
+    decoder as it appends it), checked by record index; else a walk."""
+    subs = model.submissions
+    at = launch.submission_index
+    if at is not None and 0 <= at < len(subs):
+        s = subs[at]
+        if s["index"] == launch.record_index:
+            return s, at
+    return next(((s, k) for k, s in enumerate(subs) if s["index"] == launch.record_index),
+                (None, None))
+
+
+def _returned(call):
+    """The record index of the call's API_EXIT (after every record for a call that never
+    returned)."""
+    return call["exit_index"] if call.get("exit_index") is not None else math.inf

@@ -298,7 +298,7 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                                        _VERIFIED.get(a["verified"], "not_checked")] += 1
                 _tally(model, s, a)
                 keep_launch(launch)
-            subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
+            subdec = L.SubmissionDecoder(gpu=gpu_family(meta), sink=sink)
         nrecords = 0
         append_submission = model.submissions.append_dumped if lazy_submissions else None
         budget = _Budget(model)
@@ -637,7 +637,8 @@ def _sm(meta):
         return 90
 
 
-def _gpu_family(meta):
+def gpu_family(meta):
+    """The GPU family ("hopper", ...) the capture's pushbuffers are decoded for."""
     from decoders.launch import family_of_sm
     return family_of_sm(_sm(meta))
 

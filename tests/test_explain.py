@@ -168,7 +168,7 @@ def test_html_escapes_capture_strings():
     """A hostile kernel name, path or GPU string is text on the page, never markup."""
     evil = '<img src=x onerror="alert(1)">\x1b[31m&'
     story = E.Story(evil, 0, {}, [E.Section("launch", evil, evil, [
-        E.Line(["kernel ", E.Value("kernel", evil, True), " ", E._t("QMD")])],
+        E.Line(["kernel ", E.Value("kernel", evil, True), " ", E.Term("QMD", "QMD")])],
         [E.Line([E.Value("kernel", evil, True)])])])
     page = _html(story)
     assert "<img" not in page and "\x1b" not in page

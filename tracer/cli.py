@@ -61,8 +61,8 @@ def _use_color(flag, stream):
 
 
 def _family(meta):
-    from decoders.session import _gpu_family
-    return _gpu_family(meta)
+    from decoders.session import gpu_family
+    return gpu_family(meta)
 
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
@@ -422,7 +422,7 @@ def _print_diff(model_a, ia, model_b, ib, diffs, w):
 @click.option("--traceback", is_flag=True)
 def explain_cmd(capture, launch, html_path, traceback):
     """One launch's story, told with the capture's own numbers: the API call, the channel,
-    the pushbuffer methods, the QMD, constant bank 0, the doorbell (tracer/explain.py)."""
+    the pushbuffer methods, the QMD, constant bank 0, the doorbell (tracer/explain/)."""
     def run():
         from tracer.explain import explain
         return _problem_lines("trace-decode", capture,

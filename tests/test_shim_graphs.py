@@ -15,6 +15,7 @@ import pytest
 
 from decoders.capture.reader import read_capture
 from decoders.capture.writer import append_end, create_capture
+from decoders.cuda.attribute import Attribution
 from decoders.cuda.calls import ApiCalls
 from tests.test_shim import CC, ROOT, shim  # noqa: F401  (the session-built shim fixture)
 
@@ -204,3 +205,89 @@ def test_conditional_bodies_unknown_are_said(runs):
     assert cond.flags == ["PARAMS_UNREADABLE", "BODIES_UNKNOWN"]
     assert notes[0] == ("graph walk met a conditional node whose bodies it could not learn: "
                         "cuGraphInstantiateWithFlags of graph 0x6100")
+
+
+# ---- the attribution on these calls, with QMD summaries made here (synthetic) -----------
+
+class _Qmd:
+    """What Attribution.for_launch reads of a decoded launch."""
+
+    def __init__(self, grid, block, params, program=0x1000000, record_index=10_000):
+        self._summary = {"kernel": True, "qmd_type": "V04_00", "grid": grid, "block": block,
+                         "cluster": None, "shared_memory_bytes": 1024,
+                         "shared_memory_driver_reserved_bytes": 1024,
+                         "params": {"hex": params.hex()}, "program_address": program}
+        self.record_index = record_index
+
+
+def _attribution(calls):
+    attr = Attribution(None)
+    for c in calls:
+        attr.observe(c)
+    return attr
+
+
+def test_replays_matched_to_the_walked_nodes(runs):
+    """The first replay runs the exec as instantiated with its child graph replaced and its
+    first kernel node set again; the WHILE body's node runs once per iteration (three here),
+    each matched to the same node and named by the driver's name for its CUkernel. The
+    replay after cuGraphExecUpdate runs the updated graph's node."""
+    truth, calls, _ = runs["full"]
+    replay, replay2 = _by_name(calls, "cuGraphLaunch")
+    before = [c for c in calls if c.index < replay.index]
+    attr = _attribution(before)
+    got = []
+    for q in [_Qmd([5, 1, 1], [32, 1, 1], struct.pack("<QQi", *truth["sparams"])),
+              _Qmd([8, 1, 1], [64, 1, 1], struct.pack("<QQi", 0xA9A9A9A9A9A9A9A9,
+                                                      0xB9B9B9B9B9B9B9B9, 512))] + \
+            [_Qmd([2, 3, 1], [64, 1, 1], struct.pack("<i4xd", 77, -1.5))] * 3:
+        got.append(attr.for_launch(q, replay))
+    assert [a["verified"] for a in got] == [True] * 5
+    assert [a["graph_node"]["node"] for a in got] == [0x7001, 0x7009, 0x7007, 0x7007, 0x7007]
+    assert got[0]["graph_node"]["call"] == "cuGraphExecNodeSetParams"
+    assert got[1]["graph_node"]["call"] == "cuGraphExecChildGraphNodeSetParams"
+    assert got[1]["graph_node"]["path"] == [{"node": 0x7003, "kind": "GRAPH", "body": 0}]
+    assert got[2]["graph_node"]["path"] == [{"node": 0x7004, "kind": "CONDITIONAL WHILE", "body": 0}]
+    assert got[2]["graph_node"]["exec"] == truth["exec"]
+    assert got[2]["kernel"]["mangled"] == "_Z4kernid" and got[2]["kernel"]["named_by"] == "cuKernelGetName"
+    assert [x["type"] for x in got[2]["args"]] == ["int", "double"]     # from the demangled name
+    assert got[0]["kernel"]["mangled"] == "vadd" and "named_by" not in got[0]["kernel"]
+    # the instantiated kernel node 0x7001 as first set (grid 4) is no longer what runs
+    old = attr.for_launch(_Qmd([4, 1, 1], [32, 1, 1], struct.pack(
+        "<QQi", 0xA1A1A1A1A1A1A1A1, 0xB1B1B1B1B1B1B1B1, 4096)), replay)
+    assert old["verified"] is None and old["graph_node"] is None
+    assert "none of the 3 kernel nodes" in old["why"] and "1 memset/memcpy node(s)" in old["why"]
+    # after cuGraphExecUpdate: the updated graph's node, named by the walk
+    for c in calls:
+        if replay.index <= c.index < replay2.index:
+            attr.observe(c)
+    a = attr.for_launch(_Qmd([16, 1, 1], [128, 1, 1], bytes(range(1, 13)) + bytes(4)), replay2)
+    assert a["verified"] is True and a["graph_node"]["node"] == 0x7008
+    assert a["kernel"]["name"] == "fft_r2c(float const*, float2*, int)"
+    assert a["kernel"]["named_by"] == "cuFuncGetName" and a["kernel"]["module"] == 0xAAA0
+
+
+def test_launch_named_by_the_driver(runs):
+    """A launch of a handle no lookup handed out: its kernel is the driver's name, from the
+    module the driver answered (whose image the capture holds)."""
+    _, calls, _ = runs["full"]
+    first = _by_name(calls, "cuLaunchKernel")[0]
+    attr = _attribution([c for c in calls if c.index < first.index])
+    a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1], b""), first)
+    assert a["kernel"]["name"] == "empty()" and a["kernel"]["named_by"] == "cuFuncGetName"
+    assert a["kernel"]["image_call"] == _by_name(calls, "cuModuleLoadData")[0].index
+    assert a["verified"] is True
+
+
+def test_json_of_walk_calls(runs):
+    _, calls, _ = runs["full"]
+    _, g = _walk(calls, "cuGraphExecUpdate_v2")
+    (c,) = _by_name(calls, "cuGraphExecUpdate_v2")
+    j = c.to_json()
+    assert j["function_names"] == [{"handle": 0x5000, "parent": 0xAAA0,
+                                    "name": "_Z7fft_r2cPKfP6float2i", "flags": []}]
+    assert j["graph"]["walk"]["kernels"] == 1
+    assert j["graph"]["nodes"][0]["launch"]["grid"] == [16, 1, 1]
+    json.dumps(j)
+    # a call that holds neither has no such keys (captures before issue 25 render as before)
+    assert "graph" not in _by_name(calls, "cuLaunchKernel")[1].to_json()

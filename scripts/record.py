@@ -231,6 +231,13 @@ REAL = {
                     "truth: the graph's kernel nodes read back through the driver's graph API"),
     "jax-jit": ("jax_jit.py", "JAX jit of matmul + tanh + sum (XLA)"),
     "torch-compile": ("torch_compile.py", "torch.compile (inductor): Triton kernels generated at run time"),
+    # issue 25: kernels whose handles no bracketed lookup names, graphs built node by node
+    "cupy-fft": ("cupy_fft.py", "CuPy rfft + irfft (cuFFT: function handles from export tables) and "
+                 "a stream-captured graph of 3 elementwise kernels replayed 3 times; truth: every "
+                 "kernel from CUPTI (torch.profiler), the graph's nodes read back through the driver"),
+    "jax-loops": ("jax_loops.py", "JAX jit of lax.scan over value_and_grad and of lax.while_loop, "
+                  "10 calls each (XLA command buffers: child graphs, conditional nodes); truth: "
+                  "every kernel from CUPTI (torch.profiler)"),
 }
 
 

@@ -41,6 +41,14 @@ STRUCTS = [
     ("CUlaunchAttribute", CT.CUlaunchAttribute),
     ("CUDA_KERNEL_NODE_PARAMS", CT.CUDA_KERNEL_NODE_PARAMS),
     ("CU_LAUNCH_PARAM_EXTRA_ENTRY", CT.CU_LAUNCH_PARAM_EXTRA_ENTRY),
+    ("CUDA_KERNEL_NODE_PARAMS_v2", CT.CUDA_KERNEL_NODE_PARAMS_v2),
+    ("CUDA_MEMSET_NODE_PARAMS", CT.CUDA_MEMSET_NODE_PARAMS),
+    ("CUDA_MEMCPY3D", CT.CUDA_MEMCPY3D),
+    ("CUDA_CONDITIONAL_NODE_PARAMS", CT.CUDA_CONDITIONAL_NODE_PARAMS),
+    ("CUgraphNodeParams", CT.CUgraphNodeParams),
+    ("TL_FUNCTION_NAME", CT.TL_FUNCTION_NAME),
+    ("TL_GRAPH_WALK", CT.TL_GRAPH_WALK),
+    ("TL_GRAPH_NODE", CT.TL_GRAPH_NODE),
     ("FATBIN_HEADER", fatbin.FATBIN_HEADER),
     ("FATBIN_WRAPPER", fatbin.FATBIN_WRAPPER),
     ("NVOS00_PARAMETERS", nvos.NVOS00_PARAMETERS),
@@ -175,6 +183,17 @@ def render():
     for num, name in sorted(API.SECTION_FLAGS.items()):
         lines.append(f"#define TL_API_SF_{name} 0x{num:x}")
     lines.append(f"#define TL_API_MAX_ARGS {API.MAX_ARGS}")
+    # issue 25: function names and graph walks
+    for prefix, table in (("TL_FN", API.FUNCTION_NAME_FLAGS), ("TL_GW", API.GRAPH_WALK_FLAGS),
+                          ("TL_GN", API.GRAPH_NODE_FLAGS)):
+        for num, name in sorted(table.items()):
+            lines.append(f"#define {prefix}_{name} 0x{num:x}")
+    for num, name in sorted(CT.CU_GRAPH_NODE_TYPE.items()):
+        lines.append(f"#define TL_CU_GRAPH_NODE_TYPE_{name} {num}")
+    lines.append(f"#define TL_WALK_MAX_NODES {API.WALK_MAX_NODES}")
+    lines.append(f"#define TL_WALK_MAX_DEPTH {API.WALK_MAX_DEPTH}")
+    lines.append(f"#define TL_WALK_MAX_BODIES {API.WALK_MAX_BODIES}")
+    lines.append(f"#define TL_CUDA_MEMCPY_NODE_PARAMS_PREFIX {CT.CUDA_MEMCPY_NODE_PARAMS_PREFIX}")
     lines.append(f"#define TL_PARAM_WINDOWS_MAX {API.PARAM_WINDOWS_MAX}")
     lines.append(f"#define TL_PARAM_WINDOW_BYTES {API.PARAM_WINDOW_BYTES}")
     lines.append(f"#define TL_FATBIN_MAGIC 0x{fatbin.FATBIN_MAGIC:08x}u")
@@ -185,7 +204,8 @@ def render():
     status = {name: num for num, name in API.CURESULT.items()}
     for name in ("CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_INITIALIZED"):
         lines.append(f"#define TL_{name} {status[name]}")
-    lines.append(f"#define TL_API_COUNT {len(API.FUNCTIONS)}")
+    # slots are numbered, not counted: a number not (yet) given leaves an empty entry
+    lines.append(f"#define TL_API_COUNT {max(f.slot for f in API.FUNCTIONS) + 1}")
     lines.append("#define TL_API_SLOTS(X) \\")
     for f in API.FUNCTIONS:
         lines.append(f"    X({f.slot}, {f.name}, TL_API_KIND_{f.kind}, {len(f.params)}) \\")

@@ -233,6 +233,13 @@ REAL = {
     "torch-compile": ("torch_compile.py", "torch.compile (inductor): Triton kernels generated at run time"),
     "torch-copies": ("torch_copies.py", "PyTorch device-to-device copy_/clone and zero_/fill_ of 8 sizes "
                      "(the driver's own copy and memset kernels); truth: CUPTI memcpy/memset activities"),
+    # issue 25: kernels whose handles no bracketed lookup names, graphs built node by node
+    "cupy-fft": ("cupy_fft.py", "CuPy rfft + irfft (cuFFT: function handles from export tables) and "
+                 "a stream-captured graph of 3 elementwise kernels replayed 3 times; truth: every "
+                 "kernel from CUPTI (torch.profiler), the graph's nodes read back through the driver"),
+    "jax-loops": ("jax_loops.py", "JAX jit of lax.scan over value_and_grad and of lax.while_loop, "
+                  "10 calls each (XLA command buffers: child graphs, conditional nodes); truth: "
+                  "every kernel from CUPTI (torch.profiler)"),
 }
 
 

@@ -267,6 +267,94 @@
 #define CU_LAUNCH_PARAM_EXTRA_ENTRY__value 8
 #define CU_LAUNCH_PARAM_EXTRA_ENTRY__SIZE 16
 
+#define CUDA_KERNEL_NODE_PARAMS_v2__func 0
+#define CUDA_KERNEL_NODE_PARAMS_v2__gridDimX 8
+#define CUDA_KERNEL_NODE_PARAMS_v2__gridDimY 12
+#define CUDA_KERNEL_NODE_PARAMS_v2__gridDimZ 16
+#define CUDA_KERNEL_NODE_PARAMS_v2__blockDimX 20
+#define CUDA_KERNEL_NODE_PARAMS_v2__blockDimY 24
+#define CUDA_KERNEL_NODE_PARAMS_v2__blockDimZ 28
+#define CUDA_KERNEL_NODE_PARAMS_v2__sharedMemBytes 32
+#define CUDA_KERNEL_NODE_PARAMS_v2__kernelParams 40
+#define CUDA_KERNEL_NODE_PARAMS_v2__extra 48
+#define CUDA_KERNEL_NODE_PARAMS_v2__kern 56
+#define CUDA_KERNEL_NODE_PARAMS_v2__ctx 64
+#define CUDA_KERNEL_NODE_PARAMS_v2__SIZE 72
+
+#define CUDA_MEMSET_NODE_PARAMS__dst 0
+#define CUDA_MEMSET_NODE_PARAMS__pitch 8
+#define CUDA_MEMSET_NODE_PARAMS__value 16
+#define CUDA_MEMSET_NODE_PARAMS__elementSize 20
+#define CUDA_MEMSET_NODE_PARAMS__width 24
+#define CUDA_MEMSET_NODE_PARAMS__height 32
+#define CUDA_MEMSET_NODE_PARAMS__SIZE 40
+
+#define CUDA_MEMCPY3D__srcXInBytes 0
+#define CUDA_MEMCPY3D__srcY 8
+#define CUDA_MEMCPY3D__srcZ 16
+#define CUDA_MEMCPY3D__srcLOD 24
+#define CUDA_MEMCPY3D__srcMemoryType 32
+#define CUDA_MEMCPY3D__srcHost 40
+#define CUDA_MEMCPY3D__srcDevice 48
+#define CUDA_MEMCPY3D__srcArray 56
+#define CUDA_MEMCPY3D__reserved0 64
+#define CUDA_MEMCPY3D__srcPitch 72
+#define CUDA_MEMCPY3D__srcHeight 80
+#define CUDA_MEMCPY3D__dstXInBytes 88
+#define CUDA_MEMCPY3D__dstY 96
+#define CUDA_MEMCPY3D__dstZ 104
+#define CUDA_MEMCPY3D__dstLOD 112
+#define CUDA_MEMCPY3D__dstMemoryType 120
+#define CUDA_MEMCPY3D__dstHost 128
+#define CUDA_MEMCPY3D__dstDevice 136
+#define CUDA_MEMCPY3D__dstArray 144
+#define CUDA_MEMCPY3D__reserved1 152
+#define CUDA_MEMCPY3D__dstPitch 160
+#define CUDA_MEMCPY3D__dstHeight 168
+#define CUDA_MEMCPY3D__WidthInBytes 176
+#define CUDA_MEMCPY3D__Height 184
+#define CUDA_MEMCPY3D__Depth 192
+#define CUDA_MEMCPY3D__SIZE 200
+
+#define CUDA_CONDITIONAL_NODE_PARAMS__handle 0
+#define CUDA_CONDITIONAL_NODE_PARAMS__type 8
+#define CUDA_CONDITIONAL_NODE_PARAMS__size 12
+#define CUDA_CONDITIONAL_NODE_PARAMS__phGraph_out 16
+#define CUDA_CONDITIONAL_NODE_PARAMS__ctx 24
+#define CUDA_CONDITIONAL_NODE_PARAMS__SIZE 32
+
+#define CUgraphNodeParams__type 0
+#define CUgraphNodeParams__reserved0 4
+#define CUgraphNodeParams__union 16
+#define CUgraphNodeParams__reserved2 248
+#define CUgraphNodeParams__SIZE 256
+
+#define TL_FUNCTION_NAME__handle 0
+#define TL_FUNCTION_NAME__parent 8
+#define TL_FUNCTION_NAME__flags 16
+#define TL_FUNCTION_NAME__name_len 20
+#define TL_FUNCTION_NAME__name 24
+#define TL_FUNCTION_NAME__FIXED 24
+
+#define TL_GRAPH_WALK__graph 0
+#define TL_GRAPH_WALK__parent 8
+#define TL_GRAPH_WALK__nodes 16
+#define TL_GRAPH_WALK__kernels 20
+#define TL_GRAPH_WALK__flags 24
+#define TL_GRAPH_WALK__reserved0 28
+#define TL_GRAPH_WALK__SIZE 32
+
+#define TL_GRAPH_NODE__graph 0
+#define TL_GRAPH_NODE__node 8
+#define TL_GRAPH_NODE__parent 16
+#define TL_GRAPH_NODE__type 24
+#define TL_GRAPH_NODE__depth 28
+#define TL_GRAPH_NODE__body 30
+#define TL_GRAPH_NODE__flags 32
+#define TL_GRAPH_NODE__params_size 36
+#define TL_GRAPH_NODE__params 40
+#define TL_GRAPH_NODE__FIXED 40
+
 #define FATBIN_HEADER__magic 0
 #define FATBIN_HEADER__version 4
 #define FATBIN_HEADER__header_size 6
@@ -510,6 +598,10 @@
 #define TL_API_KIND_GET_BY_NAME 6
 #define TL_API_KIND_OUT0 7
 #define TL_API_KIND_GRAPH_KERNEL_NODE 8
+#define TL_API_KIND_GRAPH_INSTANTIATE 9
+#define TL_API_KIND_GRAPH_EXEC_UPDATE 10
+#define TL_API_KIND_GRAPH_EXEC_CHILD 11
+#define TL_API_KIND_GRAPH_NODE_PARAMS 12
 #define TL_API_SEC_PARAM_LAYOUT 1
 #define TL_API_SEC_PARAM_DATA 2
 #define TL_API_SEC_EXTRA_BUFFER 3
@@ -521,11 +613,45 @@
 #define TL_API_SEC_PARAM_POINTERS 9
 #define TL_API_SEC_PARAM_WINDOWS 10
 #define TL_API_SEC_KERNEL_NODE_PARAMS 11
+#define TL_API_SEC_FUNCTION_NAME 12
+#define TL_API_SEC_GRAPH_WALK 13
+#define TL_API_SEC_GRAPH_NODE 14
 #define TL_API_SF_TRUNCATED 0x1
 #define TL_API_SF_UNREADABLE 0x2
 #define TL_API_SF_LAYOUT_FROM_KERNEL 0x4
 #define TL_API_SF_LAYOUT_UNKNOWN 0x8
 #define TL_API_MAX_ARGS 11
+#define TL_FN_KERNEL 0x1
+#define TL_FN_NO_NAME 0x2
+#define TL_FN_NO_PARENT 0x4
+#define TL_FN_NAME_TRUNCATED 0x8
+#define TL_GW_NODE_LIMIT 0x1
+#define TL_GW_DEPTH_LIMIT 0x2
+#define TL_GW_NO_DRIVER 0x4
+#define TL_GW_FAILED 0x8
+#define TL_GW_BODIES_UNKNOWN 0x10
+#define TL_GN_GENERIC 0x1
+#define TL_GN_PARAMS_UNREADABLE 0x2
+#define TL_GN_BODIES_UNKNOWN 0x4
+#define TL_GN_BODIES_CUT 0x8
+#define TL_CU_GRAPH_NODE_TYPE_KERNEL 0
+#define TL_CU_GRAPH_NODE_TYPE_MEMCPY 1
+#define TL_CU_GRAPH_NODE_TYPE_MEMSET 2
+#define TL_CU_GRAPH_NODE_TYPE_HOST 3
+#define TL_CU_GRAPH_NODE_TYPE_GRAPH 4
+#define TL_CU_GRAPH_NODE_TYPE_EMPTY 5
+#define TL_CU_GRAPH_NODE_TYPE_WAIT_EVENT 6
+#define TL_CU_GRAPH_NODE_TYPE_EVENT_RECORD 7
+#define TL_CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL 8
+#define TL_CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT 9
+#define TL_CU_GRAPH_NODE_TYPE_MEM_ALLOC 10
+#define TL_CU_GRAPH_NODE_TYPE_MEM_FREE 11
+#define TL_CU_GRAPH_NODE_TYPE_BATCH_MEM_OP 12
+#define TL_CU_GRAPH_NODE_TYPE_CONDITIONAL 13
+#define TL_WALK_MAX_NODES 4096
+#define TL_WALK_MAX_DEPTH 8
+#define TL_WALK_MAX_BODIES 8
+#define TL_CUDA_MEMCPY_NODE_PARAMS_PREFIX 16
 #define TL_PARAM_WINDOWS_MAX 32
 #define TL_PARAM_WINDOW_BYTES 64
 #define TL_FATBIN_MAGIC 0xba55ed50u
@@ -535,7 +661,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 71
+#define TL_API_COUNT 83
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -604,10 +730,20 @@
     X(64, cuGraphKernelNodeSetParams_v2, TL_API_KIND_GRAPH_KERNEL_NODE, 2) \
     X(65, cuGraphExecKernelNodeSetParams, TL_API_KIND_GRAPH_KERNEL_NODE, 3) \
     X(66, cuGraphExecKernelNodeSetParams_v2, TL_API_KIND_GRAPH_KERNEL_NODE, 3) \
-    X(67, cuGraphInstantiateWithFlags, TL_API_KIND_OUT0, 3) \
+    X(67, cuGraphInstantiateWithFlags, TL_API_KIND_GRAPH_INSTANTIATE, 3) \
     X(68, cuGraphUpload, TL_API_KIND_PLAIN, 2) \
     X(69, cuGraphUpload_ptsz, TL_API_KIND_PLAIN, 2) \
-    X(70, cuGraphExecUpdate_v2, TL_API_KIND_PLAIN, 3) \
+    X(70, cuGraphExecUpdate_v2, TL_API_KIND_GRAPH_EXEC_UPDATE, 3) \
+    X(73, cuGraphInstantiate, TL_API_KIND_GRAPH_INSTANTIATE, 5) \
+    X(74, cuGraphInstantiate_v2, TL_API_KIND_GRAPH_INSTANTIATE, 5) \
+    X(75, cuGraphInstantiateWithParams, TL_API_KIND_GRAPH_INSTANTIATE, 3) \
+    X(76, cuGraphInstantiateWithParams_ptsz, TL_API_KIND_GRAPH_INSTANTIATE, 3) \
+    X(77, cuGraphExecUpdate, TL_API_KIND_GRAPH_EXEC_UPDATE, 4) \
+    X(78, cuGraphExecChildGraphNodeSetParams, TL_API_KIND_GRAPH_EXEC_CHILD, 3) \
+    X(79, cuGraphAddNode, TL_API_KIND_GRAPH_NODE_PARAMS, 5) \
+    X(80, cuGraphAddNode_v2, TL_API_KIND_GRAPH_NODE_PARAMS, 6) \
+    X(81, cuGraphNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 2) \
+    X(82, cuGraphExecNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 3) \
 
 
 /* UVM commands are plain numbers: param sizes come from this table (580). */

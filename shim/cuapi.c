@@ -21,6 +21,21 @@
  *      cuKernelGetFunction) drops what was cached for that handle, because a module
  *      unloaded and another loaded can give a new function the old one's address (XLA's
  *      autotuning does: captures/jax-jit before this rule read a stale layout).
+ *  I18 Every launched function has a name in the capture (issue 25). A CUfunction or
+ *      CUkernel no bracketed lookup handed out (cuFFT, cuBLAS, cuDNN and NCCL static
+ *      runtimes get theirs through the driver's export tables) is named by the driver the
+ *      first time a launch or a graph node uses it: cuFuncGetName + cuFuncGetModule, or
+ *      cuKernelGetName + cuKernelGetLibrary, resolved with cuda_sym and tolerated absent;
+ *      that record carries a FUNCTION_NAME section. g_named (fixed size, keys published by
+ *      compare-and-swap) holds the handles that need nothing more: those a lookup handed
+ *      out and those already named. No unload is bracketed, so a handle an unbracketed path
+ *      hands out again after an unload keeps its first name.
+ *  I19 A graph is walked through the driver (cuGraphGetNodes, the per-type getters, child
+ *      graphs, conditional bodies) by the call that hands it over, at entry, in ordinary
+ *      context (I11): the walk may malloc. It reads only what the driver hands back (node
+ *      lists, params, the driver-owned kernelParams) and reads it with safe_read, and it
+ *      stops at fixed limits (TL_WALK_MAX_*), each named in a NOTE when reached. Conditional
+ *      bodies learned at cuGraphAddNode exit go to an append-only table (as I6).
  */
 
 typedef uint32_t (*api_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
@@ -99,7 +114,8 @@ static api_fn slot_real(struct api_slot *s) {
 }
 
 static struct api_slot *slot_by_name(const char *name) {
-    for (int i = 0; i < TL_API_COUNT; i++) if (!strcmp(g_slots[i].name, name)) return &g_slots[i];
+    for (int i = 0; i < TL_API_COUNT; i++)
+        if (g_slots[i].name && !strcmp(g_slots[i].name, name)) return &g_slots[i];
     return NULL;
 }
 
@@ -107,7 +123,7 @@ static struct api_slot *slot_by_name(const char *name) {
 static void *wrap_for(void *p) {
     for (int i = 0; i < TL_API_COUNT; i++) {
         struct api_slot *s = &g_slots[i];
-        if ((void *)slot_real(s) == p) return (void *)s->wrap;
+        if (s->name && (void *)slot_real(s) == p) return (void *)s->wrap;
     }
     return NULL;
 }
@@ -139,7 +155,7 @@ static int base_is_ours(const char *sym) {
     size_t n = s_len(sym);
     for (int i = 0; i < TL_API_COUNT; i++) {
         const char *s = g_slots[i].name;
-        if (!strncmp(s, sym, n) && (s[n] == 0 || s[n] == '_')) return 1;
+        if (s && !strncmp(s, sym, n) && (s[n] == 0 || s[n] == '_')) return 1;
     }
     return 0;
 }
@@ -215,8 +231,8 @@ struct sec {
 
 static size_t sec_len(const struct sec *s) { return TL_API_SECTION__FIXED + pad8(s->size); }
 
-static void sec_fill(uint8_t *p, struct sec *s) {
-    uint8_t *d = p + TL_API_SECTION__data;
+/* The section's data at d (its `size` bytes), read from wherever it points. */
+static void sec_data(uint8_t *d, struct sec *s) {
     if (s->local) put_bytes(d, s->local, s->size);
     else if (s->remote) { if (!safe_read(d, s->remote, s->size)) s->flags |= TL_API_SF_UNREADABLE; }
     else if (s->kp_n) {
@@ -241,6 +257,10 @@ static void sec_fill(uint8_t *p, struct sec *s) {
                 safe_read(dst, p, to_page);
         }
     }
+}
+
+static void sec_fill(uint8_t *p, struct sec *s) {
+    sec_data(p + TL_API_SECTION__data, s);
     w32(p, TL_API_SECTION__tag, s->tag); w32(p, TL_API_SECTION__size, s->size);
     w32(p, TL_API_SECTION__flags, s->flags); w32(p, TL_API_SECTION__full_size, s->full);
 }
@@ -415,6 +435,405 @@ static uint32_t launch_sections(uint64_t f, uint64_t params, uint64_t extra, str
     return nsec;
 }
 
+/* ==== issue 25: names from handles (I18) and graph walks (I19) ========================= */
+/* The driver calls these use, each resolved once on libcuda with cuda_sym (never loaded
+ * by us); any of them may be absent (an older driver) and is then not called. */
+typedef uint32_t (*getname_fn)(const char **, uint64_t);          /* cuFuncGetName, cuKernelGetName */
+typedef uint32_t (*getparent_fn)(uint64_t *, uint64_t);           /* cuFuncGetModule, cuKernelGetLibrary */
+typedef uint32_t (*getnodes_fn)(uint64_t, uint64_t *, size_t *);  /* cuGraphGetNodes */
+typedef uint32_t (*nodetype_fn)(uint64_t, uint32_t *);            /* cuGraphNodeGetType */
+typedef uint32_t (*nodeget_fn)(uint64_t, void *);                 /* the per-type getters */
+static struct {
+    getname_fn func_name, kernel_name; getparent_fn func_module, kernel_library;
+    getnodes_fn get_nodes; nodetype_fn node_type;
+    nodeget_fn kernel_v2, kernel_v1, memset, memcpy, child, event_record, event_wait, node_params;
+    uint32_t looked;
+} g_drv;
+
+static void drv_resolve(void) {
+    if (LOAD_ACQ(&g_drv.looked) || !libcuda()) return;
+    g_drv.func_name = (getname_fn)cuda_sym("cuFuncGetName");               /* CUDA 12.3 */
+    g_drv.kernel_name = (getname_fn)cuda_sym("cuKernelGetName");           /* 12.3 */
+    g_drv.func_module = (getparent_fn)cuda_sym("cuFuncGetModule");         /* 11.0 */
+    g_drv.kernel_library = (getparent_fn)cuda_sym("cuKernelGetLibrary");   /* 12.x, not in 12.0 */
+    g_drv.get_nodes = (getnodes_fn)cuda_sym("cuGraphGetNodes");
+    g_drv.node_type = (nodetype_fn)cuda_sym("cuGraphNodeGetType");
+    /* the _v2 getter fills CUDA_KERNEL_NODE_PARAMS_v2 (72 bytes); the unsuffixed one is
+     * the CUDA 11 ABI (56) */
+    g_drv.kernel_v2 = (nodeget_fn)cuda_sym("cuGraphKernelNodeGetParams_v2");
+    g_drv.kernel_v1 = (nodeget_fn)cuda_sym("cuGraphKernelNodeGetParams");
+    g_drv.memset = (nodeget_fn)cuda_sym("cuGraphMemsetNodeGetParams");
+    g_drv.memcpy = (nodeget_fn)cuda_sym("cuGraphMemcpyNodeGetParams");
+    g_drv.child = (nodeget_fn)cuda_sym("cuGraphChildGraphNodeGetGraph");
+    g_drv.event_record = (nodeget_fn)cuda_sym("cuGraphEventRecordNodeGetEvent");
+    g_drv.event_wait = (nodeget_fn)cuda_sym("cuGraphEventWaitNodeGetEvent");
+    g_drv.node_params = (nodeget_fn)cuda_sym("cuGraphNodeGetParams");      /* newer than 13.0 */
+    STORE_REL(&g_drv.looked, 1);
+}
+
+/* A NOTE of up to three strings and a number (hex when `hex`). */
+static void note_parts(const char *a, const char *b, const char *c, uint64_t num, int hex) {
+    char text[256];
+    size_t n = 0;
+    const char *parts[3] = { a, b, c };
+    for (int i = 0; i < 3; i++) for (const char *q = parts[i]; q && *q && n < 200; q++) text[n++] = *q;
+    char digits[24]; int k = 0;
+    do { digits[k++] = "0123456789abcdef"[num % (hex ? 16 : 10)]; num /= hex ? 16 : 10; } while (num && k < 20);
+    if (hex) { text[n++] = '0'; text[n++] = 'x'; }
+    while (k) text[n++] = digits[--k];
+    note_text(text, n);
+}
+
+/* ---- names (I18) ---------------------------------------------------------------------- */
+#define MAX_NAMED 16384
+static uint64_t g_named[MAX_NAMED];    /* handles that need no name query; 0: free */
+static uint32_t g_named_full;
+
+/* 1: nobody has named `h` and this caller now must; 0: known already (or no room). A
+ * bracketed lookup calls it for the handle it handed out and ignores the answer. */
+static int named_claim(uint64_t h) {
+    if (!h) return 0;
+    uint32_t i = (uint32_t)((h >> 4) * 0x9E3779B1u) % MAX_NAMED;
+    for (uint32_t probe = 0; probe < 16; probe++) {
+        uint64_t *e = &g_named[(i + probe) % MAX_NAMED];
+        uint64_t k = LOAD_ACQ(e);
+        if (k == h) return 0;
+        if (k == 0) {
+            if (__atomic_compare_exchange_n(e, &k, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
+            if (k == h) return 0;
+        }
+    }
+    if (!__atomic_exchange_n(&g_named_full, 1, __ATOMIC_ACQ_REL))
+        note_parts("function name table full (", "MAX_NAMED", "): later handles no lookup handed out are not named; at ", h, 1);
+    return 0;
+}
+
+#define NAME_SEC_MAX (TL_FUNCTION_NAME__FIXED + NAME_MAX_LEN)
+#define NODE_UNION (CUgraphNodeParams__reserved2 - CUgraphNodeParams__union)   /* 232 bytes */
+
+/* A FUNCTION_NAME section for handle f in buf (NAME_SEC_MAX bytes). `kernel_first`: the
+ * layout query found a CUkernel, so the kernel calls are asked first. 0 (no section) when
+ * the driver exports none of the four calls. */
+static int name_section(uint64_t f, int kernel_first, uint8_t *buf, struct sec *s) {
+    drv_resolve();
+    if (!g_drv.func_name && !g_drv.kernel_name && !g_drv.func_module && !g_drv.kernel_library)
+        return 0;
+    const char *name = NULL;
+    uint64_t parent = 0;
+    uint32_t flags = TL_FN_NO_NAME, n = 0;
+    for (int pass = 0; pass < 2 && (flags & TL_FN_NO_NAME); pass++) {
+        int kern = pass == 0 ? kernel_first : !kernel_first;
+        getname_fn g = kern ? g_drv.kernel_name : g_drv.func_name;
+        name = NULL;
+        if (g && g(&name, f) == 0 && name) flags = kern ? TL_FN_KERNEL : 0;
+    }
+    getparent_fn p = (flags & TL_FN_KERNEL) ? g_drv.kernel_library : g_drv.func_module;
+    if ((flags & TL_FN_NO_NAME) && !(p && p(&parent, f) == 0)) {
+        /* no name: its module may still be known (cuFuncGetModule is older) */
+        p = g_drv.kernel_library;
+        if (p && p(&parent, f) == 0) flags |= TL_FN_KERNEL;
+        else parent = 0, p = NULL;
+    } else if (!(flags & TL_FN_NO_NAME) && !(p && p(&parent, f) == 0)) parent = 0, p = NULL;
+    if (!p) flags |= TL_FN_NO_PARENT;
+    if (name) {
+        n = remote_strlen((uintptr_t)name, NAME_MAX_LEN);
+        if (n == NAME_MAX_LEN) flags |= TL_FN_NAME_TRUNCATED;
+        if (!safe_read(buf + TL_FUNCTION_NAME__name, (uintptr_t)name, n)) n = 0, flags |= TL_FN_NO_NAME;
+    }
+    w64(buf, TL_FUNCTION_NAME__handle, f); w64(buf, TL_FUNCTION_NAME__parent, parent);
+    w32(buf, TL_FUNCTION_NAME__flags, flags); w32(buf, TL_FUNCTION_NAME__name_len, n);
+    *s = (struct sec){ .tag = TL_API_SEC_FUNCTION_NAME, .size = TL_FUNCTION_NAME__FIXED + n,
+                       .full = TL_FUNCTION_NAME__FIXED + n, .local = buf };
+    return 1;
+}
+
+/* The kernel-first hint from the layout section launch_sections put first. */
+static int layout_says_kernel(const struct sec *first) {
+    return first->tag == TL_API_SEC_PARAM_LAYOUT && (first->flags & TL_API_SF_LAYOUT_FROM_KERNEL);
+}
+
+/* ---- conditional bodies learned at cuGraphAddNode exit (I19) --------------------------- */
+#define MAX_CONDS 1024
+struct cond { uint32_t valid, n; uint64_t node; uint8_t params[CUDA_CONDITIONAL_NODE_PARAMS__SIZE];
+              uint64_t bodies[TL_WALK_MAX_BODIES]; };
+static struct cond g_cond[MAX_CONDS];
+static uint32_t g_ncond;
+
+/* CUDA_CONDITIONAL_NODE_PARAMS at c (phGraph_out filled): its body graphs into out (at
+ * most TL_WALK_MAX_BODIES); *flags gets BODIES_CUT / BODIES_UNKNOWN. */
+static uint32_t cond_bodies(const uint8_t *c, uint64_t *out, uint32_t *flags) {
+    uint32_t size = r32(c, CUDA_CONDITIONAL_NODE_PARAMS__size), k = size;
+    uint64_t arr = r64(c, CUDA_CONDITIONAL_NODE_PARAMS__phGraph_out);
+    if (k > TL_WALK_MAX_BODIES) k = TL_WALK_MAX_BODIES, *flags |= TL_GN_BODIES_CUT;
+    if (k && (!arr || !safe_read(out, arr, 8u * k))) { *flags |= TL_GN_BODIES_UNKNOWN; return 0; }
+    return k;
+}
+
+static void cond_remember(uint64_t node, const uint8_t *c, const uint64_t *bodies, uint32_t n) {
+    uint32_t i = ADD(&g_ncond, 1);
+    if (i >= MAX_CONDS || !node) return;
+    struct cond *e = &g_cond[i];
+    e->node = node; e->n = n;
+    memcpy(e->params, c, CUDA_CONDITIONAL_NODE_PARAMS__SIZE);
+    memcpy(e->bodies, bodies, 8u * n);
+    STORE_REL(&e->valid, 1);
+}
+
+static const struct cond *cond_find(uint64_t node) {
+    uint32_t n = LOAD_ACQ(&g_ncond);
+    if (n > MAX_CONDS) n = MAX_CONDS;
+    while (n--)     /* latest first: a destroyed node's handle may come back */
+        if (LOAD_ACQ(&g_cond[n].valid) && g_cond[n].node == node) return &g_cond[n];
+    return NULL;
+}
+
+/* ---- a graph walk (I19) ----------------------------------------------------------------- */
+/* a node's params as kept: the largest getter's struct (CUDA_MEMCPY3D) or a conditional's
+ * params and bodies, whichever is more */
+#define WALK_PARAMS_MAX 256
+_Static_assert(CUDA_MEMCPY3D__SIZE <= WALK_PARAMS_MAX &&
+               CUDA_CONDITIONAL_NODE_PARAMS__SIZE + 8 * TL_WALK_MAX_BODIES <= WALK_PARAMS_MAX,
+               "a node's params fit WALK_PARAMS_MAX");
+struct walk {
+    struct sec *secs; uint32_t nsec, cap;       /* the record's sections, GRAPH_WALK first */
+    void **blobs; uint32_t nblobs, blobcap;     /* malloc'd data the sections point to */
+    uint32_t nodes, kernels, flags, failed;     /* failed: out of memory, nothing recorded */
+    uint8_t head[TL_GRAPH_WALK__SIZE];
+    uint32_t *off, *size, *lay; uint64_t *ptr;  /* launch_sections' scratch */
+};
+
+static void *walk_blob(struct walk *w, size_t n) {
+    if (w->failed) return NULL;
+    if (w->nblobs == w->blobcap) {
+        uint32_t cap = w->blobcap ? 2 * w->blobcap : 256;
+        void **b = realloc(w->blobs, cap * sizeof *b);
+        if (!b) { w->failed = 1; return NULL; }
+        w->blobs = b; w->blobcap = cap;
+    }
+    void *p = malloc(n ? n : 1);
+    if (!p) { w->failed = 1; return NULL; }
+    return w->blobs[w->nblobs++] = p;
+}
+
+static struct sec *walk_sec(struct walk *w) {
+    if (w->failed) return NULL;
+    if (w->nsec == w->cap) {
+        uint32_t cap = w->cap ? 2 * w->cap : 64;
+        struct sec *s = realloc(w->secs, cap * sizeof *s);
+        if (!s) { w->failed = 1; return NULL; }
+        w->secs = s; w->cap = cap;
+    }
+    return &w->secs[w->nsec++];
+}
+
+/* A section whose data is read now into a blob of the walk (the driver may reuse the
+ * memory it points to once the next node is asked for). */
+static void walk_own(struct walk *w, const struct sec *s) {
+    struct sec *d = walk_sec(w);
+    uint8_t *blob = d ? walk_blob(w, s->size) : NULL;
+    if (!blob) return;
+    struct sec t = *s;
+    sec_data(blob, &t);
+    *d = (struct sec){ .tag = t.tag, .size = t.size, .flags = t.flags, .full = t.full, .local = blob };
+}
+
+static void walk_graph(struct walk *w, uint64_t graph, uint64_t parent, uint32_t depth, uint32_t body);
+
+/* One node: its GRAPH_NODE section, a kernel's argument sections and name, then what it
+ * holds (a child graph, a conditional's bodies). */
+static void walk_node(struct walk *w, uint64_t graph, uint64_t node, uint64_t parent,
+                      uint32_t depth, uint32_t body) {
+    uint32_t type = ~0u, flags = 0, psize = 0;
+    uint8_t *h = walk_blob(w, TL_GRAPH_NODE__FIXED + WALK_PARAMS_MAX);
+    if (!h) return;
+    uint8_t *prm = h + TL_GRAPH_NODE__params;
+    uint64_t kp[(CUDA_KERNEL_NODE_PARAMS_v2__SIZE + 63) / 8] = { 0 };   /* room past v2 */
+    uint64_t bodies[TL_WALK_MAX_BODIES], child = 0;
+    uint32_t nbodies = 0;
+    nodeget_fn g = NULL;
+    if (g_drv.node_type(node, &type) != 0) { w->flags |= TL_GW_FAILED; type = ~0u; }
+    memset(prm, 0, WALK_PARAMS_MAX);
+    switch (type) {
+    case TL_CU_GRAPH_NODE_TYPE_KERNEL:
+        if (g_drv.kernel_v2 && g_drv.kernel_v2(node, kp) == 0) psize = CUDA_KERNEL_NODE_PARAMS_v2__SIZE;
+        else if (g_drv.kernel_v1 && g_drv.kernel_v1(node, kp) == 0) psize = CUDA_KERNEL_NODE_PARAMS__SIZE;
+        else flags |= TL_GN_PARAMS_UNREADABLE;
+        memcpy(prm, kp, psize);
+        break;
+    case TL_CU_GRAPH_NODE_TYPE_MEMSET: g = g_drv.memset; psize = CUDA_MEMSET_NODE_PARAMS__SIZE; break;
+    case TL_CU_GRAPH_NODE_TYPE_MEMCPY: g = g_drv.memcpy; psize = CUDA_MEMCPY3D__SIZE; break;
+    case TL_CU_GRAPH_NODE_TYPE_GRAPH: g = g_drv.child; psize = 8; break;
+    case TL_CU_GRAPH_NODE_TYPE_EVENT_RECORD: g = g_drv.event_record; psize = 8; break;
+    case TL_CU_GRAPH_NODE_TYPE_WAIT_EVENT: g = g_drv.event_wait; psize = 8; break;
+    case TL_CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+        uint8_t gp[CUgraphNodeParams__SIZE + 64];
+        const struct cond *c;
+        memset(gp, 0, sizeof gp);
+        if (g_drv.node_params && g_drv.node_params(node, gp) == 0 &&
+            r32(gp, CUgraphNodeParams__type) == TL_CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+            memcpy(prm, gp + CUgraphNodeParams__union, CUDA_CONDITIONAL_NODE_PARAMS__SIZE);
+            nbodies = cond_bodies(prm, bodies, &flags);
+        } else if ((c = cond_find(node))) {
+            memcpy(prm, c->params, CUDA_CONDITIONAL_NODE_PARAMS__SIZE);
+            nbodies = c->n;
+            memcpy(bodies, c->bodies, 8u * nbodies);
+            if (r32(prm, CUDA_CONDITIONAL_NODE_PARAMS__size) > nbodies) flags |= TL_GN_BODIES_CUT;
+        } else flags |= TL_GN_BODIES_UNKNOWN | TL_GN_PARAMS_UNREADABLE;
+        if (flags & TL_GN_BODIES_UNKNOWN) w->flags |= TL_GW_BODIES_UNKNOWN;
+        if (!(flags & TL_GN_PARAMS_UNREADABLE)) {
+            psize = CUDA_CONDITIONAL_NODE_PARAMS__SIZE + 8 * nbodies;
+            memcpy(prm + CUDA_CONDITIONAL_NODE_PARAMS__SIZE, bodies, 8u * nbodies);
+        }
+        break;
+    }
+    }
+    if (g) {
+        uint8_t buf[CUDA_MEMCPY3D__SIZE + 64];
+        memset(buf, 0, sizeof buf);
+        if (g(node, buf) == 0) memcpy(prm, buf, psize);
+        else psize = 0, flags |= TL_GN_PARAMS_UNREADABLE;
+        if (type == TL_CU_GRAPH_NODE_TYPE_GRAPH && psize) child = r64(prm, 0);
+    }
+    w64(h, TL_GRAPH_NODE__graph, graph); w64(h, TL_GRAPH_NODE__node, node);
+    w64(h, TL_GRAPH_NODE__parent, parent); w32(h, TL_GRAPH_NODE__type, type);
+    w16(h, TL_GRAPH_NODE__depth, (uint16_t)depth); w16(h, TL_GRAPH_NODE__body, (uint16_t)body);
+    w32(h, TL_GRAPH_NODE__flags, flags); w32(h, TL_GRAPH_NODE__params_size, psize);
+    struct sec *s = walk_sec(w);
+    if (!s) return;
+    *s = (struct sec){ .tag = TL_API_SEC_GRAPH_NODE, .size = TL_GRAPH_NODE__FIXED + psize,
+                       .full = TL_GRAPH_NODE__FIXED + psize, .local = h };
+    w->nodes++;
+    if (type == TL_CU_GRAPH_NODE_TYPE_KERNEL && psize) {
+        const uint8_t *k = (const uint8_t *)kp;
+        uint64_t f = r64(k, CUDA_KERNEL_NODE_PARAMS__func);
+        if (!f && psize >= CUDA_KERNEL_NODE_PARAMS_v2__SIZE) f = r64(k, CUDA_KERNEL_NODE_PARAMS_v2__kern);
+        struct sec tmp[4];
+        uint32_t n = launch_sections(f, r64(k, CUDA_KERNEL_NODE_PARAMS__kernelParams),
+                                     r64(k, CUDA_KERNEL_NODE_PARAMS__extra), tmp, w->off, w->size,
+                                     w->ptr, w->lay);
+        for (uint32_t i = 0; i < n; i++) walk_own(w, &tmp[i]);
+        if (named_claim(f)) {
+            uint8_t *nb = walk_blob(w, NAME_SEC_MAX);
+            struct sec *ns = nb ? walk_sec(w) : NULL;
+            if (ns && !name_section(f, n && layout_says_kernel(&tmp[0]), nb, ns)) w->nsec--;
+        }
+        w->kernels++;
+    }
+    if (child) walk_graph(w, child, node, depth + 1, 0);
+    for (uint32_t b = 0; b < nbodies; b++) if (bodies[b]) walk_graph(w, bodies[b], node, depth + 1, b);
+}
+
+static void walk_graph(struct walk *w, uint64_t graph, uint64_t parent, uint32_t depth, uint32_t body) {
+    if (depth > TL_WALK_MAX_DEPTH) { w->flags |= TL_GW_DEPTH_LIMIT; return; }
+    size_t count = 0;
+    if (!graph || g_drv.get_nodes(graph, NULL, &count) != 0) { w->flags |= TL_GW_FAILED; return; }
+    if (!count) return;
+    uint64_t *nodes = malloc(count * 8);
+    if (!nodes) { w->failed = 1; return; }
+    size_t got = count;
+    if (g_drv.get_nodes(graph, nodes, &got) != 0) { w->flags |= TL_GW_FAILED; got = 0; }
+    if (got > count) got = count;
+    for (size_t i = 0; i < got && !w->failed; i++) {
+        if (w->nodes >= TL_WALK_MAX_NODES) { w->flags |= TL_GW_NODE_LIMIT; break; }
+        if (nodes[i]) walk_node(w, graph, nodes[i], parent, depth, body);
+    }
+    free(nodes);
+}
+
+static void walk_free(struct walk *w) {
+    for (uint32_t i = 0; i < w->nblobs; i++) free(w->blobs[i]);
+    free(w->blobs); free(w->secs); free(w->off); free(w->ptr);
+    *w = (struct walk){ 0 };
+}
+
+/* Walk `graph` (its top nodes under `parent`) for the API_ENTER record of call `name`:
+ * w->secs[0] is the GRAPH_WALK section. 0 when nothing could be recorded. */
+static int graph_walk(struct walk *w, const char *name, uint64_t graph, uint64_t parent) {
+    *w = (struct walk){ 0 };
+    drv_resolve();
+    w->off = malloc(MAX_KPARAMS * 8); w->ptr = malloc(MAX_KPARAMS * 16);
+    if (!w->off || !w->ptr) { walk_free(w); return 0; }
+    w->size = w->off + MAX_KPARAMS; w->lay = (uint32_t *)(w->ptr + MAX_KPARAMS);
+    struct sec *head = walk_sec(w);
+    if (!head) { walk_free(w); return 0; }
+    if (!g_drv.get_nodes || !g_drv.node_type) w->flags |= TL_GW_NO_DRIVER;
+    else walk_graph(w, graph, parent, 0, 0);
+    if (w->failed) { walk_free(w); return 0; }
+    w64(w->head, TL_GRAPH_WALK__graph, graph); w64(w->head, TL_GRAPH_WALK__parent, parent);
+    w32(w->head, TL_GRAPH_WALK__nodes, w->nodes); w32(w->head, TL_GRAPH_WALK__kernels, w->kernels);
+    w32(w->head, TL_GRAPH_WALK__flags, w->flags); w32(w->head, TL_GRAPH_WALK__reserved0, 0);
+    w->secs[0] = (struct sec){ .tag = TL_API_SEC_GRAPH_WALK, .size = TL_GRAPH_WALK__SIZE,
+                               .full = TL_GRAPH_WALK__SIZE, .local = w->head };
+    if (w->flags & TL_GW_NODE_LIMIT)
+        note_parts("graph walk stopped at TL_WALK_MAX_NODES nodes (later nodes not recorded): ", name, " of graph ", graph, 1);
+    if (w->flags & TL_GW_DEPTH_LIMIT)
+        note_parts("graph walk did not follow graphs nested deeper than TL_WALK_MAX_DEPTH: ", name, " of graph ", graph, 1);
+    if (w->flags & TL_GW_BODIES_UNKNOWN)
+        note_parts("graph walk met a conditional node whose bodies it could not learn: ", name, " of graph ", graph, 1);
+    return 1;
+}
+
+/* A generic CUgraphNodeParams (cuGraphAddNode, cuGraph(Exec)NodeSetParams) at entry: a
+ * kernel node's sections as GRAPH_KERNEL_NODE's (and its name), then a GRAPH_NODE section
+ * of the union, last: sections after a GRAPH_NODE belong to that node. */
+static uint32_t node_params_sections(int slot, const uint64_t *a, uint8_t *gp, struct sec *secs,
+                                     uint32_t *off, uint32_t *size, uint64_t *ptr, uint32_t *lay,
+                                     uint8_t *namebuf) {
+    struct api_slot *s = &g_slots[slot];
+    uint32_t nsec = 0;
+    uint64_t np = a[s->nargs - 1];
+    uint8_t *h = gp + CUgraphNodeParams__SIZE;      /* the GRAPH_NODE data after the params */
+    if (!np || !safe_read(gp, np, CUgraphNodeParams__SIZE)) return 0;
+    uint32_t type = r32(gp, CUgraphNodeParams__type);
+    if (type == TL_CU_GRAPH_NODE_TYPE_KERNEL) {
+        const uint8_t *k = gp + CUgraphNodeParams__union;
+        uint64_t f = r64(k, CUDA_KERNEL_NODE_PARAMS__func);
+        if (!f) f = r64(k, CUDA_KERNEL_NODE_PARAMS_v2__kern);
+        secs[nsec++] = (struct sec){ .tag = TL_API_SEC_KERNEL_NODE_PARAMS, .size = CUDA_KERNEL_NODE_PARAMS__SIZE,
+                                     .full = CUDA_KERNEL_NODE_PARAMS__SIZE, .local = k };
+        uint32_t first = nsec;
+        nsec += launch_sections(f, r64(k, CUDA_KERNEL_NODE_PARAMS__kernelParams),
+                                r64(k, CUDA_KERNEL_NODE_PARAMS__extra), secs + nsec, off, size, ptr, lay);
+        if (named_claim(f)) {
+            int kern = nsec > first && layout_says_kernel(&secs[first]);
+            nsec += name_section(f, kern, namebuf, &secs[nsec]);
+        }
+    }
+    int add = s->nargs >= 5;        /* cuGraphAddNode(_v2): graph=arg1; setters: node=arg[n-2] */
+    w64(h, TL_GRAPH_NODE__graph, add ? a[1] : 0); w64(h, TL_GRAPH_NODE__node, add ? 0 : a[s->nargs - 2]);
+    w64(h, TL_GRAPH_NODE__parent, 0); w32(h, TL_GRAPH_NODE__type, type);
+    w16(h, TL_GRAPH_NODE__depth, 0); w16(h, TL_GRAPH_NODE__body, 0);
+    w32(h, TL_GRAPH_NODE__flags, TL_GN_GENERIC); w32(h, TL_GRAPH_NODE__params_size, NODE_UNION);
+    memcpy(h + TL_GRAPH_NODE__params, gp + CUgraphNodeParams__union, NODE_UNION);
+    secs[nsec++] = (struct sec){ .tag = TL_API_SEC_GRAPH_NODE, .size = TL_GRAPH_NODE__FIXED + NODE_UNION,
+                                 .full = TL_GRAPH_NODE__FIXED + NODE_UNION, .local = h };
+    return nsec;
+}
+
+/* cuGraphAddNode(_v2) returned: a conditional node's body graphs (the driver filled
+ * phGraph_out) as a GRAPH_NODE section, remembered for later walks. */
+static uint32_t node_added_sections(int slot, const uint64_t *a, uint8_t *gp, struct sec *sec) {
+    uint64_t np = a[g_slots[slot].nargs - 1], node = 0, bodies[TL_WALK_MAX_BODIES];
+    uint8_t *h = gp + CUgraphNodeParams__SIZE, *c = gp + CUgraphNodeParams__union;
+    uint32_t flags = 0;
+    if (!np || !safe_read(gp, np, CUgraphNodeParams__SIZE) ||
+        r32(gp, CUgraphNodeParams__type) != TL_CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return 0;
+    if (!safe_read(&node, a[0], 8)) node = 0;
+    uint32_t n = cond_bodies(c, bodies, &flags);
+    if (!(flags & TL_GN_BODIES_UNKNOWN)) cond_remember(node, c, bodies, n);
+    uint32_t psize = CUDA_CONDITIONAL_NODE_PARAMS__SIZE + 8 * n;
+    w64(h, TL_GRAPH_NODE__graph, a[1]); w64(h, TL_GRAPH_NODE__node, node);
+    w64(h, TL_GRAPH_NODE__parent, 0); w32(h, TL_GRAPH_NODE__type, TL_CU_GRAPH_NODE_TYPE_CONDITIONAL);
+    w16(h, TL_GRAPH_NODE__depth, 0); w16(h, TL_GRAPH_NODE__body, 0);
+    w32(h, TL_GRAPH_NODE__flags, flags); w32(h, TL_GRAPH_NODE__params_size, psize);
+    memcpy(h + TL_GRAPH_NODE__params, c, CUDA_CONDITIONAL_NODE_PARAMS__SIZE);
+    memcpy(h + TL_GRAPH_NODE__params + CUDA_CONDITIONAL_NODE_PARAMS__SIZE, bodies, 8u * n);
+    *sec = (struct sec){ .tag = TL_API_SEC_GRAPH_NODE, .size = TL_GRAPH_NODE__FIXED + psize,
+                         .full = TL_GRAPH_NODE__FIXED + psize, .local = h };
+    return 1;
+}
+
 static uint32_t api_call(int slot, const uint64_t *a) {
     struct api_slot *s = &g_slots[slot];
     api_fn real = slot_real(s);
@@ -426,15 +845,23 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     uint64_t t0 = now_ns();
     uint32_t call = ADD(&g_api_call, 1);
     STAT(TL_STAT_API_CALLS);
-    struct sec secs[6];   /* LAUNCH_EX: config, attributes, layout, and data or pointers + windows */
+    /* LAUNCH_EX: config, attributes, layout, data or pointers + windows, and a name;
+     * GRAPH_NODE_PARAMS: node, kernel node params, three argument sections and a name */
+    struct sec secs[8];
     uint32_t nsec = 0;
+    uint64_t named = 0;           /* the launch's function, to be named if no lookup did (I18) */
+    uint8_t namebuf[NAME_SEC_MAX];
+    struct walk walk = { 0 };     /* a graph walked for this call (I19) */
+    int walked = 0;
+    /* CUgraphNodeParams, then the GRAPH_NODE section made of it */
+    uint8_t gp[CUgraphNodeParams__SIZE + TL_GRAPH_NODE__FIXED + NODE_UNION];
     uint32_t off[MAX_KPARAMS], size[MAX_KPARAMS], lay[2 * MAX_KPARAMS];
     uint64_t ptr[MAX_KPARAMS];
     /* CUlaunchConfig, or CUDA_KERNEL_NODE_PARAMS (the larger decides) */
     uint64_t cfg[(CUlaunchConfig__SIZE > CUDA_KERNEL_NODE_PARAMS__SIZE ? CUlaunchConfig__SIZE : CUDA_KERNEL_NODE_PARAMS__SIZE) / 8];
     switch (s->kind) {
-    case TL_API_KIND_LAUNCH: nsec = launch_sections(a[0], a[9], a[10], secs, off, size, ptr, lay); break;
-    case TL_API_KIND_LAUNCH_COOP: nsec = launch_sections(a[0], a[9], 0, secs, off, size, ptr, lay); break;
+    case TL_API_KIND_LAUNCH: nsec = launch_sections(named = a[0], a[9], a[10], secs, off, size, ptr, lay); break;
+    case TL_API_KIND_LAUNCH_COOP: nsec = launch_sections(named = a[0], a[9], 0, secs, off, size, ptr, lay); break;
     case TL_API_KIND_LAUNCH_EX:
         if (safe_read(cfg, a[0], sizeof cfg)) {
             uint8_t *c = (uint8_t *)cfg;
@@ -445,6 +872,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
                 sec_remote(&secs[nsec++], TL_API_SEC_LAUNCH_ATTRS, attrs, (uint64_t)na * CUlaunchAttribute__SIZE,
                            MAX_LAUNCH_ATTRS * CUlaunchAttribute__SIZE);
         }
+        named = a[1];
         nsec += launch_sections(a[1], a[2], a[3], secs + nsec, off, size, ptr, lay);
         break;
     case TL_API_KIND_GRAPH_KERNEL_NODE: {
@@ -455,11 +883,21 @@ static uint32_t api_call(int slot, const uint64_t *a) {
             uint8_t *c = (uint8_t *)cfg;
             secs[nsec++] = (struct sec){ .tag = TL_API_SEC_KERNEL_NODE_PARAMS, .size = CUDA_KERNEL_NODE_PARAMS__SIZE,
                                          .full = CUDA_KERNEL_NODE_PARAMS__SIZE, .local = cfg };
-            nsec += launch_sections(r64(c, CUDA_KERNEL_NODE_PARAMS__func), r64(c, CUDA_KERNEL_NODE_PARAMS__kernelParams),
+            named = r64(c, CUDA_KERNEL_NODE_PARAMS__func);
+            nsec += launch_sections(named, r64(c, CUDA_KERNEL_NODE_PARAMS__kernelParams),
                                     r64(c, CUDA_KERNEL_NODE_PARAMS__extra), secs + nsec, off, size, ptr, lay);
         }
         break;
     }
+    case TL_API_KIND_GRAPH_NODE_PARAMS:
+        nsec = node_params_sections(slot, a, gp, secs, off, size, ptr, lay, namebuf);
+        break;
+    case TL_API_KIND_GRAPH_INSTANTIATE: case TL_API_KIND_GRAPH_EXEC_UPDATE:
+        walked = graph_walk(&walk, s->name, a[1], 0);
+        break;
+    case TL_API_KIND_GRAPH_EXEC_CHILD:
+        walked = graph_walk(&walk, s->name, a[2], a[1]);
+        break;
     case TL_API_KIND_LOAD_IMAGE: {
         uintptr_t img = a[1];
         uint64_t n = img ? image_size(&img) : 0;
@@ -472,7 +910,16 @@ static uint32_t api_call(int slot, const uint64_t *a) {
         break;
     }
     }
-    api_record(TL_REC_API_ENTER, slot, call, a, 0, secs, nsec, t0);
+    if (named && named_claim(named)) {
+        /* the layout section launch_sections put first says whether it is a CUkernel */
+        int kern = 0;
+        for (uint32_t i = 0; i < nsec; i++) if (secs[i].tag == TL_API_SEC_PARAM_LAYOUT) kern = layout_says_kernel(&secs[i]);
+        nsec += name_section(named, kern, namebuf, &secs[nsec]);
+    }
+    if (walked) {
+        api_record(TL_REC_API_ENTER, slot, call, a, 0, walk.secs, walk.nsec > 65535 ? 65535 : walk.nsec, t0);
+        walk_free(&walk);
+    } else api_record(TL_REC_API_ENTER, slot, call, a, 0, secs, nsec, t0);
     errno = e;
     uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
     e = errno;
@@ -480,12 +927,16 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     if (r == 0 && a[0] && (s->kind == TL_API_KIND_GET_BY_NAME ||
                            (s->kind == TL_API_KIND_OUT0 && !strcmp(s->name, "cuKernelGetFunction")))) {
         uint64_t h = 0;     /* I17 */
-        if (safe_read(&h, a[0], 8) && h) layout_forget(h);
+        if (safe_read(&h, a[0], 8) && h) { layout_forget(h); named_claim(h); /* I18: named by it */ }
     }
     if (r == 0 && a[0] && (s->kind == TL_API_KIND_LOAD_IMAGE || s->kind == TL_API_KIND_LOAD_FILE ||
                            s->kind == TL_API_KIND_GET_BY_NAME || s->kind == TL_API_KIND_OUT0 ||
-                           (s->kind == TL_API_KIND_GRAPH_KERNEL_NODE && s->nargs == 5)))
+                           (s->kind == TL_API_KIND_GRAPH_KERNEL_NODE && s->nargs == 5) ||
+                           s->kind == TL_API_KIND_GRAPH_INSTANTIATE ||
+                           (s->kind == TL_API_KIND_GRAPH_NODE_PARAMS && s->nargs >= 5)))
         sec_remote(&secs[nsec++], TL_API_SEC_OUT, a[0], 8, 8);
+    if (r == 0 && a[0] && s->kind == TL_API_KIND_GRAPH_NODE_PARAMS && s->nargs >= 5)
+        nsec += node_added_sections(slot, a, gp, &secs[nsec]);
     api_record(TL_REC_API_EXIT, slot, call, a, r, secs, nsec, t0);
     t_api_depth--;
     errno = e;

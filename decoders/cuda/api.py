@@ -25,6 +25,19 @@ KINDS = {
     # function, grid, block, shared memory, kernelParams/extra read as a launch's are);
     # out=arg0 is read at exit for cuGraphAddKernelNode (the node handle)
     "GRAPH_KERNEL_NODE": 8,
+    # Graphs however they were built (issue 25): the shim walks the graph a call hands it
+    # through the driver (cuGraphGetNodes and the per-type getters, child graphs and
+    # conditional bodies too) at entry, and records each node (GRAPH_WALK, then GRAPH_NODE
+    # sections; a kernel node's argument bytes as a launch's). At entry, because QMDs the
+    # call itself sends (an instantiate that uploads) are attributed before its exit, and
+    # because none of these calls changes the graph it reads.
+    "GRAPH_INSTANTIATE": 9,    # out=arg0 (the exec, read at exit), graph=arg1 walked
+    "GRAPH_EXEC_UPDATE": 10,   # exec=arg0, graph=arg1 walked (the exec's nodes from now on)
+    "GRAPH_EXEC_CHILD": 11,    # exec=arg0, node=arg1, graph=arg2 walked under that node
+    # CUgraphNodeParams * as the last argument (cuGraphAddNode, cuGraph(Exec)NodeSetParams):
+    # a kernel node's params as GRAPH_KERNEL_NODE's; a conditional node's body graphs read
+    # at exit (the driver fills phGraph_out); out=arg0 read at exit for cuGraphAddNode
+    "GRAPH_NODE_PARAMS": 12,
 }
 
 _LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
@@ -37,6 +50,7 @@ _CPY = ("dst", "src", "ByteCount")
 _SET = ("dstDevice", "value", "N")
 _GNODE_ADD = ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams")
 _GNODE_EXEC_SET = ("hGraphExec", "hNode", "nodeParams")
+_GINST_V1 = ("phGraphExec", "hGraph", "phErrorNode", "logBuffer", "bufferSize")
 
 FUNCTIONS = [Api(*a) for a in (
     (0, "cuLaunchKernel", "LAUNCH", _LAUNCH),
@@ -110,10 +124,29 @@ FUNCTIONS = [Api(*a) for a in (
     (64, "cuGraphKernelNodeSetParams_v2", "GRAPH_KERNEL_NODE", ("hNode", "nodeParams")),
     (65, "cuGraphExecKernelNodeSetParams", "GRAPH_KERNEL_NODE", _GNODE_EXEC_SET),
     (66, "cuGraphExecKernelNodeSetParams_v2", "GRAPH_KERNEL_NODE", _GNODE_EXEC_SET),
-    (67, "cuGraphInstantiateWithFlags", "OUT0", ("phGraphExec", "hGraph", "flags")),
+    (67, "cuGraphInstantiateWithFlags", "GRAPH_INSTANTIATE", ("phGraphExec", "hGraph", "flags")),
     (68, "cuGraphUpload", "PLAIN", ("hGraphExec", "hStream")),
     (69, "cuGraphUpload_ptsz", "PLAIN", ("hGraphExec", "hStream")),
-    (70, "cuGraphExecUpdate_v2", "PLAIN", ("hGraphExec", "hGraph", "resultInfo")),
+    (70, "cuGraphExecUpdate_v2", "GRAPH_EXEC_UPDATE", ("hGraphExec", "hGraph", "resultInfo")),
+    # Graphs however they were built (issue 25). The unsuffixed cuGraphInstantiate and
+    # cuGraphExecUpdate are the CUDA 11 ABI (cuGetProcAddress with cudaVersion < 12000
+    # answers them); cuGraphAddNode is the CUDA 12.2 ABI, _v2 (12.3) adds edge data.
+    (73, "cuGraphInstantiate", "GRAPH_INSTANTIATE", _GINST_V1),
+    (74, "cuGraphInstantiate_v2", "GRAPH_INSTANTIATE", _GINST_V1),
+    (75, "cuGraphInstantiateWithParams", "GRAPH_INSTANTIATE",
+     ("phGraphExec", "hGraph", "instantiateParams")),
+    (76, "cuGraphInstantiateWithParams_ptsz", "GRAPH_INSTANTIATE",
+     ("phGraphExec", "hGraph", "instantiateParams")),
+    (77, "cuGraphExecUpdate", "GRAPH_EXEC_UPDATE",
+     ("hGraphExec", "hGraph", "hErrorNode_out", "updateResult_out")),
+    (78, "cuGraphExecChildGraphNodeSetParams", "GRAPH_EXEC_CHILD",
+     ("hGraphExec", "hNode", "childGraph")),
+    (79, "cuGraphAddNode", "GRAPH_NODE_PARAMS",
+     ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams")),
+    (80, "cuGraphAddNode_v2", "GRAPH_NODE_PARAMS",
+     ("phGraphNode", "hGraph", "dependencies", "dependencyData", "numDependencies", "nodeParams")),
+    (81, "cuGraphNodeSetParams", "GRAPH_NODE_PARAMS", ("hNode", "nodeParams")),
+    (82, "cuGraphExecNodeSetParams", "GRAPH_NODE_PARAMS", ("hGraphExec", "hNode", "nodeParams")),
 )]
 BY_SLOT = {f.slot: f for f in FUNCTIONS}
 BY_NAME = {f.name: f for f in FUNCTIONS}
@@ -122,7 +155,11 @@ MAX_ARGS = 11   # cuLaunchKernel: the shim forwards 11 integer-class words to ev
 # Groups the report and the attribution use, by base name (variant suffixes dropped).
 LAUNCH_KINDS = ("LAUNCH", "LAUNCH_COOP", "LAUNCH_EX")
 # Calls that send a graph's QMDs ahead of a replay (they run at the next cuGraphLaunch).
-GRAPH_PREPARE = ("cuGraphUpload", "cuGraphInstantiateWithFlags", "cuGraphExecUpdate")
+GRAPH_PREPARE = ("cuGraphUpload", "cuGraphInstantiateWithFlags", "cuGraphExecUpdate",
+                 "cuGraphInstantiate", "cuGraphInstantiateWithParams",
+                 "cuGraphExecChildGraphNodeSetParams")
+# Calls whose API_ENTER holds a walk of a graph (GRAPH_WALK + GRAPH_NODE sections).
+GRAPH_WALK_KINDS = ("GRAPH_INSTANTIATE", "GRAPH_EXEC_UPDATE", "GRAPH_EXEC_CHILD")
 
 
 def base_name(name):
@@ -151,10 +188,52 @@ SECTIONS = {
     9: "PARAM_POINTERS",
     10: "PARAM_WINDOWS",
     11: "KERNEL_NODE_PARAMS",   # CUDA_KERNEL_NODE_PARAMS (its first 56 bytes)
+    # Issue 25 (decoders/cuda/types.py declares the data):
+    # a function handle no bracketed lookup handed out, named by the driver once per handle
+    # (cuFuncGetName/cuFuncGetModule or cuKernelGetName/cuKernelGetLibrary): TL_FUNCTION_NAME
+    12: "FUNCTION_NAME",
+    # a graph walked through the driver: one GRAPH_WALK (TL_GRAPH_WALK), then one GRAPH_NODE
+    # (TL_GRAPH_NODE) per node; a kernel node's GRAPH_NODE is followed by the sections a
+    # launch of it would have (PARAM_LAYOUT, then PARAM_DATA or PARAM_POINTERS +
+    # PARAM_WINDOWS, or EXTRA_BUFFER), which belong to it
+    13: "GRAPH_WALK",
+    14: "GRAPH_NODE",
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each
 SECTION_BY_NAME = {v: k for k, v in SECTIONS.items()}
+# Sections that may repeat in one record (the rest appear at most once); the decoder keeps
+# them in order (ApiCall.ordered).
+REPEATED_SECTIONS = ("FUNCTION_NAME", "GRAPH_WALK", "GRAPH_NODE")
+
+# Limits of the shim's graph walk (shim/cuapi.c); a walk that reaches one says so in its
+# GRAPH_WALK flags and a NOTE record.
+WALK_MAX_NODES = 4096       # nodes recorded per walk, every level together
+WALK_MAX_DEPTH = 8          # child graphs and conditional bodies nested below the walked graph
+WALK_MAX_BODIES = 8         # body graphs followed per conditional node (a SWITCH may have more)
+# TL_FUNCTION_NAME.flags
+FUNCTION_NAME_FLAGS = {
+    0x1: "KERNEL",          # the handle is a CUkernel (cuKernelGetName answered); parent a CUlibrary
+    0x2: "NO_NAME",         # neither name call answered (absent before CUDA 12.3, or refused)
+    0x4: "NO_PARENT",       # cuFuncGetModule / cuKernelGetLibrary did not answer
+    0x8: "NAME_TRUNCATED",  # the name was longer than the shim keeps (NAME_MAX_LEN)
+}
+# TL_GRAPH_WALK.flags
+GRAPH_WALK_FLAGS = {
+    0x1: "NODE_LIMIT",      # WALK_MAX_NODES reached: later nodes are not recorded
+    0x2: "DEPTH_LIMIT",     # a graph nested deeper than WALK_MAX_DEPTH was not walked
+    0x4: "NO_DRIVER",       # cuGraphGetNodes or cuGraphNodeGetType is not exported
+    0x8: "FAILED",          # a graph or node query failed: what it would have given is missing
+    0x10: "BODIES_UNKNOWN", # a conditional node whose body graphs the shim could not learn
+}
+# TL_GRAPH_NODE.flags
+GRAPH_NODE_FLAGS = {
+    0x1: "GENERIC",         # params are CUgraphNodeParams' union (cuGraphAddNode, *NodeSetParams,
+                            # cuGraphNodeGetParams), not the per-type getter's struct
+    0x2: "PARAMS_UNREADABLE",   # the type's getter failed: params are empty
+    0x4: "BODIES_UNKNOWN",  # a conditional node whose body graphs were not learned
+    0x8: "BODIES_CUT",      # more body graphs than WALK_MAX_BODIES: the rest not walked
+}
 # TL_API_SECTION.flags
 SECTION_FLAGS = {
     0x1: "TRUNCATED",          # bigger than the shim's limit: `size` bytes of `full_size` kept

@@ -16,7 +16,8 @@ decoders/cuda/driverkernels.py.
 import re
 
 from decoders.cubin import demangle, image_cubin
-from decoders.cuda.api import GRAPH_PREPARE, LAUNCH_KINDS
+from decoders.cuda import graphs as G
+from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda.driverkernels import check as driver_kernel
 from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
@@ -144,13 +145,39 @@ class Attribution:
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
         self.any_calls = False
+        # issue 25: handles the driver named (FUNCTION_NAME) -> the call that asked it
+        self._named_by = {}
+        self._looked_up = {}    # mangled name -> the module/library a bracketed lookup found it in
+        self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
+
+    def names(self, c):
+        """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):
+        handles no bracketed lookup handed out. Done once per call, when its first launch is
+        attributed or when it returns, whichever comes first."""
+        c.names_seen = self
+        g = c.graph
+        if g is None or not g.names:
+            return
+        for f in g.names:
+            if f.name:
+                self.functions[f.handle] = (f.name, f.parent)
+                self._named_by[f.handle] = "cuKernelGetName" if "KERNEL" in f.flags else \
+                    "cuFuncGetName"
+        self._kernels.clear()
+        self._kernel_json.clear()
 
     def observe(self, c):
         """A call that returned (API_EXIT seen)."""
         self.any_calls = True
+        if c.ordered is not None and c.names_seen is not self:
+            self.names(c)
         if c.result != 0:
             return
-        if c.kind in LAUNCH_KINDS or c.kind == "GRAPH_KERNEL_NODE":
+        if c.kind in GRAPH_WALK_KINDS:
+            self._walked(c)
+            return
+        if c.kind in LAUNCH_KINDS or c.kind == "GRAPH_KERNEL_NODE" or \
+                (c.kind == "GRAPH_NODE_PARAMS" and c.launch_config is not None):
             # (never a load or a lookup: nothing to forget) a launch that submitted nothing
             # was captured into a graph; a kernel node's parameters are what its replays run
             if c.launch_config:
@@ -160,6 +187,10 @@ class Attribution:
                 c.bound = (entry, self.images.get(entry[1]) if entry else None)
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
+            if "hGraphExec" in c.args and c.launch_config:     # an exec-level kernel node set
+                self.execs.set_node(c.args["hGraphExec"], c.args["hNode"], c)
+            return
+        if c.kind == "GRAPH_NODE_PARAMS":
             return
         if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
             self._kernels.clear()
@@ -169,16 +200,39 @@ class Attribution:
         elif c.kind == "GET_BY_NAME" and c.out is not None:
             parent = c.args.get("hmod", c.args.get("library"))
             self.functions[c.out] = (c.string, parent)
+            self._named_by.pop(c.out, None)
+            if c.string is not None and parent in self.images:
+                self._looked_up[c.string] = parent
         elif c.base == "cuKernelGetFunction" and c.out is not None:
             k = self.functions.get(c.args.get("kernel"))
             if k:
                 self.functions[c.out] = k
+                self._named_by.pop(c.out, None)
         elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
             self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None])
         elif c.base in _FREE:
             for a in self.allocations:
                 if a[0] == c.args.get("dptr") and a[4] is None:
                     a[4] = c.index
+
+    def _walked(self, c):
+        """A call that walked a graph (cuGraphInstantiate*, cuGraphExecUpdate*,
+        cuGraphExecChildGraphNodeSetParams): its exec's nodes from now on. A call whose record
+        holds no walk (captures before issue 25) changes nothing."""
+        g = c.graph
+        if g is None or g.walk is None:
+            return
+        for n in g.nodes:
+            if n.is_kernel:
+                entry = self.functions.get(n.launch_config["function"])
+                n.bound = (entry, self.images.get(entry[1]) if entry else None)
+        if c.kind == "GRAPH_INSTANTIATE":
+            if c.out is not None:
+                self.execs.set_walk(c.out, c, g)
+        elif c.kind == "GRAPH_EXEC_UPDATE":
+            self.execs.set_walk(c.args["hGraphExec"], c, g)
+        else:
+            self.execs.set_child(c.args["hGraphExec"], c.args["hNode"], c, g)
 
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
@@ -210,6 +264,13 @@ class Attribution:
         out = {"mangled": mangled, "name": demangle(mangled) if mangled else mangled,
                "module": parent, "image_call": None, "cubin": None, "info": None}
         load = bound[1] if bound is not None else self.images.get(parent)
+        named_by = self._named_by.get(handle)
+        if named_by is not None:
+            out["named_by"] = named_by
+            if load is None and mangled:
+                # the driver's module handle is not one a load returned (a library's module
+                # in this context): the library a bracketed lookup found this name in
+                load = self.images.get(self._looked_up.get(mangled))
         if load is None:
             return out
         out["image_call"] = load.index
@@ -313,12 +374,14 @@ class Attribution:
                     "why": _no_kernel_why(s.get("qmd_type"), call.base)}
         out = {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
                "verified": None, "checked": [], "differences": [], "shared_memory": None, "why": None}
+        if call.ordered is not None and call.names_seen is not self:
+            self.names(call)
         params = s.get("params")
         hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base
         if call.kind not in LAUNCH_KINDS:
             graph = call.base == "cuGraphLaunch" or call.base in GRAPH_PREPARE
-            node = self._graph_node(call, s, hw_bytes) if graph else None
+            node, how, why = self._graph_node(call, s, hw_bytes) if graph else (None, None, None)
             if node is None:
                 # a copy or memset the driver runs as a kernel: named and checked there
                 own = None if graph else driver_kernel(call, s, hw_bytes, self.resolve,
@@ -326,7 +389,7 @@ class Attribution:
                 if own is not None:
                     out.update(own)
                     return out
-                out["why"] = (f"{call.base} replays graph nodes, and the capture holds no "
+                out["why"] = why or (f"{call.base} replays graph nodes, and the capture holds no "
                               "kernel node set with this grid, block and argument bytes (no "
                               "bracketed cuGraphAddKernelNode, *KernelNodeSetParams or stream-"
                               "captured launch)" if graph else
@@ -337,8 +400,11 @@ class Attribution:
                 return self._by_address(out, s)
             # A graph replay runs the launches captured into the graph: the launch call made
             # during stream capture (it submitted nothing) with this grid, block and arguments.
-            out["graph_node"] = {"call": node.name, "index": node.index,
-                                 "matched_by": "grid, block and argument bytes"}
+            out["graph_node"] = gn = {"call": node.name, "index": node.index, "matched_by": how}
+            if isinstance(node, G.GraphNode):
+                # a node of a graph walk (issue 25): where it sits in the launched exec
+                gn.update(exec=call.args.get("hGraphExec"), graph=node.graph, node=node.node,
+                          path=[{"node": h, "kind": k, "body": b} for h, k, b in node.path])
             if call.base in GRAPH_PREPARE:
                 out["graph_node"]["sent_by"] = (f"{call.base}: the node's QMD is written and "
                                                 "scheduled ahead of the replays that run it")
@@ -355,6 +421,8 @@ class Attribution:
                 kj = self._kernel_json[handle] = {
                     "name": k["name"], "mangled": k["mangled"], "module": k["module"],
                     "image_call": k["image_call"], "cubin_arch": k["cubin"]}
+                if "named_by" in k:     # the driver named the handle (issue 25)
+                    kj["named_by"] = k["named_by"]
             out["kernel"] = kj
             self._by_program[s.get("program_address")] = kj
         params = call.params or self._from_windows(call, info)
@@ -368,6 +436,43 @@ class Attribution:
         return out
 
     def _graph_node(self, replay, s, hw_bytes):
+        """(node, matched by, why not) for a QMD a graph replay (or a call preparing one) ran:
+        a kernel node of the exec's graph walks (issue 25) when the capture holds them, else
+        the captured launch call (no submission, before the replay) with its grid, block and
+        argument bytes."""
+        nodes = self._exec_candidates(replay, s)
+        if nodes is not None:
+            prefer = (self._by_program.get(s.get("program_address")) or {}).get("mangled")
+            node, how = G.match(nodes, hw_bytes, prefer)
+            if node is not None:
+                return node, how, None
+            return None, None, self._unmatched_why(replay)
+        node = self._captured_node(replay, s, hw_bytes)
+        return node, "grid, block and argument bytes", None
+
+    def _exec_candidates(self, replay, s):
+        """The kernel nodes with the QMD's grid and block of the graph exec the call runs or
+        prepares; None when the capture holds no walk of it."""
+        grid, block = s.get("grid"), s.get("block")
+        if replay.kind in GRAPH_WALK_KINDS:
+            # a QMD the walking call sends itself (an instantiate that uploads): its own walk
+            g = replay.graph
+            if g is None or g.walk is None:
+                return None
+            own = G.by_shape(g.nodes).get((G._t(grid), G._t(block)), [])
+            if replay.kind == "GRAPH_EXEC_CHILD":
+                own = own + (self.execs.candidates(replay.args["hGraphExec"], grid, block) or [])
+            return own
+        return self.execs.candidates(replay.args.get("hGraphExec"), grid, block)
+
+    def _unmatched_why(self, replay):
+        if replay.kind in GRAPH_WALK_KINDS:
+            return G.unmatched_why(replay.base, replay.out or 0, replay, replay.graph.nodes)
+        exec_ = replay.args.get("hGraphExec")
+        return G.unmatched_why(replay.base, exec_, self.execs.source(exec_),
+                               self.execs.nodes(exec_))
+
+    def _captured_node(self, replay, s, hw_bytes):
         """The captured launch call (no submission, before the replay) this QMD replays."""
         hw_bytes = hw_bytes or b""
         for c in reversed(self._captured):      # the latest setting of a node wins

@@ -38,17 +38,30 @@ def _flags(value):
     return list(names)
 
 
+_ORDERED_TAGS = frozenset(A.SECTION_BY_NAME[n] for n in A.REPEATED_SECTIONS)
+
+
 def _sections(body):
+    """({name: section} of the sections that appear once, [(name, section)] from the first
+    that may repeat on, or None): a FUNCTION_NAME, a graph walk's GRAPH_WALK and GRAPH_NODEs
+    with the argument sections each kernel node carries (decoders/cuda/graphs.py)."""
     # Subscripts, not attributes: a construct Container's attribute access is a Python call.
     out = {}
+    ordered = None
     for s in body["sections"]:
         tag = s["tag"]
         name = A.SECTIONS.get(tag) or A.EXIT_STEP_SECTIONS.get(tag)
         if name is None:
             name = f"SECTION_{tag}"
-        out[name] = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
-                     "full_size": s["full_size"]}
-    return out
+        section = {"data": bytes(s["data"]), "flags": _flags(s["flags"]),
+                   "full_size": s["full_size"]}
+        if ordered is None and tag not in _ORDERED_TAGS:
+            out[name] = section
+        else:
+            if ordered is None:
+                ordered = []
+            ordered.append((name, section))
+    return out, ordered
 
 
 _BASE = {}      # call name -> A.base_name(name)
@@ -88,7 +101,8 @@ class ApiCall:
     """One bracketed call. `args` are named from decoders/cuda/api.py."""
     __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
                  "sections", "out_sections", "result", "t_start", "t_end", "submissions",
-                 "launch_config", "params", "complete", "_records", "_json", "bound")
+                 "launch_config", "params", "complete", "_records", "_json", "bound",
+                 "ordered", "out_ordered", "_graph", "names_seen")
 
     def __init__(self, rec):
         b = rec.body
@@ -111,8 +125,10 @@ class ApiCall:
         self.args = named.copy()
         self.index, self.exit_index = rec.index, None
         self.pid, self.tid, self.call, self.slot = rec.pid, rec.tid, b["call"], slot
-        self.sections = _sections(b) if b["sections"] else {}
-        self.out_sections = {}
+        self.sections, self.ordered = _sections(b) if b["sections"] else ({}, None)
+        self.out_sections, self.out_ordered = {}, None
+        self._graph = None      # graphs.parse_ordered() of `ordered`, made when asked for
+        self.names_seen = None      # the Attribution that registered its FUNCTION_NAMEs
         self.result = None
         self.t_start, self.t_end = rec.t_start, None
         self.submissions = []
@@ -166,7 +182,7 @@ class ApiCall:
     def finish(self, rec):
         b = rec.body
         self.exit_index, self.result, self.t_end = rec.index, b["result"], rec.t_end
-        self.out_sections = _sections(b) if b["sections"] else {}
+        self.out_sections, self.out_ordered = _sections(b) if b["sections"] else ({}, None)
         self.complete = True
         self._records += (rec.index, rec.t_end, getattr(rec, "raw", None))
 
@@ -188,6 +204,16 @@ class ApiCall:
             c.finish(_ApiRecord(index, None, pid, tid, None, t_end, _API_BODY(raw)[0], None))
         c.submissions = list(submissions)
         return c
+
+    @property
+    def graph(self):
+        """decoders/cuda/graphs.py CallGraph of what the call's sections say about function
+        names and graph nodes (entry and exit), or None when they say nothing."""
+        g = self._graph
+        if g is None and (self.ordered is not None or self.out_ordered is not None):
+            from decoders.cuda.graphs import CallGraph
+            g = self._graph = CallGraph(self)
+        return g
 
     @property
     def out(self):
@@ -236,7 +262,7 @@ class ApiCall:
             return {"function": a["f"], "grid": u[0:3], "block": u[3:6],
                     "shared_memory_bytes": u[6], "stream": a["hStream"],
                     "cluster": None, "cooperative": self.kind == "LAUNCH_COOP", "attributes": []}
-        if self.kind == "GRAPH_KERNEL_NODE":
+        if self.kind in ("GRAPH_KERNEL_NODE", "GRAPH_NODE_PARAMS"):
             # what a graph's kernel node was set to: checked against each replay's QMD
             node = self.sections.get("KERNEL_NODE_PARAMS")
             if not node or "UNREADABLE" in node["flags"] or len(node["data"]) < _NODE_SIZE:
@@ -335,7 +361,12 @@ class ApiCall:
                 "launch": own_launch_config(self.launch_config),
                 "params": [dict(p) for p in self.params] if self.params is not None else None,
                 "image_bytes": self.image_size,
-                "submissions": list(self.submissions)}
+                "submissions": list(self.submissions), **self._graph_json()}
+
+    def _graph_json(self):
+        """`function_names` and `graph` keys, only for a call whose records hold them."""
+        g = self.graph
+        return g.to_json() if g is not None else {}
 
 
 class ApiCalls:

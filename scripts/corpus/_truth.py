@@ -80,3 +80,68 @@ def graph_nodes(graph):
                 entry["param_bytes_error"] = str(exc)
         out.append(entry)
     return out
+
+
+class CuptiKernels:
+    """Every kernel the GPU ran inside the `with` block, as CUPTI saw it (independent of the
+    shim): torch.profiler with ProfilerActivity.CUDA profiles all CUDA activity of the
+    process, CuPy's and JAX's included. `kernels` afterwards: [{name, grid, block,
+    registers, shared_memory, stream, correlation, graph_node, ts}] in start order (from the
+    profiler's Chrome trace, whose kernel events carry the CUPTI activity record's fields);
+    `error` says why there are none (no torch, or CUPTI refused), and the program goes on.
+    TRUTH_CUPTI=0 turns it off (CUPTI adds its own timestamp work to every launch, which a
+    capture then also holds)."""
+
+    def __init__(self):
+        self.kernels, self.error, self._prof = [], None, None
+
+    def __enter__(self):
+        import os
+        if os.environ.get("TRUTH_CUPTI", "1") == "0":
+            self.error = "TRUTH_CUPTI=0"
+            return self
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            self._prof = profile(activities=[ProfilerActivity.CUDA])
+            self._prof.__enter__()
+        except Exception as exc:      # no torch here, or CUPTI would not start
+            self.error, self._prof = f"torch.profiler: {exc!r}", None
+        return self
+
+    def __exit__(self, *exc):
+        if self._prof is None:
+            return False
+        import json
+        import os
+        import tempfile
+        try:
+            self._prof.__exit__(*exc)
+            fd, path = tempfile.mkstemp(suffix=".json")
+            os.close(fd)
+            self._prof.export_chrome_trace(path)
+            with open(path) as f:
+                events = json.load(f).get("traceEvents", [])
+            os.unlink(path)
+        except Exception as e:
+            self.error = f"torch.profiler trace: {e!r}"
+            return False
+        for ev in events:
+            if ev.get("cat") != "kernel":
+                continue
+            a = ev.get("args", {})
+            self.kernels.append({
+                "name": ev.get("name"), "grid": a.get("grid"), "block": a.get("block"),
+                "registers": a.get("registers per thread"),
+                "shared_memory": a.get("shared memory"), "stream": a.get("stream"),
+                "correlation": a.get("correlation"),
+                "graph_node": a.get("graph node id", a.get("graph_node_id")),
+                "ts": ev.get("ts")})
+        self.kernels.sort(key=lambda k: k["ts"] or 0)
+        return False
+
+    def to_json(self):
+        from collections import Counter
+        return {"source": "CUPTI via torch.profiler (ProfilerActivity.CUDA)",
+                "error": self.error, "count": len(self.kernels),
+                "by_name": dict(Counter(k["name"] for k in self.kernels)),
+                "kernels": self.kernels}

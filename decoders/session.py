@@ -267,7 +267,7 @@ def _decode_capture(path, branch, launches, keep, stream=None):
         record_offsets = {}
         subdec = None
         if launches:
-            from decoders import launch as L
+            from decoders.submissions import SubmissionDecoder
             tree, keep_launch = model.objects, model.launches.append
 
             def sink(launch):
@@ -298,7 +298,7 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                                        _VERIFIED.get(a["verified"], "not_checked")] += 1
                 _tally(model, s, a)
                 keep_launch(launch)
-            subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
+            subdec = SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
         nrecords = 0
         append_submission = model.submissions.append_dumped if lazy_submissions else None
         budget = _Budget(model)

@@ -51,16 +51,29 @@ class SubmissionDecoder:
     addressing), so an upload on one channel is visible to a QMD read on another.
     """
 
-    def __init__(self, gpu="hopper", memory_lookup=None, sink=None):
+    # Launches held for their channel's next launch before they go to the sink anyway: a
+    # channel that goes idle after a launch would otherwise hold back every launch behind
+    # it to the end (captures/jax-jit holds 640 of its 641 so).
+    HOLD = 4096
+
+    def __init__(self, gpu="hopper", memory_lookup=None, sink=None, arrived=None, late=None):
         """sink: None to keep every launch in .launches; or a callable that takes each
         launch, in the same order, once nothing can change it any more (a later method of
-        its channel may still attach a semaphore to a channel's last launch), and then
-        nothing keeps it here: memory stays flat however many launches a capture holds."""
+        its channel may still attach a semaphore to a channel's last launch) or once HOLD
+        launches wait behind it, and then nothing keeps it here: memory stays flat however
+        many launches a capture holds.
+        arrived: with a sink, a callable that takes each launch when the submission that
+        made it has been decoded (before any sink call of that submission).
+        late: a callable that takes a launch (held, or handed over past HOLD) whose
+        semaphores a later submission of its channel added to: only the channel's last
+        launch can change, so this is the one launch to look at again."""
         self._stream_cls = StreamDecoder
         self.gpu = gpu
         self.memory_lookup = memory_lookup
         self.launches = []
         self.sink = sink
+        self.arrived = arrived
+        self.late = late
         self._pending = deque()     # (launch, its _Channel) not yet handed to the sink
         self.problems = []
         self.channels = {}
@@ -97,6 +110,10 @@ class SubmissionDecoder:
             ld = self.decoder(pid)
         ld.begin_submission(record_index)
         launches = ld.launches
+        # a semaphore method of this submission may attach to the channel's last launch
+        ch = ld._channels.get(key)
+        last = ch.last_launch if ch is not None else None
+        nsem = len(last._summary["semaphores"]) if last is not None else 0
         nl, nlp = len(launches), len(ld.problems)
         lost = body["lost"]
         if body["flags"] & TL_SUB_LOST or lost:
@@ -134,6 +151,9 @@ class SubmissionDecoder:
             self._convert(key, dec, ld, nlp, _Where(record_index, token))
         n = self._count
         self._count = n + 1
+        if last is not None and self.late is not None and \
+                len(last._summary["semaphores"]) != nsem:
+            self.late(last)
         if len(launches) == nl:
             return []
         new = launches[nl:]
@@ -152,14 +172,15 @@ class SubmissionDecoder:
             self.launches.extend(new)
             return new
         del launches[:]
-        pending = self._pending
+        arrived, pending = self.arrived, self._pending
         ch = ld._channels.get(key)
         for launch in new:
+            if arrived is not None:
+                arrived(launch)
             pending.append((launch, ch))
-        while pending:
-            head = pending[0]
-            if head[1].last_launch is head[0]:
-                break
+        while pending and pending[0][1].last_launch is not pending[0][0]:
+            sink(pending.popleft()[0])
+        while len(pending) > self.HOLD:
             sink(pending.popleft()[0])
         return new
 

@@ -62,7 +62,8 @@ class Launch:
     .submission_index (n-th submission fed), .channel (work-submit token), .pid, .hChannel.
     """
     __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words", "_driver",
-                 "_own", "record_index", "submission_index", "channel", "pid", "hChannel")
+                 "_own", "record_index", "submission_index", "channel", "pid", "hChannel",
+                 "kept_at")
 
     def __init__(self, summary, qmd_bytes, fields, version, words=None, driver=None):
         self._summary = summary
@@ -75,6 +76,7 @@ class Launch:
         self._node = None
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
+        self.kept_at = None         # (index in a kept list, its semaphores then): session sink
 
     @property
     def fields(self):

@@ -150,8 +150,8 @@ def main(launches=20000, repeat=3, profile=False):
 # compute CBC0, copy C8B5, each importing the table it builds on), which a decode imports
 # on first use of each class (decoders.methods.class_module).
 IMPORTS = ("decoders.session", "decoders.launch", "decoders.submissions", "decoders.pushbuf",
-           "decoders.rm.objects", "decoders.ioctl", "decoders.cuda.attribute", "decoders.cuda.calls", "decoders.qmd",
-           "decoders.methods.clc86f", "decoders.methods.clcbc0", "decoders.methods.clc8b5",
+           "decoders.rm.objects", "decoders.ioctl", "decoders.cuda.attribute",
+           "decoders.cuda.calls", "decoders.qmd", "decoders.methods.clc86f", "decoders.methods.clcbc0", "decoders.methods.clc8b5",
            "decoders.rm.opaque")
 
 

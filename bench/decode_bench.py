@@ -151,8 +151,8 @@ def main(launches=20000, repeat=3, profile=False):
 # on first use of each class (decoders.methods.class_module).
 IMPORTS = ("decoders.session", "decoders.launch", "decoders.submissions", "decoders.pushbuf",
            "decoders.rm.objects", "decoders.ioctl", "decoders.cuda.attribute",
-           "decoders.cuda.calls", "decoders.qmd", "decoders.methods.clc86f", "decoders.methods.clcbc0", "decoders.methods.clc8b5",
-           "decoders.rm.opaque")
+           "decoders.cuda.calls", "decoders.qmd", "decoders.methods.clc86f",
+           "decoders.methods.clcbc0", "decoders.methods.clc8b5", "decoders.rm.opaque")
 
 
 def _import_decoders():

@@ -50,7 +50,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 from decoders.capture.reader import read_capture  # noqa: E402
-from decoders.launch import SubmissionDecoder  # noqa: E402
+from decoders.submissions import SubmissionDecoder  # noqa: E402
 
 CAPTURE = os.path.join(ROOT, "captures", "builtin-vadd", "capture.tlc.gz")
 
@@ -85,7 +85,7 @@ LOOP = os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz")
 
 def run_loop(path=LOOP, repeat=3, materialize=False):
     """(seconds, result) for decode_submissions over a whole real capture's submissions."""
-    from decoders.launch import decode_submissions
+    from decoders.submissions import decode_submissions
     _, records = read_capture(path)
     subs = [(r.index, r.body, r.pid) for r in records if r.type == "SUBMISSION"]
     best, result = None, None
@@ -149,10 +149,10 @@ def main(launches=20000, repeat=3, profile=False):
 # with the method tables of the classes launch-loop-10k's channels use (H100: host C86F,
 # compute CBC0, copy C8B5, each importing the table it builds on), which a decode imports
 # on first use of each class (decoders.methods.class_module).
-IMPORTS = ("decoders.session", "decoders.launch", "decoders.pushbuf", "decoders.rm.objects",
-           "decoders.ioctl", "decoders.cuda.attribute", "decoders.cuda.calls", "decoders.qmd",
-           "decoders.methods.clc86f", "decoders.methods.clcbc0", "decoders.methods.clc8b5",
-           "decoders.rm.opaque")
+IMPORTS = ("decoders.session", "decoders.launch", "decoders.submissions", "decoders.pushbuf",
+           "decoders.rm.objects", "decoders.ioctl", "decoders.cuda.attribute",
+           "decoders.cuda.calls", "decoders.qmd", "decoders.methods.clc86f",
+           "decoders.methods.clcbc0", "decoders.methods.clc8b5", "decoders.rm.opaque")
 
 
 def _import_decoders():

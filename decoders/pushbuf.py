@@ -19,6 +19,9 @@ import struct
 import sys
 
 from decoders.fields import FieldTable, bits
+from decoders.forms import (  # noqa: F401 (names kept here too)
+    END_PB_SEGMENT, HOST_METHOD_LIMIT, IMMD, INC, NON_INC, NOP, ONE_INC, SET_SUBDEVICE_MASK,
+    STORE_SUBDEVICE_MASK, USE_SUBDEVICE_MASK)
 from decoders.methods import (SUBCH_COMPUTE, SUBCH_COPY, class_info, gpu_defaults,
                               method_table, unknown_display)
 
@@ -50,14 +53,9 @@ HEADER_OVERLAPS = {"METHOD_COUNT", "TERT_OP", "SUBDEVICE_MASK", "METHOD_SUBCHANN
                    "GRP0_OPCODE", "METHOD_ADDRESS", "SEC_OP"}
 _unpack_header = HEADER.unpacker()
 
-INC, NON_INC, ONE_INC, IMMD = "INC", "NON_INC", "ONE_INC", "IMMD"
-END_PB_SEGMENT, NOP = "END_PB_SEGMENT", "NOP"
-SET_SUBDEVICE_MASK, STORE_SUBDEVICE_MASK, USE_SUBDEVICE_MASK = (
-    "SET_SUBDEVICE_MASK", "STORE_SUBDEVICE_MASK", "USE_SUBDEVICE_MASK")
 _DATA_FORMS = {1: INC, 3: NON_INC, 5: ONE_INC}
 _GRP0 = {1: SET_SUBDEVICE_MASK, 2: STORE_SUBDEVICE_MASK, 3: USE_SUBDEVICE_MASK}
 
-HOST_METHOD_LIMIT = 0x100
 
 # Positions in a StreamDecoder.feed_raw() tuple (Packet's constructor arguments, in order).
 (RAW_OFFSET, RAW_VA, RAW_FORM, RAW_SUBCHANNEL, RAW_METHOD, RAW_DATA, RAW_CLASS, RAW_HOST_CLASS,

@@ -28,11 +28,13 @@ class SpillList(Sequence):
     BATCH = 64
     BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
 
-    def __init__(self, keep=256, dump=None, load=None):
+    def __init__(self, keep=256, dump=None, load=None, repair=None):
         self.keep = keep
         self._items = []
         self._dump = dump
         self._load = load
+        self._repair = repair
+        self._patches = {}             # item number -> marshalled late change (patch)
         self._file = None
         self._batch = []               # dumped items not yet marshalled
         self._ends = array("Q")        # end offset of each marshalled batch
@@ -78,6 +80,22 @@ class SpillList(Sequence):
     def _flush(self):
         self._seal()
 
+    def sealed(self, i):
+        """Whether item i is in the file already: a later change to the object appended
+        no longer shows when it is read back (a kept or not yet sealed item still does)."""
+        j = i - len(self._items)
+        return 0 <= j < self._nspilled
+
+    def patch(self, i, change):
+        """A late change to item i, already in the file: each read of the item gives
+        repair(item, change) (the constructor's `repair`), with a fresh copy of `change`.
+        A later patch of the same item replaces the earlier one."""
+        self._patches[i] = marshal.dumps(change)
+
+    def _patched(self, i, item):
+        blob = self._patches.get(i)
+        return item if blob is None else self._repair(item, marshal.loads(blob))
+
     def __len__(self):
         return len(self._items) + self._nspilled + len(self._batch)
 
@@ -102,12 +120,14 @@ class SpillList(Sequence):
         k = bisect.bisect_right(self._starts, j) - 1
         lo, hi = self._range(k)
         batch = marshal.loads(os.pread(self._file.fileno(), hi - lo, lo))
-        return self._loaded(batch[j - self._starts[k]])
+        item = self._loaded(batch[j - self._starts[k]])
+        return self._patched(i, item) if self._patches else item
 
     def __iter__(self):
         yield from self._items
         self._flush()
         ends, nbatch = self._ends, len(self._ends)
+        patches, i = self._patches, len(self._items)
         k = 0
         while k < nbatch:
             lo = ends[k - 1] if k else 0
@@ -118,7 +138,8 @@ class SpillList(Sequence):
             for j in range(k, end + 1):
                 a = (ends[j - 1] if j else 0) - lo
                 for obj in marshal.loads(block[a:ends[j] - lo]):
-                    yield self._loaded(obj)
+                    yield self._patched(i, self._loaded(obj)) if patches else self._loaded(obj)
+                    i += 1
             k = end + 1
 
     def iter_range(self, lo, hi):
@@ -137,8 +158,9 @@ class SpillList(Sequence):
             lo_b, hi_b = self._range(k)
             batch = marshal.loads(os.pread(self._file.fileno(), hi_b - lo_b, lo_b))
             first = self._starts[k]
-            for obj in batch[j - first:end - first]:
-                yield self._loaded(obj)
+            for n, obj in enumerate(batch[j - first:end - first], kept + j):
+                item = self._loaded(obj)
+                yield self._patched(n, item) if self._patches else item
             j = first + len(batch)
             k += 1
 

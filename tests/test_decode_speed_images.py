@@ -1,5 +1,5 @@
 """A QMD image seen before gives its remembered words, version and parts
-(launch._QMD_IMAGES: a launch loop's GRID_NULL QMDs cycle through a ring of slots with the
+(launch/qmds.py _QMD_IMAGES: a launch loop's GRID_NULL QMDs cycle through a ring of slots with the
 same bytes); a summary is its parts' prototype with the launch's own values set; an
 "already decoded" dependent and a launch's attribution "kernel" are one shared dict until
 the summary is read. Checked against decoding with nothing remembered on real captures,
@@ -9,6 +9,8 @@ independence of the summaries handed out."""
 import pytest
 
 from decoders import launch as L
+from decoders.launch import channel as LC, qmds as LQ
+from decoders.submissions import decode_submissions
 from decoders.capture.reader import read_capture
 from decoders.session import decode_capture
 
@@ -32,10 +34,10 @@ def _subs(name, limit=None):
                                   "launch-shapes", "torch-small", "multi-gpu"])
 def test_remembered_images_equal_general_path(name, monkeypatch):
     subs = _subs(name, 3000)
-    L._QMD_IMAGES.clear()
-    fast = L.decode_submissions(subs)
-    monkeypatch.setattr(L, "_QMD_IMAGES", _Never())
-    slow = L.decode_submissions(subs)
+    LQ._QMD_IMAGES.clear()
+    fast = decode_submissions(subs)
+    monkeypatch.setattr(LQ, "_QMD_IMAGES", _Never())
+    slow = decode_submissions(subs)
     assert len(fast.launches) == len(slow.launches) and fast.launches
     for a, b in zip(fast.launches, slow.launches):
         assert list(a.summary.items()) == list(b.summary.items())     # same keys, same order
@@ -45,16 +47,16 @@ def test_remembered_images_equal_general_path(name, monkeypatch):
 
 def test_image_without_version_is_reported_each_time():
     """The same bytes with no QMD version, sent twice: two problems, no launch."""
-    L._QMD_IMAGES.clear()
+    LQ._QMD_IMAGES.clear()
     dec = L.LaunchDecoder()
-    plan = L._ClassPlan(dec, 0xCBC0)
-    ch = L._Channel()
+    plan = LC._ClassPlan(dec, 0xCBC0)
+    ch = LC._Channel()
     junk = bytes(384)
     for offset in (0x10, 0x20):
         assert dec._launch_at(ch, 0x1000, "SEND_PCAS_A", (offset, None), plan, data=junk) is None
     assert [p["offset"] for p in dec.problems] == [0x10, 0x20]
     assert all("no known QMD version" in p["message"] for p in dec.problems)
-    assert not any(key[1] == junk for key in L._QMD_IMAGES)
+    assert not any(key[1] == junk for key in LQ._QMD_IMAGES)
 
 
 def test_shared_parts_are_own_once_read():
@@ -125,9 +127,9 @@ def test_resolved_constant_banks_own_once_read():
 def test_already_decoded_in_place_equals_general_path(name, monkeypatch):
     """_follow_dependents' SparseMemory.holds() check == reading the bytes out and comparing."""
     subs = _subs(name, 3000)
-    fast = L.decode_submissions(subs)
+    fast = decode_submissions(subs)
     monkeypatch.setattr(L.SparseMemory, "holds", lambda self, va, n, prefix: False)
-    slow = L.decode_submissions(subs)
+    slow = decode_submissions(subs)
     assert len(fast.launches) == len(slow.launches) and fast.launches
     for a, b in zip(fast.launches, slow.launches):
         assert a.summary["dependents"] == b.summary["dependents"]

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from decoders import launch as L
+from decoders.launch import channel as LC
+from decoders.submissions import decode_submissions
 from decoders import qmd
 from decoders.capture.reader import read_capture
 from decoders.fields import FieldTable  # noqa: F401  (qmd.TABLES are FieldTables)
@@ -20,7 +21,7 @@ def _qmd_words(name):
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     _, records = read_capture(path)
-    result = L.decode_submissions([(r.index, r.body, r.pid) for r in records
+    result = decode_submissions([(r.index, r.body, r.pid) for r in records
                                    if r.type == "SUBMISSION"])
     return [qmd.words_of(l.qmd_bytes[:384]) for l in result.launches]
 
@@ -44,7 +45,7 @@ def test_semaphore_method_fields_shared_until_read():
     """synthetic-h100: SET_REPORT_SEMAPHORE's fields are one remembered dict in the summaries
     of two launches while decoding; each summary handed out has its own, equal copy; a
     semaphore added to a launch whose summary was already read gets its own dict too."""
-    L._METHOD_FIELDS.clear()
+    LC._METHOD_FIELDS.clear()
     _, ld = decode(synthetic_h100_launch(1) + synthetic_h100_launch(1))
     kernels = [l for l in ld.launches
                if l._summary["semaphores"][-1]["source"] == "SET_REPORT_SEMAPHORE"]
@@ -60,9 +61,9 @@ def test_semaphore_method_fields_shared_until_read():
     assert [l.summary for l in again.launches][-1]["semaphores"][-1]["fields"] == \
         read[1]["semaphores"][-1]["fields"]
     # a summary read before its launch's last semaphore arrives
-    ch = L._Channel()
+    ch = LC._Channel()
     ch.last_launch = kernels[1]
-    shared = L._method_fields(0xCBC0, 0x1B0C, 4)
+    shared = LC._method_fields(0xCBC0, 0x1B0C, 4)
     ld._semaphore(ch, {"source": "x", "fields": shared})
     assert kernels[1]._summary["semaphores"][-1]["fields"] == shared
     assert kernels[1]._summary["semaphores"][-1]["fields"] is not shared

@@ -143,7 +143,7 @@ def test_upload_register_positions_equal_writes_in_order():
     the order and repeats."""
     import itertools
     import random
-    from decoders.launch import _I2M, _I2M_ORDER, _reg_positions
+    from decoders.launch.channel import _I2M, _I2M_ORDER, _reg_positions
     rnd = random.Random(3)
     words = [rnd.randrange(1 << 32) for _ in range(64)]
     for n in range(0, 8):

@@ -5,7 +5,7 @@ first read of Launch.summary; a replayed segment's words are read through a memo
 
 import pytest
 
-from decoders import launch as L
+from decoders.submissions import decode_submissions
 from decoders import pushbuf
 from decoders.capture.reader import read_capture
 from decoders.session import decode_capture
@@ -77,7 +77,7 @@ def test_word_view_equals_unpacked_words(name):
         pushbuf._WORD_VIEW = view
         pushbuf._TEMPLATES.clear()
         try:
-            result = L.decode_submissions(subs)
+            result = decode_submissions(subs)
         finally:
             pushbuf._WORD_VIEW = saved
         return [l.summary for l in result.launches], [str(p) for p in result.problems]

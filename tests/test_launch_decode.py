@@ -216,7 +216,7 @@ def test_summary_parts_remembered_equal_fresh():
     distinct words, params and cbank0_driver per distinct bytes; a launch decoded from
     remembered parts equals one decoded with none, including after its varying words
     (payload, cbank address, grid) change."""
-    from decoders import launch as L
+    from decoders.launch import summary as L
 
     def forget():
         for cache in (L._SUMMARY_PLANS, L._PARAMS, L._DRIVER):
@@ -268,7 +268,7 @@ def _decode_captured(name, planned):
     import os
     import pytest
     from decoders.capture.reader import read_capture
-    from decoders.launch import decode_submissions
+    from decoders.submissions import decode_submissions
     path = os.path.join(os.path.dirname(__file__), "..", "captures", name, "capture.tlc.gz")
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")

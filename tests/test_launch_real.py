@@ -30,7 +30,7 @@ import pytest
 from decoders.fields import align_up
 
 from decoders.capture.reader import CaptureReader, open_capture
-from decoders.launch import decode_submissions
+from decoders.submissions import decode_submissions
 from decoders.methods import method_table
 from decoders.pushbuf import IMMD, INC, NON_INC, ONE_INC, StreamDecoder
 

@@ -150,12 +150,12 @@ class _Forgetful(dict):
 
 
 def test_graph_replays_do_not_depend_on_the_qmd_memo(monkeypatch):
-    """The same replays with decoders/launch.py's QMD-image memo forgetting everything: a
+    """The same replays with decoders/launch/qmds.py's QMD-image memo forgetting everything: a
     graph node reached again through a DEPENDENT_QMD pointer still runs in each replay (it
     did not when the memo had been emptied, e.g. after 256 distinct QMDs)."""
-    from decoders import launch as L
+    from decoders.launch import qmds as LQ
     truth = manifest("torch-graph")["ground_truth"]
-    monkeypatch.setattr(L, "_QMD_IMAGES", _Forgetful())
+    monkeypatch.setattr(LQ, "_QMD_IMAGES", _Forgetful())
     replays = _replays("torch-graph")
     assert len(replays) == truth["replays"] == 3
     assert [len(r) for r in replays] == [sum("kernel" in n for n in truth["graph_nodes"])] * 3

@@ -94,8 +94,8 @@ def test_resolved_in_report_and_json(name):
 
 
 def test_resolution_remembered_until_the_tree_changes(vadd):
-    """A VA asked again gets the remembered dict, equal to a fresh resolution; any change to
-    the tree forgets it."""
+    """A VA asked again gets the remembered dict, equal to a fresh resolution; a change to
+    the tree forgets it, a record that changes nothing does not."""
     tree = vadd.objects
     va = _marked_kernel(vadd)["qmd_address"]
     first = tree.resolution(va)
@@ -104,5 +104,11 @@ def test_resolution_remembered_until_the_tree_changes(vadd):
     again = tree.resolution(va)
     assert again == first and again is not first
     assert tree.resolution(1) is None and tree.resolution(1) is None
-    tree.feed_munmap(0x10, 0x1000, pid=0)           # nothing mapped there: still a change
+    tree.feed_munmap(0x10, 0x1000, pid=0)           # nothing mapped there: no change
+    assert tree.resolution(va) is again
+    hit = tree.resolve(va).obj
+    obj, m = next((o, m) for o in tree.objects.values() if o is not hit
+                  for m in o.cpu_mappings if m["fd"] is not None)
+    tree.feed_munmap(m["addr"], m["length"], pid=obj.pid)   # a mapping goes: forgotten
+    assert m not in obj.cpu_mappings
     assert tree.resolution(va) is not again and tree.resolution(va) == first

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from decoders.capture.reader import read_capture
-from decoders.launch import decode_submissions
+from decoders.submissions import decode_submissions
 from decoders.session import SpillList, decode_capture
 from tracer.report import render_json, render_text, to_json
 

@@ -78,7 +78,9 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
     if model is None:
-        model = decode_capture(path)
+        from tracer.progress import Bar
+        with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
+            model = decode_capture(path, progress=progress)
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header

@@ -13,6 +13,7 @@ nodes) gets its API call and `verified: null` with the reason; a copy or memset 
 runs as a kernel (cuMemsetD32, cuMemcpyDtoDAsync) is named and checked by
 decoders/cuda/driverkernels.py.
 """
+import heapq
 import re
 
 from decoders.cubin import demangle, image_cubin
@@ -125,7 +126,9 @@ class Attribution:
     """Fed each API call as it returns (`observe`); `for_launch(launch, call)` per decoded
     launch, with the call its doorbell rang in (None outside any bracketed call). Keeps only
     what later launches can need: module images, function names, live allocations, and the
-    launch calls stream capture turned into graph nodes."""
+    launch calls stream capture turned into graph nodes, each indexed by what looks it up.
+    Launches come in launch order (their record_index never goes down): an allocation
+    freed at or before a launch's record can match no later launch and is dropped then."""
 
     def __init__(self, objects=None, sm=90):
         self.objects = objects
@@ -134,8 +137,16 @@ class Attribution:
         self.smem = None
         self.images = {}        # module / library handle -> the ApiCall that loaded it
         self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
-        self.allocations = []   # [base, size, call name, call index, freed at record index]
-        self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
+        # allocations not yet dropped, in call order: seq -> [base, size, call name, call
+        # index, freed at record index]; the live ones by base (for frees), and the freed
+        # ones by the record of their free, soonest first (to drop)
+        self._allocations = {}
+        self._live = {}
+        self._freed = []
+        self._seq = 0
+        # launch calls that submitted nothing: graph nodes (stream capture), by grid and
+        # block, then by argument layout, then by argument bytes: [(seq, call)] in call order
+        self._captured = {}
         self._cubins = {}       # image bytes -> Cubin, least recently used first (_cubin)
         self._cubin_bytes = 0   # their decompressed bytes
         self._image_why = {}    # image bytes -> why it gave no cubin (None: nothing wrong)
@@ -186,7 +197,7 @@ class Attribution:
                 entry = self.functions.get(c.launch_config["function"])
                 c.bound = (entry, self.images.get(entry[1]) if entry else None)
             if not c.submissions and c.launch_config:
-                self._captured.append(c)
+                self._capture(c)
             if "hGraphExec" in c.args and c.launch_config:     # an exec-level kernel node set
                 self.execs.set_node(c.args["hGraphExec"], c.args["hNode"], c)
             return
@@ -209,11 +220,13 @@ class Attribution:
                 self.functions[c.out] = k
                 self._named_by.pop(c.out, None)
         elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
-            self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None])
+            self._seq += 1
+            a = self._allocations[self._seq] = [c.out, c.args["bytesize"], c.name, c.index, None]
+            self._live.setdefault(c.out, []).append((self._seq, a))
         elif c.base in _FREE:
-            for a in self.allocations:
-                if a[0] == c.args.get("dptr") and a[4] is None:
-                    a[4] = c.index
+            for seq, a in self._live.pop(c.args.get("dptr"), ()):
+                a[4] = c.index
+                heapq.heappush(self._freed, (c.index, seq))
 
     def _walked(self, c):
         """A call that walked a graph (cuGraphInstantiate*, cuGraphExecUpdate*,
@@ -236,8 +249,12 @@ class Attribution:
 
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
-        """The cuMemAlloc a pointer falls in, live at record `at_index`."""
-        for base, size, name, index, freed in self.allocations:
+        """The cuMemAlloc a pointer falls in, live at record `at_index` (which never goes
+        down from one call to the next: see the class). What it scans is what is live."""
+        freed, kept = self._freed, self._allocations
+        while freed and freed[0][0] <= at_index:
+            kept.pop(heapq.heappop(freed)[1], None)
+        for base, size, name, index, freed in kept.values():
             if base <= value < base + size and index < at_index and (
                     freed is None or freed > at_index):
                 return {"base": base, "size": size, "offset": value - base,
@@ -435,6 +452,19 @@ class Attribution:
             out["image_problem"] = k["image_problem"]
         return out
 
+    def _capture(self, c):
+        """Index a launch call captured into a graph (only one whose every argument has its
+        bytes can match a replay's QMD)."""
+        params = c.params
+        if not params or any(p["bytes"] is None for p in params):
+            return
+        cfg = c.launch_config
+        layout = tuple((p["offset"], p["size"]) for p in params)
+        by_layout = self._captured.setdefault((_shape(cfg["grid"]), _shape(cfg["block"])), {})
+        self._seq += 1
+        by_layout.setdefault(layout, {}).setdefault(
+            tuple(p["bytes"] for p in params), []).append((self._seq, c))
+
     def _graph_node(self, replay, s, hw_bytes):
         """(node, matched by, why not) for a QMD a graph replay (or a call preparing one) ran:
         a kernel node of the exec's graph walks (issue 25) when the capture holds them, else
@@ -473,17 +503,20 @@ class Attribution:
                                self.execs.nodes(exec_))
 
     def _captured_node(self, replay, s, hw_bytes):
-        """The captured launch call (no submission, before the replay) this QMD replays."""
+        """The captured launch call (no submission, before the replay) this QMD replays:
+        of those with its grid, block and argument bytes, the latest (the latest setting of
+        a node wins)."""
         hw_bytes = hw_bytes or b""
-        for c in reversed(self._captured):      # the latest setting of a node wins
-            if c.index > replay.index or c.launch_config["grid"] != s.get("grid") or \
-                    c.launch_config["block"] != s.get("block"):
-                continue
-            if all(p["bytes"] is not None and
-                   hw_bytes[p["offset"]:p["offset"] + p["size"]] == p["bytes"]
-                   for p in c.params or []) and c.params:
-                return c
-        return None
+        best = None
+        for layout, by_bytes in self._captured.get(
+                (_shape(s.get("grid")), _shape(s.get("block"))), {}).items():
+            calls = by_bytes.get(tuple(hw_bytes[o:o + n] for o, n in layout))
+            for seq, c in reversed(calls or ()):
+                if c.index <= replay.index:
+                    if best is None or seq > best[0]:
+                        best = (seq, c)
+                    break
+        return best[1] if best is not None else None
 
     def _by_address(self, out, s):
         k = self._by_program.get(s.get("program_address"))
@@ -569,6 +602,11 @@ class Attribution:
             if got != extra["data"]:
                 diffs.append({"field": "param buffer", "api": extra["data"].hex(), "qmd": got.hex()})
         return diffs
+
+
+def _shape(dims):
+    """A grid or block as a key (a list is not one)."""
+    return tuple(dims) if dims is not None else None
 
 
 def describe(attr, full_names=False):

@@ -10,6 +10,7 @@ from collections import namedtuple
 from decoders.capture import format as F
 from decoders.capture.reader import _FAST, cstr
 from decoders.cuda import api as A
+from decoders.cuda import params as P
 from decoders.cuda import types as T
 from decoders.errors import CaptureError
 from decoders.fields import low_bits
@@ -20,12 +21,9 @@ _ATTR = T.CUlaunchAttribute.compile()
 _ATTR_SIZE = T.CUlaunchAttribute.sizeof()
 _NODE = T.CUDA_KERNEL_NODE_PARAMS.compile()
 _NODE_SIZE = T.CUDA_KERNEL_NODE_PARAMS.sizeof()
-_SLOT = T.PARAM_SLOT.compile()
-_SLOT_SIZE = T.PARAM_SLOT.sizeof()
 
 
 _FLAGS = {}     # section flag word -> its names (a fresh list is handed out)
-_LAYOUTS = {}   # PARAM_LAYOUT bytes -> ((index, offset, size), ...)
 
 
 def _flags(value):
@@ -300,42 +298,17 @@ class ApiCall:
 
     def _params(self):
         """[{index, offset, size, bytes}] of the kernel's arguments as the call passed them."""
-        lay = self.sections.get("PARAM_LAYOUT")
-        if lay is None:
-            return None
-        raw = lay["data"]
-        data = self.sections.get("PARAM_DATA")
-        buf = data["data"] if data and "UNREADABLE" not in data["flags"] else None
-        slots = _LAYOUTS.get(raw)
-        if slots is None:       # a launch loop passes the same layout again and again
-            slots = tuple((i, s.offset, s.size) for i, s in enumerate(
-                _SLOT.parse(raw[i * _SLOT_SIZE:(i + 1) * _SLOT_SIZE])
-                for i in range(len(raw) // _SLOT_SIZE)))
-            if len(_LAYOUTS) >= 4096:
-                _LAYOUTS.clear()
-            _LAYOUTS[bytes(raw)] = slots
-        return [{"index": i, "offset": o, "size": n,
-                 "bytes": buf[o:o + n] if buf is not None else None} for i, o, n in slots]
+        return P.kernel_params(self.sections)
 
     @property
     def param_windows(self):
         """Without a driver layout: [bytes behind kernelParams[i]] (PARAM_WINDOW_BYTES each)."""
-        w = self.sections.get("PARAM_WINDOWS")
-        if not w:
-            return None
-        n = A.PARAM_WINDOW_BYTES
-        return [w["data"][i:i + n] for i in range(0, len(w["data"]) - n + 1, n)]
+        return P.param_windows(self.sections)
 
     @property
     def param_bytes(self):
         """The argument block as one buffer (offsets from the parameter base), or None."""
-        d = self.sections.get("PARAM_DATA")
-        if d and "UNREADABLE" not in d["flags"]:
-            return d["data"]
-        e = self.sections.get("EXTRA_BUFFER")
-        if e and "UNREADABLE" not in e["flags"]:
-            return e["data"]
-        return None
+        return P.param_bytes(self.sections)
 
     def summary(self):
         parts = []

@@ -20,6 +20,7 @@ from construct import ConstructError
 
 from decoders.capture.reader import cstr
 from decoders.cuda import api as A
+from decoders.cuda import params as P
 from decoders.cuda import types as T
 from decoders.fields import flag_names
 
@@ -78,8 +79,8 @@ class GraphNode:
         return self.type == 0 and self.launch_config is not None
 
     # what Attribution reads of a launch call, from this node's own argument sections
-    param_windows = property(lambda self: _call_attr("param_windows", self))
-    param_bytes = property(lambda self: _call_attr("param_bytes", self))
+    param_windows = property(lambda self: P.param_windows(self.sections))
+    param_bytes = property(lambda self: P.param_bytes(self.sections))
 
     def finish(self):
         """Parse the type's parameters (and a kernel's arguments); bad bytes leave them None."""
@@ -94,8 +95,7 @@ class GraphNode:
                     "shared_memory_bytes": k.sharedMemBytes, "stream": None, "cluster": None,
                     "cooperative": False, "attributes": []}
                 self.parsed = {"function": k.func, "kern": kern}
-                from decoders.cuda.calls import ApiCall
-                self.params = ApiCall._params(self) if self.sections else None
+                self.params = P.kernel_params(self.sections) if self.sections else None
             elif self.type == 2 and len(raw) >= _MEMSET.sizeof():
                 self.parsed = _plain(_MEMSET.parse(raw))
             elif self.type == 1:
@@ -142,11 +142,6 @@ class GraphNode:
                             "hex": p["bytes"].hex() if p["bytes"] is not None else None}
                            for p in self.params or []]
         return out
-
-
-def _call_attr(name, node):
-    from decoders.cuda.calls import ApiCall
-    return getattr(ApiCall, name).fget(node)
 
 
 def _plain(container):

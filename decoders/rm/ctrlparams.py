@@ -80,8 +80,8 @@ NV2080_CTRL_EVENT_SET_NOTIFICATION_PARAMS = Struct(
 # ctrl0000gpu.h, ctrl0000system.h, ctrl0080*.h, ctrl2080gr.h, ctrl2080gpu.h, ctrl2080bus.h,
 # ctrl2080ce.h, ctrl2080gsp.h, ctrl503c.h, ctrl83dedebug.h, ctrl90e6.h, ctrlcb33.h) and checked
 # against the capture: sizeof == the paramsSize libcuda passed, and the outputs make sense
-# (tests/test_golden_ioctl.py). NV2080_CTRL_GR_ROUTE_INFO {NvU32 flags; NvU64 route} (8-aligned).
-NV2080_CTRL_GR_ROUTE_INFO = Struct("flags" / NvU32, "reserved0" / Padding(4), "route" / NvU64)
+# (tests/test_golden_ioctl.py). NV2080_CTRL_GR_ROUTE_INFO is declared in decoders/rm/nvos.py.
+from decoders.rm.nvos import NV2080_CTRL_GR_ROUTE_INFO  # noqa: E402
 
 NV0000_CTRL_CLIENT_GET_ADDR_SPACE_TYPE_PARAMS = Struct(
     "hObject" / NvHandle, "mapFlags" / NvU32, "addrSpaceType" / NvU32)

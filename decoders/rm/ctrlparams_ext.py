@@ -22,13 +22,10 @@ from collections import namedtuple
 
 from construct import Array, Bytes, Int8ul, Int16ul, Int32ul, Int64ul, Padding, Struct
 
+from decoders.rm.nvos import NV2080_CTRL_GR_ROUTE_INFO
+
 NvU8, NvU16, NvU32, NvU64, NvP64 = Int8ul, Int16ul, Int32ul, Int64ul, Int64ul
 NvHandle, NvBool, NV_STATUS = NvU32, NvU8, NvU32
-
-
-def _route():
-    from decoders.rm.ctrlparams import NV2080_CTRL_GR_ROUTE_INFO
-    return NV2080_CTRL_GR_ROUTE_INFO
 
 
 # --- entries of the lists params point to ------------------------------------------------
@@ -143,7 +140,7 @@ NV2080_CTRL_GR_GLOBAL_SM_ID = Struct(
     "physicalCpcId" / NvU16, "virtualTpcId" / NvU16)
 NV2080_CTRL_GR_GET_GLOBAL_SM_ORDER_PARAMS = Struct(
     "globalSmId" / Array(512, NV2080_CTRL_GR_GLOBAL_SM_ID), "numSm" / NvU16, "numTpc" / NvU16,
-    "reserved0" / Padding(4), "grRouteInfo" / _route())
+    "reserved0" / Padding(4), "grRouteInfo" / NV2080_CTRL_GR_ROUTE_INFO)
 
 NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY_PARAMS = Struct(
     "queryType" / NvU16, "reserved" / Bytes(2), "status" / NvU32,

@@ -117,6 +117,10 @@ RS_SHARE_POLICY = Struct(
     "target" / NvU32, "accessMask" / NvU32, "type" / Int16ul, "action" / Int8ul,
     "reserved0" / Padding(1))
 
+# NV2080_CTRL_GR_ROUTE_INFO {NvU32 flags; NvU64 route} (8-aligned; ctrl2080gr.h): part of the
+# GR controls of decoders/rm/ctrlparams.py and ctrlparams_ext.py, declared once here.
+NV2080_CTRL_GR_ROUTE_INFO = Struct("flags" / NvU32, "reserved0" / Padding(4), "route" / NvU64)
+
 NVOS57_PARAMETERS = Struct(
     "hClient" / NvHandle, "hObject" / NvHandle, "sharePolicy" / RS_SHARE_POLICY, "status" / NvU32)
 

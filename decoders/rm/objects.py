@@ -16,6 +16,8 @@ Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Fa
   the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
   runlists), not a documented field.
 Only successful calls change the tree; failed ones are ignored.
+Lookups are indexed (children by parent, mappings by address granule, UVM mappings by
+base): no record's work grows with the objects the tree has seen (STYLE 13b).
 """
 from dataclasses import dataclass, field
 
@@ -25,6 +27,38 @@ from decoders.rm.classes import ROLE, class_name
 from decoders.fields import bits
 
 WORK_SUBMIT_TOKEN = 0xC36F0108
+# ioctl handlers that change no object or mapping: what was resolved still holds after them
+_KEEP_RESOLVED = frozenset(("_on_rm_control", "_on_check_version_str", "_on_rm_map_memory"))
+GRANULE = 2 << 20       # the address span an index bucket covers (GPU allocations: 2 MiB)
+HUGE_SPAN = 1024        # granules; a mapping wider than this is looked at on every query
+
+
+class _SpanIndex:
+    """Address granule -> the handles of objects with a mapping over it, so a lookup looks
+    at the few objects near an address, not all. Entries are never taken out: a lookup
+    checks the object's mappings as they are now (a mapping removed since, or an object
+    re-created under the same handle, only costs that check)."""
+
+    def __init__(self):
+        self._buckets = {}
+        self._huge = {}         # handle -> None (an ordered set), for spans past HUGE_SPAN
+
+    def add(self, handle, addr, length):
+        if addr is None:
+            return
+        first, last = addr // GRANULE, (addr + max(length or 0, 1) - 1) // GRANULE
+        if last - first > HUGE_SPAN:
+            self._huge[handle] = None
+            return
+        for g in range(first, last + 1):
+            self._buckets.setdefault(g, {})[handle] = None
+
+    def near(self, addr):
+        """The handles that may have a mapping over `addr`."""
+        bucket = self._buckets.get(addr // GRANULE)
+        if not self._huge:
+            return bucket or ()
+        return list(bucket or ()) + list(self._huge)
 
 
 @dataclass
@@ -103,6 +137,12 @@ class ObjectTree:
         self._resolutions = {}          # va -> resolution() data, valid as long
         self.launch_memo = {}           # for callers' own resolution()-derived data, as long
         self._described = {}            # va -> resolve_va() text, as long
+        self._position = {}             # handle -> its place in self.objects (dict order)
+        self._children = {}             # parent handle -> {child handle: None}
+        self._gpu_index = _SpanIndex()  # GPU mappings
+        self._cpu_index = _SpanIndex()  # CPU mappings
+        self._uvm = {}                  # UVM_MAP_EXTERNAL_ALLOCATION base -> {handle: None}
+        self._fd_mapped = {}            # handle -> None: objects with an mmap'd CPU mapping
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -141,7 +181,6 @@ class ObjectTree:
 
     # -- feeding ------------------------------------------------------------------------
     def feed_ioctl(self, rec, pid=None):
-        self._forget()
         _, b = _decode(rec, self.branch)
         info = b.info
         if info.failed or not info.escape:
@@ -149,8 +188,11 @@ class ObjectTree:
         esc = info.escape.replace(" (via XFER)", "")
         a = {**info.args_before, **info.args_after}
         p = info.params_after or info.params_before
-        handler = getattr(self, "_on_" + esc.replace("NV_ESC_", "").lower(), None)
+        name = "_on_" + esc.replace("NV_ESC_", "").lower()
+        handler = getattr(self, name, None)
         if handler is not None:
+            if name not in _KEEP_RESOLVED:
+                self._forget()
             handler(a, p, info, pid, rec)
 
     def _on_check_version_str(self, a, p, info, pid, rec):
@@ -165,7 +207,24 @@ class ObjectTree:
         obj = RmObject(handle, hclass, name or f"{hclass:#06x}", parent, client, dict(params or {}),
                        pid=pid, role=ROLE.get(hclass, "other"))
         self.objects[handle] = obj
+        self._position.setdefault(handle, len(self._position))
+        self._children.setdefault(parent, {})[handle] = None
         return obj
+
+    def _cpu_mapping(self, obj, m):
+        obj.cpu_mappings.append(m)
+        self._cpu_index.add(obj.handle, m["addr"], m["length"])
+        if m["fd"] is not None:
+            self._fd_mapped[obj.handle] = None
+
+    def _gpu_mapping(self, obj, m):
+        obj.gpu_mappings.append(m)
+        self._gpu_index.add(obj.handle, m["va"], m["length"])
+
+    def _in_order(self, handles):
+        """The current objects of these handles, in self.objects order."""
+        objects, pos = self.objects, self._position
+        return [objects[h] for h in sorted(handles, key=pos.__getitem__) if h in objects]
 
     def _on_rm_alloc(self, a, p, info, pid, rec):
         handle, hclass = a.get("hObjectNew"), a.get("hClass")
@@ -177,8 +236,8 @@ class ObjectTree:
                 obj.size = p["size"]
             obj.location = memory_location(hclass, p.get("attr"))
             if p.get("address"):
-                obj.cpu_mappings.append({"addr": p["address"], "length": obj.size, "offset": 0,
-                                         "fd": None, "via": "alloc params address"})
+                self._cpu_mapping(obj, {"addr": p["address"], "length": obj.size, "offset": 0,
+                                        "fd": None, "via": "alloc params address"})
         elif obj.role == "virtual":
             obj.location = "virtual"
             if p.get("limit"):
@@ -210,8 +269,8 @@ class ObjectTree:
         obj.location = memory_location(hclass)
         obj.params = {"pMemory": a.get("pMemory"), "limit": a.get("limit"), "flags": a.get("flags")}
         if a.get("pMemory"):
-            obj.cpu_mappings.append({"addr": a["pMemory"], "length": obj.size, "offset": 0,
-                                     "fd": None, "via": "OS descriptor (user memory)"})
+            self._cpu_mapping(obj, {"addr": a["pMemory"], "length": obj.size, "offset": 0,
+                                    "fd": None, "via": "OS descriptor (user memory)"})
 
     def _on_rm_free(self, a, p, info, pid, rec):
         handle = a.get("hObjectOld")
@@ -226,7 +285,8 @@ class ObjectTree:
             obj.freed = True
             if h in self.channels:
                 self.channels[h].freed = True
-            todo.extend(o.handle for o in self.objects.values() if o.parent == h and o.handle != h)
+            todo.extend(o.handle for o in self._in_order(self._children.get(h, ()))
+                        if o.parent == h and o.handle != h)
 
     def _on_rm_map_memory(self, a, p, info, pid, rec):
         fd = a.get("fd")
@@ -243,8 +303,9 @@ class ObjectTree:
         obj = self.objects.get(a.get("hMemory"))
         if obj is None or a.get("dmaOffset") is None:
             return
-        obj.gpu_mappings.append({"va": a["dmaOffset"], "length": a.get("length") or obj.size or 0,
-                                 "offset": a.get("offset", 0), "via": f"RM_MAP_MEMORY_DMA in {a.get('hDma', 0):#x}"})
+        self._gpu_mapping(obj, {"va": a["dmaOffset"], "length": a.get("length") or obj.size or 0,
+                                "offset": a.get("offset", 0),
+                                "via": f"RM_MAP_MEMORY_DMA in {a.get('hDma', 0):#x}"})
 
     def _on_rm_unmap_memory_dma(self, a, p, info, pid, rec):
         obj = self.objects.get(a.get("hMemory"))
@@ -264,17 +325,17 @@ class ObjectTree:
         if obj is None:
             self.notes.append(f"UVM map of unknown memory {a.get('hMemory', 0):#x}")
             return
-        obj.gpu_mappings.append({"va": a.get("base"), "length": a.get("length"),
-                                 "offset": a.get("offset", 0), "via": "UVM_MAP_EXTERNAL_ALLOCATION"})
+        self._gpu_mapping(obj, {"va": a.get("base"), "length": a.get("length"),
+                                "offset": a.get("offset", 0), "via": "UVM_MAP_EXTERNAL_ALLOCATION"})
+        self._uvm.setdefault(a.get("base"), {})[obj.handle] = obj
 
     def _on_uvm_free(self, a, p, info, pid, rec):
         base = a.get("base")
-        for obj in self.objects.values():
+        for obj in self._uvm.pop(base, {}).values():
             obj.gpu_mappings = [m for m in obj.gpu_mappings
                                 if not (m["via"] == "UVM_MAP_EXTERNAL_ALLOCATION" and m["va"] == base)]
 
     def feed_mmap(self, addr, length, fd, path, offset, pid=None):
-        self._forget()
         queue = self._pending_mmap.get((pid, fd))
         if not queue:
             self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
@@ -284,18 +345,23 @@ class ObjectTree:
         obj = self.objects.get(hmem)
         if obj is None:
             return None
-        obj.cpu_mappings.append({"addr": addr, "length": length, "offset": moff, "fd": fd,
-                                 "via": "RM_MAP_MEMORY + mmap"})
+        self._forget()
+        self._cpu_mapping(obj, {"addr": addr, "length": length, "offset": moff, "fd": fd,
+                                "via": "RM_MAP_MEMORY + mmap"})
         return obj
 
     def feed_munmap(self, addr, length, pid=None):
-        self._forget()
         end = addr + length
-        for obj in self.objects.values():
+        for obj in self._in_order(self._fd_mapped):
             if obj.pid is not None and pid is not None and obj.pid != pid:
                 continue
-            obj.cpu_mappings = [m for m in obj.cpu_mappings
-                                if m["fd"] is None or not (m["addr"] < end and addr < m["addr"] + (m["length"] or 0))]
+            kept = [m for m in obj.cpu_mappings
+                    if m["fd"] is None or not (m["addr"] < end and addr < m["addr"] + (m["length"] or 0))]
+            if len(kept) != len(obj.cpu_mappings):
+                self._forget()
+                obj.cpu_mappings = kept
+                if all(m["fd"] is None for m in kept):
+                    del self._fd_mapped[obj.handle]
 
     # -- queries ------------------------------------------------------------------------
     def _describe(self, obj, off, how):
@@ -312,14 +378,14 @@ class ObjectTree:
         CPU mapping at the same address is accepted only as a fallback and says so (`how`).
         `cpu_addr` is where the bytes are visible to the process (None without a CPU mapping).
         """
-        for obj in self.objects.values():
+        for obj in self._in_order(self._gpu_index.near(va)):
             if obj.freed:
                 continue
             for m in obj.gpu_mappings:
                 if m["va"] is not None and m["va"] <= va < m["va"] + (m["length"] or 0):
                     off = va - m["va"] + (m["offset"] or 0)
                     return Resolved(obj, off, m["via"], self._cpu_addr(obj, off))
-        for obj in self.objects.values():
+        for obj in self._in_order(self._cpu_index.near(va)):
             if obj.freed:
                 continue
             for m in obj.cpu_mappings:
@@ -356,7 +422,8 @@ class ObjectTree:
         return None
 
     def children(self, handle):
-        return [o for o in self.objects.values() if o.parent == handle and o.handle != handle]
+        return [o for o in self._in_order(self._children.get(handle, ()))
+                if o.parent == handle and o.handle != handle]
 
     def to_json(self):
         return {"branch": self.branch,

@@ -1,0 +1,133 @@
+"""The GPU memory image a launch decoder rebuilds from the method stream: GPU VA -> bytes,
+as far as uploads and copies wrote them."""
+
+PAGE = 4096
+
+_ONES = memoryview(b"\x01" * PAGE)      # "known" marks for up to a page, sliced without a copy
+
+
+class SparseMemory:
+    """GPU VA -> bytes, as far as the stream wrote them (4 KiB pages + known-byte map).
+
+    The last few writes are also kept whole (`RECENT`, none overlapping another: a write
+    drops the ones it overlaps), so a read inside one of them is a slice: a QMD or
+    constant bank is read right after the upload that wrote it.
+    A page is a pair of memoryviews over its bytearrays (data, known): a memoryview takes
+    a same-size slice assignment ~3x faster than a bytearray, and reads copy only once."""
+
+    RECENT = 4
+
+    def __init__(self):
+        self._pages = {}      # page number -> (data, known): memoryviews of bytearray(PAGE)
+        self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
+        self.writes = 0       # writes so far, and the last one that started at each VA:
+        self.starts = {}      # a QMD sent twice with no upload between runs once
+        self.tag = None       # the SUBMISSION record being fed (set by LaunchDecoder)
+        self.written_by = {}  # VA -> tag of the last write that started there
+
+    def _page(self, page):
+        entry = self._pages[page] = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
+        return entry
+
+    def write(self, va, data):
+        n = len(data)
+        if not n:
+            return
+        self.writes += 1
+        starts = self.starts
+        if len(starts) > 65536:         # bounded whatever a capture holds
+            starts.clear()
+            self.written_by.clear()
+        starts[va] = self.writes
+        self.written_by[va] = self.tag
+        if data.__class__ is not bytes:
+            data = bytes(data)
+        page, off = divmod(va, PAGE)
+        stop = off + n
+        if stop <= PAGE:                        # within one page (a QMD, a constant bank)
+            entry = self._pages.get(page)
+            if entry is None:
+                entry = self._page(page)
+            entry[0][off:stop] = data
+            entry[1][off:stop] = _ONES[:n]
+        else:
+            pos = 0
+            while pos < n:
+                page, off = divmod(va + pos, PAGE)
+                chunk = min(n - pos, PAGE - off)
+                entry = self._pages.get(page)
+                if entry is None:
+                    entry = self._page(page)
+                entry[0][off:off + chunk] = data[pos:pos + chunk]
+                entry[1][off:off + chunk] = _ONES[:chunk]
+                pos += chunk
+        end = va + n
+        recent = self._recent
+        for start, last, _ in recent:
+            if start < end and va < last:       # overlapped: no longer the latest bytes
+                recent = self._recent = [r for r in recent if r[1] <= va or r[0] >= end]
+                break
+        recent.append((va, end, data))
+        if len(recent) > self.RECENT:
+            del recent[0]
+
+    def _cached(self, va, n):
+        """The n bytes at va from one recent write that holds them all, else None."""
+        if n <= 0:
+            return None
+        for start, end, data in self._recent:
+            if start <= va and va + n <= end:
+                return data[va - start:va - start + n]
+        return None
+
+    def read(self, va, n):
+        """The n bytes at va if every one is known, else None."""
+        data = self.read_known(va, n)
+        return data if len(data) == max(n, 0) else None
+
+    def read_known(self, va, limit):
+        """The known bytes from va onward, up to the first unknown byte or `limit` bytes."""
+        if limit > 0:                           # _cached(), inline
+            stop = va + limit
+            for start, end, data in self._recent:
+                if start <= va and stop <= end:
+                    return data[va - start:stop - start]
+        page, off = divmod(va, PAGE)
+        if 0 < limit <= PAGE - off:             # within one page: one slice
+            entry = self._pages.get(page)
+            if entry is None:
+                return b""
+            stop = entry[1].obj.find(0, off, off + limit)
+            return bytes(entry[0][off:off + limit if stop == -1 else stop])
+        out = bytearray()
+        pos = 0
+        while pos < limit:
+            page, off = divmod(va + pos, PAGE)
+            chunk = min(limit - pos, PAGE - off)
+            entry = self._pages.get(page)
+            if entry is None:
+                break
+            stop = entry[1].obj.find(0, off, off + chunk)
+            if stop == -1:
+                out += entry[0][off:off + chunk]
+                pos += chunk
+                continue
+            out += entry[0][off:stop]
+            break
+        return bytes(out)
+
+    def holds(self, va, n, prefix):
+        """Whether the n bytes at va are all known and start with `prefix` (n >= its
+        length), compared where they lie; False also where they cross a page."""
+        page, off = divmod(va, PAGE)
+        if off + n > PAGE:
+            return False
+        entry = self._pages.get(page)
+        return entry is not None and entry[1].obj.find(0, off, off + n) == -1 and \
+            entry[0].obj.startswith(prefix, off)
+
+    def known(self, va, n):
+        return self.read(va, n) is not None
+
+    def __len__(self):
+        return sum(e[1].obj.count(1) for e in self._pages.values())

@@ -1,0 +1,180 @@
+"""QMDs -> launches: a QMD found at a VA (SEND_PCAS_A, an inline QMD load, a dependent
+pointer) is read from the memory image, its version found, its summary made; enabled
+DEPENDENT_QMDn_POINTERs are followed (a CUDA graph replay's chain).
+Facts: h100-measured.md section 1 (launch order, cbank0 layout, cluster QMDs)."""
+from decoders import qmd as qmdmod
+from decoders.launch.channel import _problem, _word
+from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAIN, Launch, \
+    _CLASS_TEXT, _PARAMS, _SUMMARY_PLANS, _already_decoded, _class_text, _remember, _summary_plan
+
+_QMD_IMAGES = {}        # (GPU family, QMD bytes) -> QmdLaunches._image()
+
+
+class QmdLaunches:
+    """LaunchDecoder's QMD stage (a mixin: it reads the decoder's memory and channels)."""
+
+    def _launch_at(self, ch, va, source, pkt, plan, data=None, depth=0, parent=None):
+        """pkt: [0] and [1] are the offset and VA of the packet that led here; plan: its
+        class's _ClassPlan."""
+        family = plan.family
+        if data is None:
+            data = self.memory._cached(va, 384)     # the usual case: the QMD just uploaded
+            if data is None:
+                data = self.read(va, 384) or self.read(va, 256)
+        if data is None:
+            self.problems.append(_problem(pkt, f"{source}: QMD at {va:#x} not in the reconstructed "
+                                               f"memory image"))
+            return None
+        # A QMD image seen before (the driver's GRID_NULL QMDs of a launch loop cycle through
+        # a ring of a few slots with the same bytes) gives the same words, version and parts
+        seen = _QMD_IMAGES.get((family, data))
+        if seen is None:
+            seen = self._image(family, data, va, source, pkt)
+            if seen is None:
+                return None
+        data, words, version, parts = seen
+        if self._ran_here(va, data):
+            # sent again in the same submission, not uploaded again (the driver schedules a
+            # graph's first node twice in its first replay): it runs once
+            return None
+        summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
+                                        plan.class_id, parent)
+        launch = Launch(summary, data, None, version, words, driver)
+        self.launches.append(launch)
+        self._launched[va] = data
+        self._this_submission[va] = (data, self.memory.writes)
+        ch.last_launch = launch
+        if depth < MAX_DEPENDENT_CHAIN and parts[4]:
+            self._walk.append((launch, parts[4], depth))
+            if depth == 0:
+                walk = self._walk
+                while walk:
+                    self._follow_dependents(ch, *walk.pop(0), pkt, plan)
+        return launch
+
+    def _image(self, family, data, va, source, pkt):
+        """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD
+        image `data`, remembered in _QMD_IMAGES; None (a problem) when it has no version."""
+        key = (family, data)
+        words = qmdmod.words_of(data[:384])
+        version = qmdmod.version_of_words(words, prefer_v05=(family == "blackwell"))
+        if version is None:
+            self.problems.append(_problem(pkt, f"{source}: bytes at {va:#x} carry no known QMD "
+                                               f"version (dword 18 = {_word(data, 18):#010x})"))
+            return None
+        sp = _SUMMARY_PLANS.get(version)
+        if sp is None:
+            sp = _summary_plan(version)
+        if len(data) > sp.size:
+            data = data[:sp.size]
+        if len(words) != sp.nwords:     # the words of data[:384] are those of data[:size]
+            words = qmdmod.padded_words(data, version)
+        return _remember(_QMD_IMAGES, key, (data, words, version, sp.parts(words, family)),
+                         limit=256)
+
+    def _follow_dependents(self, ch, launch, targets, depth, pkt, plan):
+        """Each enabled dependent QMD of `launch` runs when it completes. A target decoded
+        before runs again when it is a kernel's QMD not yet run in this submission: a CUDA
+        graph's nodes are written once (instantiate, upload or first launch) and each replay
+        reaches them through these pointers. Not through the driver's stream-ordering
+        GRID_NULL QMDs: a kernel's pointer to the next launch's GRID_NULL, and a GRID_NULL's
+        pointer to an earlier launch's QMD, lead to ring slots not yet rewritten, which
+        their own SEND_PCAS_A runs."""
+        deps = launch._summary["dependents"]
+        # A GRID_NULL QMD's pointer leads to an earlier launch's slot of the stream ring:
+        # nothing decoded before runs again through it (captures/torch-graph record 1640)
+        rerun = launch._summary["qmd_type"] != "GRID_NULL"
+        for n, target in targets:
+            ran = self._this_submission.get(target)
+            if ran is not None and self._ran_here(target, ran[0]):
+                deps.append(_already_decoded(target))
+                continue
+            done = self._launched.get(target)
+            if done is not None and self.memory.holds(target, 384, done):
+                # the usual case, without reading the bytes out (what the general path below
+                # finds for them: 384 known bytes that start with the QMD decoded there)
+                if not (rerun and self._runs_again(done, plan, target, pkt)):
+                    deps.append(_already_decoded(target))
+                    continue
+                data = done
+            else:
+                data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
+                if len(data) != 384:
+                    data = self.read(target, 384) or self.read(target, 256)
+                if data is None:
+                    deps.append({"pointer": target, "decoded": False})
+                    continue
+                done = self._launched.get(target)
+                if done is not None and data[:len(done)] == done and \
+                        not (rerun and self._runs_again(done, plan, target, pkt)):
+                    deps.append(_already_decoded(target))
+                    continue
+            deps.append({"pointer": target, "decoded": True})
+            self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
+                            depth=depth + 1, parent=launch._summary["qmd_address"])
+
+    def _ran_here(self, va, data):
+        """The QMD at va ran in this submission with these bytes, not uploaded since."""
+        ran = self._this_submission.get(va)
+        return ran is not None and ran[0] == data and self.memory.starts.get(va, 0) <= ran[1]
+
+    def _runs_again(self, data, plan, va, pkt):
+        """A QMD decoded before, reached again as a dependent: a kernel's (graph node).
+        _QMD_IMAGES is a memo that may have been emptied since (its limit): a miss works
+        the parts out again, never reads as "not a kernel" (a long capture's graph replays
+        lost their kernels that way)."""
+        seen = _QMD_IMAGES.get((plan.family, data))
+        if seen is None:
+            seen = self._image(plan.family, data, va, "DEPENDENT_QMD", pkt)
+        return seen is not None and seen[3][0][1]     # parts -> shape -> kernel
+
+    def _summary(self, va, version, words, parts, family, source, offset, cls, parent):
+        """(summary, the driver_constants() key of its constant bank 0 or None)."""
+        _, cbanks, cb0, releases, _, proto = parts
+        sems = []
+        for source_name, fields, pick in releases:
+            address, payload = pick(words)
+            sems.append({"source": source_name, "address": address, "payload": payload,
+                         "fields": fields})
+        # the parts' keys and values (_SummaryPlan.prototype), then this launch's own
+        summary = proto.copy()
+        summary["qmd_address"] = va
+        summary["source"] = source
+        summary["parent_qmd"] = parent
+        # the SUBMISSION whose pushbuffer wrote this QMD: a CUDA graph replay runs a chain
+        # of QMDs written by its first replay or by cuGraphUpload
+        summary["qmd_written_by"] = self.memory.written_by.get(va)
+        summary["pushbuf_offset"] = offset
+        summary["class"] = _CLASS_TEXT.get(cls) or _class_text(cls)
+        summary["semaphores"] = sems
+        summary["dependents"] = []
+        if cb0 is None:
+            return summary, None
+        return summary, self._params(summary, cbanks[cb0], FAMILY_ARCH.get(family, "sm_90"))
+
+    def _params(self, summary, cb0, arch):
+        """summary["params"]; returns the key of summary["cbank0_driver"]
+        (driver_constants(), made when the summary is first read: Launch.summary)."""
+        base = ARCH_CBANK0[arch]["param_base"]
+        address, size = cb0["address"], cb0["size"]
+        limit = (size - base) if size > base else 0x8000
+        # The argument block is what the stream uploaded to cbank0 + base (h100-measured.md 1
+        # step 2); with no such upload in view, the known bytes there (which may run into
+        # bytes an earlier launch left in a reused bank).
+        uploads, read_known = self._uploads, self.memory.read_known
+        uploaded = uploads.get(address + base)
+        if uploaded is not None and uploaded <= limit:
+            data = read_known(address + base, uploaded)
+        else:
+            uploaded = None
+            data = read_known(address + base, limit)
+        # Launches whose bytes are the same get the same (shared, never changed) dicts: a
+        # launch loop uploads identical driver constants and arguments again and again.
+        key = (arch, data, uploaded is not None)
+        params = _PARAMS.get(key)
+        if params is None:
+            params = _remember(_PARAMS, key, {
+                "offset": base, "size": len(data), "hex": data.hex(), "arch": arch,
+                "uploaded": uploaded is not None})
+        summary["params"] = params
+        return arch, read_known(address, base), uploads.get(address)

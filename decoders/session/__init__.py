@@ -1,0 +1,141 @@
+"""A whole capture decoded into one model: the data the report and the JSON render.
+
+A pipeline of stages, each in its own module, fed on one pass:
+  record reader (decoders/capture/reader.py: framing)
+  -> records.py: a table from record kind to its handler (ioctl model, mmaps, API calls)
+  -> launches.py: SUBMISSION records -> launches (decoders/submissions.py)
+     -> the launch sink (resolution, attribution, tally, keeping)
+  -> model.py: CaptureModel, what the report and the JSON read.
+Each stage keeps state indexed by what will look it up; none walks what it kept so far
+(STYLE 13a/13b). Nothing here prints or formats text for people; tracer/report.py does.
+The JSON view (`to_json`) is documented in docs/json.md.
+"""
+import gc
+import gzip
+import io
+import os
+
+from decoders.capture.reader import CaptureReader, open_capture
+from decoders.errors import CaptureError
+from decoders.session.budget import (KEPT_BYTES, KEPT_ENTRIES, KEPT_IMAGES,  # noqa: F401
+                                     KEPT_OPEN_CALLS, STRING_CUT, _Budget)
+from decoders.session.entries import (_GP_KEYS, _SUBMISSION_BODY, _append_call,  # noqa: F401
+                                      _at_record, _gp_entry, _submission_load, _submission_raw)
+from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, LaunchStage,  # noqa: F401
+                                       gpu_family, _resolve_launch, _sm, _tally, repair_launch)
+from decoders.session.model import (DEFAULT_KEEP, CaptureModel, _api_call_load,  # noqa: F401
+                                    _launch_dump, _launch_load, capture_header, channels,
+                                    marked_submissions)
+from decoders.session.records import RecordHandlers
+from decoders.spill import SpillList
+
+# Records between two calls of decode_capture's `progress` (and two young-object
+# collections: the reader's parse contexts are small cycles).
+PROGRESS_RECORDS = 1024
+
+
+def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
+                   progress=None):
+    """Read and decode a whole capture. Problems are collected, never raised, except for a
+    file that is not a capture at all (CaptureError) or cannot be opened (OSError).
+
+    Streams: each SUBMISSION is fed to the launch decoder as it is read, and
+    `model.submissions` / `model.launches` are SpillLists that keep their first `keep`
+    items in memory and the rest in a temporary file, so memory stays flat whatever the
+    capture's length (keep=None keeps everything in memory). The model is the same
+    either way; an item read back from the file is a fresh copy.
+    `stream`: read this instead of opening `path` (decoders/capture/live.py LiveCapture).
+    `progress`: called as progress(done, total) every PROGRESS_RECORDS records and once at
+    the end, with the bytes of the file read so far and its size (None when not known)."""
+    gc_was = gc.isenabled()
+    gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
+    try:
+        return _decode_capture(path, branch, launches, keep, stream, progress)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _new_model(path, reader, branch, keep):
+    from decoders.cuda.attribute import Attribution
+    from decoders.cuda.calls import ApiCalls
+    from decoders.rm.objects import ObjectTree
+    meta = reader.meta
+    model = CaptureModel(path=str(path), meta=meta, header=capture_header(reader.header))
+    model.objects = ObjectTree(branch)
+    if keep is not None:
+        # submissions go in through append_dumped (_submission_raw) when the reader has
+        # their fast body parse
+        model.submissions = SpillList(keep, load=_submission_load) \
+            if _SUBMISSION_BODY is not None else SpillList(keep)
+        model.launches = SpillList(keep, _launch_dump, _launch_load, repair_launch)
+        # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
+        model.api_calls = SpillList(keep, load=_api_call_load)
+    model.api = ApiCalls()
+    model.attribution = Attribution(model.objects, sm=_sm(meta))
+    return model
+
+
+def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
+    stream = open_capture(path) if stream is None else stream
+    try:
+        reader = CaptureReader(stream, name=str(path))
+        if branch is None:
+            branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
+        model = _new_model(path, reader, branch, keep)
+        stage = LaunchStage(model, model.attribution, gpu_family(reader.meta)) \
+            if launches else None
+        table = RecordHandlers(model, _Budget(model), branch, stage).table
+        where = _progress_source(stream, reader) if progress is not None else None
+        nrecords = 0
+        stopped = False
+        for rec in reader.records():
+            nrecords += 1
+            if not nrecords % PROGRESS_RECORDS:
+                gc.collect(0)
+                if where is not None:
+                    progress(*where())
+            handler = table.get(rec.type)
+            if handler is not None and handler(rec) is False:
+                stopped = True
+                break
+        model.records = nrecords
+        _finish(model, reader, stage, stopped)
+        if where is not None:
+            progress(*where())
+        return model
+    finally:
+        stream.close()
+
+
+def _progress_source(stream, reader):
+    """() -> (bytes of the capture read so far, their total or None), for progress: over
+    the file on disk where open_capture() made the stream (a gzipped capture by its
+    compressed bytes), else the reader's offset in the stream, with no total."""
+    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else \
+        stream if isinstance(stream, io.BufferedReader) else None
+    if raw is not None:
+        try:
+            total = os.fstat(raw.fileno()).st_size
+            raw.tell()
+        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+            raw = None
+    if raw is None:
+        return lambda: (reader.offset, None)
+    return lambda: (raw.tell(), total)
+
+
+def _finish(model, reader, stage, stopped):
+    """After the last record: the reader's and attribution's problems, a capture cut
+    short, the launch stage's end, and the calls that never returned."""
+    model.problems[:0] = reader.problems
+    model.problems.extend(model.attribution.problems)    # module images that did not decode
+    if model.end is None and not stopped and not reader.stopped:
+        last = f"after record {model.records - 1}" if model.records else "before any record"
+        model.problems.append(CaptureError(
+            f"capture cut short: no END record {last}", offset=reader.offset))
+    if stage is not None:
+        stage.finish(model)
+    for call in model.api.unfinished:     # never returned: the process died inside it
+        _append_call(model.api_calls, call, ())
+        model.api_call_names[call.name] += 1

@@ -1,0 +1,80 @@
+"""What a decode keeps in memory of a capture, counted: past a limit it reports once and
+keeps less (bodies, images) or stops (entries, open calls)."""
+from decoders.capture.reader import cstr
+from decoders.errors import CaptureError
+
+# What a decode keeps in memory of an untrusted capture (issue 20: 512 MiB peak RSS for
+# any input). Submissions, launches and API calls spill to a file past `keep`; the other
+# records each leave an entry in memory (an ioctl ~1.6 KB with its body, a NOTE ~0.5 KB),
+# so a capture of identical records gzips ~1000:1 and a 1 MB file could hold millions.
+# Measured (trace-decode, one core): 300,000 ioctl records 500 MB and 21 s; 600 ioctls with
+# 1 MiB argument copies 1.27 GB. The real recordings stay far below: launch-loop-10k keeps
+# 572 such entries, torch-small a few thousand.
+KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
+KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
+KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
+KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
+STRING_CUT = 256          # and each later string is cut to this many bytes
+_KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
+                         "PROCESS_START", "UNFINISHED"))
+
+
+class _Budget:
+    """Counts what the model keeps of the capture; reports once when a limit is reached."""
+
+    def __init__(self, model):
+        self.model = model
+        self.entries = 0
+        self.bytes = 0
+        self.over = False
+        self.images = 0
+        self.images_over = False
+
+    def entry(self, rec):
+        """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
+        self.entries += 1
+        if self.entries <= KEPT_ENTRIES:
+            return True
+        self.stop(rec, f"the capture has more than {KEPT_ENTRIES} ioctl, mmap, open, mark "
+                       f"and note records, whose entries the decoder keeps in memory")
+        return False
+
+    def stop(self, rec, why):
+        self.model.problems.append(CaptureError(
+            f"decoding stopped at record {rec.index}: {why} (the report covers the records "
+            f"before it)", offset=rec.offset))
+
+    def image(self, n, rec):
+        """Whether a module image of n bytes may be kept (KEPT_IMAGES in all)."""
+        self.images += n
+        if self.images <= KEPT_IMAGES:
+            return True
+        if not self.images_over:
+            self.images_over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
+                f"and later images are not kept (their kernels keep the names the calls give, "
+                f"without a cubin)", offset=rec.offset))
+        return False
+
+    def keep(self, n, rec):
+        """Whether n more bytes of a body or string may be kept."""
+        self.bytes += n
+        if self.bytes <= KEPT_BYTES:
+            return True
+        if not self.over:
+            self.over = True
+            self.model.problems.append(CaptureError(
+                f"record {rec.index}: ioctl bodies and strings of the capture pass "
+                f"{KEPT_BYTES // (1 << 20)} MiB; from here ioctls keep their summary only (no "
+                f"--ioctl filter by name, no naming coverage) and strings are cut to "
+                f"{STRING_CUT} bytes", offset=rec.offset))
+        return False
+
+    def text(self, raw, rec):
+        """cstr(raw), cut to STRING_CUT bytes once KEPT_BYTES is spent."""
+        if self.keep(len(raw), rec) or len(raw) <= STRING_CUT:
+            return cstr(raw)
+        return cstr(bytes(raw)[:STRING_CUT])
+
+

@@ -1,0 +1,183 @@
+"""The launch stages of a decode: SUBMISSION records -> launches (decoders/submissions.py)
+-> the launch sink, which resolves each launch's GPU VAs through the object tree, ties it
+to its API call (decoders/cuda/attribute.py), counts it, and keeps it (model.launches).
+
+A launch is resolved when its submission has been decoded (`arrived`), and reaches the
+sink, in launch order, once nothing can change it: only a channel's last launch can, when
+a later submission of that channel attaches semaphores to it (the release of an event
+record). Those are resolved when that submission is decoded (`late`). At most
+SubmissionDecoder.HOLD launches wait: past that the oldest goes to the sink anyway, and a
+semaphore that then reaches a launch already in the spill file is recorded as a patch,
+applied when the launch is read back. No stage walks the launches it holds.
+"""
+from collections import Counter
+
+from decoders.session.entries import _launch_problems
+from decoders.spill import SpillList
+from decoders.submissions import SubmissionDecoder
+
+_VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
+TALLY_KEYS = 4096       # distinct (kernel, grid, block) kept apart; the rest as one row
+MISMATCHED_KEPT = 1000  # indices of mismatched launches remembered for the report
+
+
+class LaunchStage:
+    """SUBMISSION records in, launches out to the sink; the records whose decoding found
+    problems (their offsets, for the problems' messages)."""
+
+    def __init__(self, model, attr, gpu):
+        self.sink = sink = LaunchSink(model, attr)
+        self.decoder = SubmissionDecoder(gpu=gpu, sink=sink, arrived=sink.arrived,
+                                         late=sink.late)
+        self.record_offsets = {}
+
+    def feed(self, rec, call):
+        """One SUBMISSION; `call`: the API call its doorbell rang in (or None)."""
+        dec = self.decoder
+        nproblems = len(dec.problems)
+        self.sink.call = call
+        dec.feed(rec.index, rec.body)
+        if len(dec.problems) != nproblems:
+            self.record_offsets[rec.index] = rec.offset
+
+    def finish(self, model):
+        _launch_problems(model, self.decoder.finish(), self.record_offsets)
+
+
+class LaunchSink:
+    """Each launch: resolved as it arrives, then attributed, counted and kept in launch
+    order; `late` for one that a later submission gave more semaphores."""
+
+    def __init__(self, model, attr):
+        self.model = model
+        self.tree = model.objects
+        self.attr = attr
+        self.call = None        # the API call of the submission being decoded
+        self._calls = {}        # id(launch not yet kept) -> the API call its doorbell rang in
+        self.patched = 0        # late changes recorded as patches of the spill file
+
+    def arrived(self, launch):
+        """Its submission decoded: resolved through the tree as it stands now."""
+        _resolve_launch(self.tree, launch._summary)
+        if self.call is not None:
+            self._calls[id(launch)] = self.call
+
+    def __call__(self, launch):
+        model, attr = self.model, self.attr
+        s = launch._summary
+        _resolve_launch(self.tree, s)
+        call = self._calls.pop(id(launch), None)
+        a = None
+        if attr.any_calls or call is not None:
+            a = attr.for_launch(launch, call)
+            if launch._own and a["api_call"] is not None:   # summary already read
+                from decoders.cuda.calls import own_launch_config
+                a["api_call"] = dict(a["api_call"],
+                                     launch=own_launch_config(a["api_call"]["launch"]))
+            s["api_call"] = a["api_call"]
+            s["verified"] = a["verified"]
+            s["attribution"] = a
+            if s["kernel"]:
+                # a graph's QMD sent by cuGraphUpload (instantiate, exec update) is
+                # scheduled there and runs at a later cuGraphLaunch: counted apart
+                sent = (a.get("graph_node") or {}).get("sent_by")
+                model.verified["graph_prepared" if sent else
+                               _VERIFIED.get(a["verified"], "not_checked")] += 1
+        _tally(model, s, a)
+        launch.kept_at = (len(model.launches), len(s["semaphores"]))
+        model.launches.append(launch)
+
+    def late(self, launch):
+        """Semaphores attached to a kept launch by a later submission: resolved now; a
+        launch already written to the spill file gets them as a patch (its semaphores past
+        those it had when kept, and their resolutions, which follow them index for index)."""
+        s = launch._summary
+        _resolve_launch(self.tree, s)
+        kept = self.model.launches
+        at = launch.kept_at
+        if at is not None and isinstance(kept, SpillList) and kept.sealed(at[0]):
+            n = at[1]
+            kept.patch(at[0], (n, s["semaphores"][n:], s["resolved"]["semaphores"][n:]))
+            self.patched += 1
+
+
+def repair_launch(launch, change):
+    """SpillList repair for model.launches: a late patch (LaunchSink.late) applied."""
+    n, sems, resolved = change
+    s = launch._summary
+    s["semaphores"] = s["semaphores"][:n] + sems
+    r = s.get("resolved")
+    if r is not None:
+        r["semaphores"] = r["semaphores"][:n] + resolved
+    return launch
+
+
+def _tally(model, s, a):
+    """Count a launch into model.kernel_tally (before it is appended: its index is the
+    number of launches kept so far)."""
+    if not s["kernel"]:
+        model.scheduling_qmds += 1
+        return
+    k = a["kernel"] if a is not None else None
+    key = (k["name"] if k else None, tuple(s["grid"] or ()), tuple(s["block"] or ()))
+    tally = model.kernel_tally
+    t = tally.get(key)
+    if t is None:
+        if len(tally) >= TALLY_KEYS:
+            key = ("(other kernels and shapes)", (), ())
+            t = tally.get(key)
+        if t is None:
+            t = tally[key] = Counter()
+    if a is not None and a.get("graph_node") and a["graph_node"].get("sent_by"):
+        t["graph_prepared"] += 1
+        return
+    verified = a["verified"] if a is not None else None
+    t[_VERIFIED.get(verified, "not_checked")] += 1
+    if verified is False and len(model.mismatched) < MISMATCHED_KEPT:
+        model.mismatched.append(len(model.launches))
+
+
+def _resolve_launch(tree, s):
+    """summary["resolved"]: each GPU VA of a launch (QMD, program, constant banks,
+    semaphores) resolved through the object tree as it stands when the launch's
+    submission is decoded (a semaphore set by a later method: when that one is).
+    Lists follow constant_buffers and semaphores index for index."""
+    r = s.get("resolved")
+    res = tree.resolution
+    if r is None:
+        # A launch loop's QMDs sit in a ring of slots and share their program and constant
+        # banks (one remembered list per cbanks part): resolved once per tree state
+        # (ObjectTree.launch_memo); the constant bank list is shared until the summary is
+        # read (Launch.summary gives it its own copy).
+        va, prog, cbs = s["qmd_address"], s.get("program_address"), s["constant_buffers"]
+        memo = tree.launch_memo
+        key = (va, prog, id(cbs))
+        seen = memo.get(key)
+        if seen is None or seen[0] is not cbs:      # (the entry keeps cbs, so its id)
+            seen = (cbs, res(va), res(prog) if prog else None,
+                    [res(cb["address"]) if cb["address"] else None for cb in cbs]
+                    if cbs else [])
+            if len(memo) >= 4096:
+                memo.clear()
+            memo[key] = seen
+        r = s["resolved"] = {"qmd_address": seen[1], "program_address": seen[2],
+                             "constant_buffers": seen[3], "semaphores": []}
+    sems, done = s["semaphores"], r["semaphores"]
+    if len(done) < len(sems):
+        for sem in sems[len(done):]:
+            done.append(res(sem["address"]) if sem.get("address") else None)
+
+
+def _sm(meta):
+    """90 for compute capability "9.0": which cubin of a fatbin the GPU ran."""
+    try:
+        major, minor = str(meta.get("compute_capability", "9.0")).split(".")[:2]
+        return int(major) * 10 + int(minor)
+    except ValueError:
+        return 90
+
+
+def gpu_family(meta):
+    """The GPU family ("hopper", ...) the capture's pushbuffers are decoded for."""
+    from decoders.launch import family_of_sm
+    return family_of_sm(_sm(meta))

@@ -1,0 +1,159 @@
+"""The model a decode fills: the data the report and the JSON render (docs/json.md), and
+the views over it that walk its lists once (submissions per channel, marked launches).
+How launches and API calls are written to and read back from a SpillList's file."""
+import bisect
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+# Submissions and launches kept as objects before a SpillList writes the rest to its file:
+# a short capture never touches the disk; a long one costs ~40 MiB however long it is
+# (bench/decode_rss.py on captures/launch-loop-10k: keep 0 -> 42 MiB peak, 4096 -> 99 MiB,
+# all in memory -> 310 MiB).
+DEFAULT_KEEP = 256
+
+
+
+
+def _launch_dump(launch):
+    s = launch._summary
+    if s["qmd_fields"] is not None:     # every field is rebuilt from the QMD bytes on load
+        s = dict(s)
+        s["qmd_fields"] = None
+    # cbank0_driver, when not made yet, goes as its bytes (Launch._driver) and is made on load
+    return (s, launch.qmd_bytes, launch.version, launch.record_index, launch.submission_index,
+            launch.channel, launch.pid, launch.hChannel, launch._driver)
+
+
+def _api_call_load(t):
+    """A spilled API call: ApiCall.compact() parsed again, to_json() and its kernel name."""
+    from decoders.cuda.calls import ApiCall
+    compact, kernel = t
+    if compact is None:             # a call whose records' bytes were not at hand: its dict
+        return kernel
+    d = ApiCall.restore(compact).to_json()
+    if kernel:
+        d["kernel"] = kernel[0]
+    return d
+
+
+def _launch_load(t):
+    from decoders.launch import Launch
+    s, qmd, version, ri, si, channel, pid, hch, driver = t
+    launch = Launch(s, qmd, None, version, driver=driver)
+    launch.record_index, launch.submission_index, launch.channel = ri, si, channel
+    launch.pid, launch.hChannel = pid, hch
+    return launch
+
+
+@dataclass
+class CaptureModel:
+    path: str
+    meta: dict
+    header: dict
+    processes: dict = field(default_factory=dict)       # pid -> {exe, cmdline, ppid, how, exit}
+    ioctls: list = field(default_factory=list)
+    mmaps: list = field(default_factory=list)
+    opens: list = field(default_factory=list)
+    marks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)     # the shim's NOTE records, one line each
+    submissions: list = field(default_factory=list)
+    launches: list = field(default_factory=list)
+    shim_stats: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)         # CaptureError / TraceLaunchError
+    end: dict = None
+    objects: object = None                               # decoders.rm.objects.ObjectTree
+    records: int = 0
+    unfinished: list = field(default_factory=list)
+    api_calls: list = field(default_factory=list)        # ApiCall.to_json() dicts, in order
+    api_call_names: Counter = field(default_factory=Counter)     # api_calls' names, counted
+    api: object = None                                    # decoders.cuda.calls.ApiCalls
+    attribution: object = None                            # decoders.cuda.attribute.Attribution
+    verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
+    images_elided: int = 0      # distinct module images that lost other GPUs' fatbin entries
+    # kernel launches by (kernel name or None, grid, block) -> Counter of outcomes, and the
+    # indices of mismatched launches: what a report that shows a few launches sums up
+    kernel_tally: dict = field(default_factory=dict)
+    mismatched: list = field(default_factory=list)
+    scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+
+    def attribute(self, launch):
+        """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
+        s = launch.summary if hasattr(launch, "summary") else launch
+        return s.get("attribution")
+
+    @property
+    def cut_short(self):
+        return self.end is None
+
+    def stats(self):
+        by_dev = Counter(i["path"] for i in self.ioctls)
+        by_esc = Counter(i["escape"] for i in self.ioctls)
+        lost = sum(s["lost"] for s in self.submissions)
+        out = {
+            "records": self.records,
+            "ioctls": len(self.ioctls), "mmaps": len(self.mmaps),
+            "ioctls_by_device": dict(sorted(by_dev.items())),
+            "ioctls_by_escape": dict(sorted(by_esc.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "submissions": len(self.submissions), "submissions_lost": lost,
+            "doorbells": self.shim_stats.get("doorbells"),
+            "launches": len(self.launches),
+            "processes": len(self.processes),
+            "shim": dict(self.shim_stats),
+            "problems": len(self.problems),
+            "cut_short": self.cut_short,
+            "api_calls": len(self.api_calls),
+            "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
+            "kernel_launches": dict(self.verified),
+            "module_images_entries_elided": self.images_elided,
+        }
+        return out
+
+
+
+def capture_header(hdr):
+    """The model's `header` dict of a capture's file header (reader.header)."""
+    return {"version": hdr.version, "t_start_ns": hdr.t_start_ns, "wall_ns": hdr.wall_ns,
+            "tracer_pid": hdr.tracer_pid, "cursor": hdr.cursor}
+
+
+
+def marked_submissions(model, limit=None):
+    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread: the
+    first `limit` mark pairs (all when None). The submissions are in record order, so each
+    pair finds its range by bisection: a capture of many marks and many submissions is not
+    read once per mark (it was, from the spill file)."""
+    pairs = []
+    opened = {}
+    for m in model.marks:
+        key = (m["pid"], m["tid"], m["id"])
+        if m["kind"] == "BEGIN":
+            opened[key] = m["index"]
+        elif m["kind"] == "END" and key in opened:
+            pairs.append((opened.pop(key), m))
+            if limit is not None and len(pairs) >= limit:
+                break
+    if not pairs:
+        return []
+    indices = [s["index"] for s in model.submissions]       # one pass, in record order
+    out = []
+    for lo, m in pairs:
+        a = bisect.bisect_right(indices, lo)
+        b = bisect.bisect_left(indices, m["index"])
+        subs = [s for s in (model.submissions[k] for k in range(a, b))
+                if s["pid"] == m["pid"] and s["tid"] == m["tid"]]
+        out.append((m, subs))
+    return out
+
+
+def channels(model):
+    """Per channel: class, token, submissions, GP entries."""
+    ch = defaultdict(lambda: {"submissions": 0, "entries": 0, "bytes": 0, "lost": 0})
+    for s in model.submissions:
+        c = ch[(s["pid"], s["token"])]
+        c.update(pid=s["pid"], token=s["token"], channel=s["channel"], cls=s["class"])
+        c["submissions"] += 1
+        c["entries"] += len(s["entries"])
+        c["bytes"] += sum(g["size"] for g in s["segments"])
+        c["lost"] += s["lost"]
+    return [ch[k] for k in sorted(ch)]
+

@@ -1,0 +1,183 @@
+"""The table from record kind to its handler (as Wireshark's dissector table and strace's
+per-syscall decoders): each handler reads one record and updates the model, the object
+tree, the API calls, or hands it to the launch stage. A handler returns False when the
+decode must stop there (a budget ran out); anything else goes on."""
+from decoders.capture import format as F
+from decoders.errors import TraceLaunchError
+from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
+from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record, _ioctl_entry,
+                                      _opaque, _submission_entry, _submission_raw)
+from decoders.spill import SpillList
+
+
+class RecordHandlers:
+    """`table`: record kind -> handler(rec). Kinds whose records each leave an entry in
+    memory (_KEPT_TYPES) are counted against the budget first."""
+
+    def __init__(self, model, budget, branch, launches=None):
+        self.model = model
+        self.budget = budget
+        self.branch = branch
+        self.api = model.api
+        self.attr = model.attribution
+        self.launches = launches            # LaunchStage, or None (launches not decoded)
+        self.text = budget.text
+        subs = model.submissions
+        lazy = isinstance(subs, SpillList) and _SUBMISSION_BODY is not None
+        self._append_submission = subs.append_dumped if lazy else None
+        self._spill_bytes = 0 if isinstance(subs, SpillList) else None
+        table = {
+            "SUBMISSION": self.submission, "API_ENTER": self.api_enter,
+            "API_EXIT": self.api_exit, "IOCTL": self.ioctl, "MMAP": self.mmap,
+            "MUNMAP": self.munmap, "MREMAP": self.mremap, "OPEN": self.open_close,
+            "CLOSE": self.open_close, "MARK": self.mark, "NOTE": self.note,
+            "PROCESS_START": self.process_start, "PROCESS_EXIT": self.process_exit,
+            "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished}
+        for kind in _KEPT_TYPES:
+            table[kind] = self._counted(table[kind])
+        self.table = table
+
+    def _counted(self, handler):
+        entry = self.budget.entry
+
+        def counted(rec):
+            if not entry(rec):
+                return False
+            handler(rec)
+        return counted
+
+    # -- GPU work -----------------------------------------------------------------------
+    def submission(self, rec):
+        model = self.model
+        subs = model.submissions
+        if self._spill_bytes is not None and len(subs._items) < subs.keep:
+            # the first `keep` are held in memory: by bytes too (KEPT_BYTES)
+            self._spill_bytes += rec.length
+            if self._spill_bytes > KEPT_BYTES:
+                subs.keep = len(subs._items)
+        if self._append_submission is not None:
+            self._append_submission(_submission_raw(rec))
+        else:
+            subs.append(_submission_entry(rec))
+        call = self.api.current(rec.pid, rec.tid)
+        if call is not None:
+            call.submissions.append(rec.index)
+        if self.launches is not None:
+            self.launches.feed(rec, call)
+
+    # -- API calls ----------------------------------------------------------------------
+    def api_enter(self, rec):
+        model, api = self.model, self.api
+        try:
+            c = api.enter(rec)
+        except TraceLaunchError as exc:
+            model.problems.append(_at_record(exc, rec.index, rec.offset))
+            return
+        img = c.sections.get("IMAGE")
+        if img is not None and "IMAGE_REF" not in c.sections and \
+                "ENTRIES_ELIDED" in img["flags"]:
+            model.images_elided += 1
+        if img is not None and not self.budget.image(len(img["data"]), rec):
+            img["data"] = b""
+            img["flags"] = img["flags"] + ["NOT_KEPT"]
+        if len(api._open) > KEPT_OPEN_CALLS:
+            self.budget.stop(rec, f"more than {KEPT_OPEN_CALLS} API calls entered and "
+                                  f"not returned")
+            return False
+
+    def api_exit(self, rec):
+        call = self.api.exit(rec)
+        if call is None:
+            return
+        self.attr.observe(call)
+        kernel = ()
+        if call.launch_config is not None:
+            k = self.attr.kernel(call.launch_config["function"])
+            kernel = (k["name"] if k else None,)
+        _append_call(self.model.api_calls, call, kernel)
+        self.model.api_call_names[call.name] += 1
+
+    # -- the driver's files -------------------------------------------------------------
+    def ioctl(self, rec):
+        model, b = self.model, rec.body
+        e = _ioctl_entry(rec, self.branch)
+        _opaque(e, b, self.branch, model.objects)
+        if not self.budget.keep(rec.length, rec):
+            e["_body"] = None
+        model.ioctls.append(e)
+        try:
+            model.objects.feed_ioctl(b, pid=rec.pid)
+        except TraceLaunchError as exc:
+            model.problems.append(_at_record(exc, rec.index, rec.offset))
+
+    def mmap(self, rec):
+        model, b = self.model, rec.body
+        p = self.text(b.path, rec)
+        model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
+                            "length": b.length, "prot": b.prot, "flags": b.flags,
+                            "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
+        if not b.err:
+            model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+
+    def munmap(self, rec):
+        model, b = self.model, rec.body
+        model.mmaps.append({"index": rec.index, "pid": rec.pid, "munmap": True,
+                            "addr": b.addr, "length": b.length, "ret": b.ret})
+        if b.ret == 0:
+            model.objects.feed_munmap(b.addr, b.length, pid=rec.pid)
+
+    def mremap(self, rec):
+        b = rec.body
+        self.model.mmaps.append({"index": rec.index, "pid": rec.pid, "mremap": True,
+                                 "old_addr": b.old_addr, "old_length": b.old_length,
+                                 "addr": b.new_addr, "length": b.new_length})
+
+    def open_close(self, rec):
+        t, b = rec.type, rec.body
+        self.model.opens.append({"index": rec.index, "pid": rec.pid, "type": t, "fd": b.fd,
+                                 "path": self.text(b.path, rec) if t == "OPEN" else None})
+
+    # -- the program and the shim -------------------------------------------------------
+    def mark(self, rec):
+        b = rec.body
+        self.model.marks.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                                 "kind": F.TL_MARK_KIND.get(b.kind, b.kind), "id": b.id,
+                                 "label": self.text(b.label, rec), "t": rec.t_start,
+                                 **({"label_length": b.label_len}
+                                    if b.label_len > len(b.label) else {})})
+
+    def note(self, rec):
+        b = rec.body
+        note = {"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                "level": b.level, "text": self.text(b.text, rec), "t": rec.t_start}
+        if b.text_len > len(b.text):    # cut by the reader (format.py TL_TEXT_MAX)
+            note["text_length"] = b.text_len
+        self.model.notes.append(note)
+
+    def process_start(self, rec):
+        b, text = rec.body, self.text
+        cmd = [text(x, rec) for x in bytes(b.cmdline).split(b"\0") if x]
+        self.model.processes[rec.pid] = {"pid": rec.pid, "ppid": b.ppid,
+                                         "how": F.TL_START.get(b.how, b.how),
+                                         "exe": text(b.exe, rec), "cmdline": cmd,
+                                         "exit": None, "t_start": rec.t_start, "tid": rec.tid}
+
+    def process_exit(self, rec):
+        # incomplete: written by the shim's destructor, which cannot know the status
+        # (the program returned from main, so libc called exit internally)
+        p = self.model.processes.setdefault(rec.pid, {"pid": rec.pid})
+        p["exit"] = rec.body.status if rec.complete else None
+        p["exit_record"] = True
+        p["t_exit"] = rec.t_start
+
+    def stats(self, rec):
+        stats = self.model.shim_stats
+        for name, v in zip(F.TL_STATS_NAMES, rec.body.counters):
+            stats[name] = stats.get(name, 0) + v
+
+    def end(self, rec):
+        b = rec.body
+        self.model.end = {"exit_status": b.exit_status, "cursor": b.cursor}
+
+    def unfinished(self, rec):
+        self.model.unfinished.append({"index": rec.index, "pid": rec.pid, "offset": rec.offset})

@@ -1,0 +1,218 @@
+"""Per-record work does not grow with what a decode has seen (issue 24, STYLE 13b): the
+lookups that used to walk everything kept so far (every allocation ever made, every
+captured graph node, every RM object) are indexed, give what the walks gave, and cost the
+same after 40 things as after 1,000. And a launch handed to the sink before its channel's
+last semaphore (past SubmissionDecoder.HOLD) still reads back whole from the spill file."""
+import io
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import capture_path
+from decoders.cuda.attribute import Attribution
+from decoders.rm.objects import ObjectTree
+from decoders.session import decode_capture
+
+
+def lines_run(fn, *args):
+    """(fn(*args), lines of Python it ran): work, counted."""
+    n = [0]
+
+    def line(frame, event, arg):
+        n[0] += 1
+        return line
+    sys.settrace(lambda frame, event, arg: line)
+    try:
+        out = fn(*args)
+    finally:
+        sys.settrace(None)
+    return out, n[0]
+
+
+def _call(index, name, **kw):
+    base = name
+    return SimpleNamespace(index=index, name=name, base=base, result=0, kind="PLAIN",
+                           launch_config=None, submissions=[], params=None, **kw)
+
+
+# -- allocations: a program that allocates and frees as it runs -----------------------
+def _allocating(steps):
+    """An Attribution fed `steps` rounds of cuMemAlloc, a lookup, cuMemFree; returns the
+    work of the last round's lookup."""
+    attr = Attribution(sm=90)
+    work = []
+    for k in range(steps):
+        base = 0x7f0000000000 + k * 0x100000
+        attr.observe(_call(3 * k, "cuMemAlloc", out=base, args={"bytesize": 0x1000}))
+        hit, w = lines_run(attr.allocation, base + 8, 3 * k + 1)
+        assert hit["base"] == base and hit["offset"] == 8
+        work.append(w)
+        attr.observe(_call(3 * k + 2, "cuMemFree", out=None, args={"dptr": base}))
+    return work[-1]
+
+
+def test_allocation_lookup_does_not_grow_with_freed_allocations():
+    assert _allocating(1000) <= _allocating(40)
+
+
+def test_allocation_lookup_is_what_the_walk_gave():
+    """Against the walk over every allocation (09c72ff), on calls that allocate the same
+    base again, free twice, overlap, and look up before and after frees."""
+    import random
+    rng = random.Random(3)
+    attr = Attribution(sm=90)
+    every = []          # [base, size, index, freed]
+    at = 0
+    for step in range(600):
+        at += rng.randint(1, 3)
+        base = 0x1000 * rng.randint(1, 40)
+        if rng.random() < 0.5:
+            size = 0x1000 * rng.randint(1, 4)
+            attr.observe(_call(at, "cuMemAlloc", out=base, args={"bytesize": size}))
+            every.append([base, size, at, None])
+        else:
+            attr.observe(_call(at, "cuMemFree", out=None, args={"dptr": base}))
+            for a in every:
+                if a[0] == base and a[3] is None:
+                    a[3] = at
+        at += 1
+        value = 0x1000 * rng.randint(1, 44) + rng.randint(0, 0xfff)
+        want = next(({"base": b, "size": s, "offset": value - b, "call": "cuMemAlloc",
+                      "call_index": i} for b, s, i, f in every
+                     if b <= value < b + s and i < at and (f is None or f > at)), None)
+        assert attr.allocation(value, at) == want, (step, hex(value))
+
+
+# -- graph nodes: every replay looks up the node it runs --------------------------------
+def _node(index, grid, arg):
+    c = _call(index, "cuLaunchKernel")
+    c.kind = "LAUNCH"
+    c.launch_config = {"function": 1, "grid": [grid, 1, 1], "block": [128, 1, 1]}
+    c.params = [{"index": 0, "offset": 0, "size": 8, "bytes": arg.to_bytes(8, "little")}]
+    c.bound = None
+    return c
+
+
+def _capturing(nodes):
+    attr = Attribution(sm=90)
+    for k in range(nodes):
+        attr.observe(_node(k, 1 + k % 7, k))
+    replay = SimpleNamespace(index=nodes + 1)
+    k = 0       # the first node captured: a walk from the latest meets every other first
+    s = {"grid": [1 + k % 7, 1, 1], "block": [128, 1, 1]}
+    got, w = lines_run(attr._graph_node, replay, s, k.to_bytes(8, "little"))
+    assert got.index == k
+    return w
+
+
+def test_graph_node_lookup_does_not_grow_with_captured_nodes():
+    assert _capturing(1000) <= _capturing(40)
+
+
+def test_graph_node_lookup_is_the_latest_match():
+    """Of the captured calls with the grid, block and argument bytes, the latest one not
+    after the replay (a node set again wins); none for other bytes or shapes."""
+    attr = Attribution(sm=90)
+    for k, (grid, arg) in enumerate([(2, 5), (2, 6), (3, 5), (2, 5), (2, 5)]):
+        attr.observe(_node(10 * k, grid, arg))
+    s = {"grid": [2, 1, 1], "block": [128, 1, 1]}
+    five = (5).to_bytes(8, "little")
+    assert attr._graph_node(SimpleNamespace(index=100), s, five).index == 40
+    assert attr._graph_node(SimpleNamespace(index=35), s, five).index == 30
+    assert attr._graph_node(SimpleNamespace(index=5), s, five).index == 0
+    assert attr._graph_node(SimpleNamespace(index=100), s, (7).to_bytes(8, "little")) is None
+    assert attr._graph_node(SimpleNamespace(index=100), dict(s, grid=[9, 1, 1]), five) is None
+
+
+# -- the RM object tree: a program that allocates and frees memory as it runs ------------
+def _tree(objects):
+    """A tree with `objects` memory objects, each mapped at its own GPU VA."""
+    tree = ObjectTree()
+    for k in range(objects):
+        h = 0x5c000100 + k
+        tree._on_rm_alloc({"hObjectNew": h, "hClass": 0x3E, "hObjectParent": 0x5c000001,
+                           "hRoot": 1}, {"size": 0x200000}, None, 1, None)
+        tree._on_rm_map_memory_dma({"hMemory": h, "dmaOffset": 0x200000000 + k * 0x200000,
+                                    "length": 0x200000, "hDma": 2}, {}, None, 1, None)
+    return tree
+
+
+def _tree_work(objects):
+    tree = _tree(objects)
+    va = 0x200000000 + (objects - 1) * 0x200000 + 0x40
+    r, resolve = lines_run(tree.resolve, va)
+    assert r.obj.handle == 0x5c000100 + objects - 1 and r.offset == 0x40
+    _, free = lines_run(tree._on_rm_free, {"hObjectOld": 0x5c000100}, {}, None, 1, None)
+    _, munmap = lines_run(tree.feed_munmap, 0x10000, 0x1000, 1)
+    return resolve, free, munmap
+
+
+def test_object_tree_work_does_not_grow_with_objects():
+    few, many = _tree_work(40), _tree_work(1000)
+    assert all(m <= f for f, m in zip(few, many)), (few, many)
+
+
+def _walk_resolve(tree, va):
+    """ObjectTree.resolve as 09c72ff walked it: every object, in order."""
+    for obj in tree.objects.values():
+        if obj.freed:
+            continue
+        for m in obj.gpu_mappings:
+            if m["va"] is not None and m["va"] <= va < m["va"] + (m["length"] or 0):
+                return obj, va - m["va"] + (m["offset"] or 0), m["via"]
+    for obj in tree.objects.values():
+        if obj.freed:
+            continue
+        for m in obj.cpu_mappings:
+            if m["addr"] <= va < m["addr"] + (m["length"] or 0):
+                return obj, va - m["addr"] + (m["offset"] or 0), "cpu"
+    return None
+
+
+@pytest.mark.parametrize("name", ["torch-graph", "jax-jit", "multi-gpu"])
+def test_object_tree_lookups_are_what_the_walks_gave(name):
+    tree = decode_capture(capture_path(name), launches=False).objects
+    vas = set()
+    for o in tree.objects.values():
+        for m in o.gpu_mappings:
+            vas.update((m["va"] - 1, m["va"], m["va"] + (m["length"] or 0) - 1,
+                        m["va"] + (m["length"] or 0)))
+        for m in o.cpu_mappings:
+            vas.update((m["addr"], m["addr"] + (m["length"] or 1) - 1))
+    assert len(vas) > 100
+    for va in sorted(v for v in vas if v is not None and v >= 0):
+        r, want = tree.resolve(va), _walk_resolve(tree, va)
+        got = None if r is None else (r.obj, r.offset, "cpu" if r.how.startswith("matched")
+                                      else r.how)
+        assert got == want, hex(va)
+    for h in tree.objects:
+        assert tree.children(h) == [o for o in tree.objects.values()
+                                    if o.parent == h and o.handle != h]
+
+
+# -- launches handed over before their channel's last semaphore --------------------------
+@pytest.mark.parametrize("name", ["jax-jit", "torch-graph"])
+def test_launches_past_the_hold_read_back_whole(name, monkeypatch):
+    """With no launch held (HOLD 0), every launch goes to the sink as its submission is
+    decoded, and a later semaphore of its channel reaches one already in the spill file
+    (each batch of one launch is written at once) as a patch: spilled (keep 0) reads back
+    what the all-in-memory decode holds."""
+    from decoders.session import launches as SL
+    from decoders.spill import SpillList
+    from decoders.submissions import SubmissionDecoder
+    from tracer.report import render_json
+    monkeypatch.setattr(SubmissionDecoder, "HOLD", 0)
+    monkeypatch.setattr(SpillList, "BATCH", 1)
+    patched = []
+    late = SL.LaunchSink.late
+
+    def counting(self, launch):
+        late(self, launch)
+        patched.append(self.patched)
+    monkeypatch.setattr(SL.LaunchSink, "late", counting)
+    mem, spill = io.StringIO(), io.StringIO()
+    render_json(decode_capture(capture_path(name), keep=None), mem)
+    render_json(decode_capture(capture_path(name), keep=0), spill)
+    assert patched and max(patched) > 0         # some launches were patched
+    assert spill.getvalue() == mem.getvalue()

@@ -1,0 +1,102 @@
+"""A decode that runs long draws a progress line on stderr when stderr is a terminal, and
+never otherwise (issue 24): checked on a pseudo-terminal (pty), against a pipe, and
+through `trace-decode` itself, whose output stays byte for byte the same."""
+import os
+import pty
+import re
+import subprocess
+import sys
+import threading
+
+from conftest import ROOT, capture_path
+from tracer.progress import Bar
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _drain(fd):
+    """Everything readable from fd until its other end is closed."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:         # a pty master reads EIO once the slave is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def test_bar_on_a_terminal_after_the_delay():
+    master, slave = pty.openpty()
+    clock = _Clock()
+    with os.fdopen(slave, "w") as stream:
+        with Bar("trace-decode", stream, delay=2.0, clock=clock) as bar:
+            clock.t = 1.0
+            bar(10 << 20, 100 << 20)           # within the delay: nothing
+            clock.t = 4.0
+            bar(40 << 20, 100 << 20)
+            clock.t = 4.05
+            bar(41 << 20, 100 << 20)           # too soon after the last draw
+            clock.t = 5.0
+            bar(50 << 20, None)                # no total: no bar, no time left
+    text = _drain(master).decode()
+    os.close(master)
+    draws = [d for d in text.split("\r") if d]
+    assert re.fullmatch(r"trace-decode: \[(#+) *\] 40%  40.0 MiB of 100.0 MiB  10.0 MiB/s  "
+                        r"0:06 left\x1b\[K", draws[0]), draws
+    assert len(draws[0]) <= 80 + 3     # one terminal line (80 columns when not set)
+    assert draws[1] == "trace-decode: 50.0 MiB  10.0 MiB/s\x1b[K"
+    assert len(draws) == 3 and draws[2] == "\x1b[K"       # cleared on leaving
+
+
+def test_no_bar_when_stderr_is_not_a_terminal():
+    r, w = os.pipe()
+    clock = _Clock()
+    with os.fdopen(w, "w") as stream:
+        with Bar("trace-decode", stream, delay=0, clock=clock) as bar:
+            for k in range(5):
+                clock.t = k + 1.0
+                bar(k << 20, 5 << 20)
+    assert _drain(r) == b""
+    os.close(r)
+
+
+# trace-decode as the console script runs it, with no delay (the captures here decode in
+# about a second; the bar waits two)
+_CLI = ("import sys, tracer.progress as p; p.DELAY_S = 0; p.EVERY_S = 0; "
+        "from tracer.cli import trace_decode; trace_decode(sys.argv[1:], prog_name='trace-decode')")
+
+
+def _trace_decode(args, tty):
+    """(stdout, stderr) of trace-decode ARGS with stderr a pty or a pipe."""
+    cmd = [sys.executable, "-c", _CLI, *args]
+    if not tty:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True)
+        return p.stdout, p.stderr
+    master, slave = pty.openpty()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(_drain(master)))
+    reader.start()
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    reader.join()
+    os.close(master)
+    return p.stdout, got[0]
+
+
+def test_trace_decode_draws_on_a_tty_only():
+    path = capture_path("jax-jit")
+    out_tty, err_tty = _trace_decode([path, "--json"], tty=True)
+    out_pipe, err_pipe = _trace_decode([path, "--json"], tty=False)
+    assert b"trace-decode: [" in err_tty and b"%  " in err_tty and b" left" in err_tty
+    assert err_tty.endswith(b"\r\x1b[K")      # the line is cleared before anything else
+    assert err_pipe == b""
+    assert out_tty == out_pipe and out_pipe.startswith(b"{")

@@ -1,0 +1,88 @@
+"""A progress line on stderr for long work (issue 24): how much is done, the rate and the
+time left, redrawn in place. Only on a terminal, and only once the work has run past
+DELAY_S: a pipe, a file or a short decode gets nothing, so output stays byte for byte.
+The decoders never print; they call `progress(done, total)` (decode_capture) and this
+draws it."""
+import os
+import sys
+import time
+
+DELAY_S = 2.0       # work that ends sooner shows nothing
+EVERY_S = 0.2       # at most this often a redraw
+BAR = 20            # characters of the bar, fewer on a narrow terminal
+
+
+def _size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _time(s):
+    s = int(s + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Bar:
+    """progress(done, total) -> "trace-decode: [#####     ] 48%  12.1 MiB of 25.0 MiB
+    3.2 MiB/s  0:04 left" (total None: no bar, no time left). A context manager: leaving it
+    clears the line, so what is written to the stream next starts on a clean line."""
+
+    def __init__(self, label, stream=None, delay=None, clock=time.monotonic):
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.delay = DELAY_S if delay is None else delay
+        self.clock = clock
+        self.start = clock()
+        self.last = None
+        self.drawn = False
+        try:
+            self.on = self.stream.isatty()
+        except (AttributeError, ValueError):
+            self.on = False
+
+    def __call__(self, done, total=None):
+        if not self.on:
+            return
+        now = self.clock()
+        elapsed = now - self.start
+        if elapsed < self.delay or (self.last is not None and now - self.last < EVERY_S):
+            return
+        self.last = now
+        rate = done / elapsed if elapsed > 0 else 0
+        try:
+            width = os.get_terminal_size(self.stream.fileno()).columns or 80   # 0: not set
+        except (AttributeError, ValueError, OSError):
+            width = 80
+        frac = min(done / total, 1.0) if total else None
+        tail = f"{_size(done)}" + (f" of {_size(total)}" if total else "") + f"  {_size(rate)}/s"
+        if total and done and rate:
+            tail += f"  {_time(max(total - done, 0) / rate)} left"
+        text = f"{self.label}: "
+        if frac is not None:
+            room = min(BAR, width - 1 - len(text) - len(tail) - 8)    # what fits: the bar
+            bar = f"[{'#' * int(frac * room):{room}s}] " if room >= 5 else ""
+            text += f"{bar}{frac:.0%}  "
+        text += tail
+        self._write("\r" + text[:max(width - 1, 10)] + "\x1b[K")
+        self.drawn = True
+
+    def close(self):
+        if self.drawn:
+            self._write("\r\x1b[K")
+            self.drawn = False
+
+    def _write(self, text):
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):      # a closed or broken stderr: no more progress
+            self.on = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

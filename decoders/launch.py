@@ -435,6 +435,18 @@ class LaunchDecoder:
         self._this_submission = {}
         self.memory.tag = record_index
 
+    def resync(self, channel):
+        """A capture window left this channel's methods out (decoders/window.py): inline
+        transfers and an inline QMD in flight are dropped, and a later semaphore is not the
+        last launch's. Registers (I2M, copy, report) keep their values."""
+        ch = self._channels.get(channel)
+        if ch is None:
+            return
+        for st in ch.i2m.values():
+            st.need, st.buf, st.dst = 0, bytearray(), None
+        ch.inline_words = {}
+        ch.last_launch = None
+
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
         data = self.memory.read(va, n)
@@ -1576,6 +1588,16 @@ class SubmissionDecoder:
                 break
             sink(pending.popleft()[0])
         return new
+
+    def resync(self, body=None, pid=None):
+        """Every channel, or the channel of SUBMISSION `body` (of process `pid`, as fed),
+        starts clean at its next submission (decoders/window.py: a capture window's edge,
+        or submissions the window left out)."""
+        key = None if body is None else (pid, body["hClient"], body["hChannel"], body["token"])
+        for k, dec in self._streams.items():
+            if key is None or k == key:
+                dec.resync()
+                self.decoder(k[0]).resync(k)
 
     def _convert(self, key, dec, ld, nlp, where):
         done = self._seen_problems[key]

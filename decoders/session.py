@@ -81,6 +81,8 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # capture windows, one per process (decoders/window.py Windows.finish); [] without one
+    windows: list = field(default_factory=list)
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
@@ -262,6 +264,8 @@ def _decode_capture(path, branch, launches, keep, stream=None):
         from decoders.cuda.calls import ApiCalls
         api = model.api = ApiCalls()
         attr = model.attribution = Attribution(model.objects, sm=_sm(meta))
+        from decoders.window import Windows
+        wins = Windows(meta)     # capture windows: resync points, launches outside them
         launch_call = {}     # id(pending launch) -> the API call its doorbell rang in
         feeding = [None, None]   # the SUBMISSION record being fed, and its call
         record_offsets = {}
@@ -296,6 +300,8 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                         sent = (a.get("graph_node") or {}).get("sent_by")
                         model.verified["graph_prepared" if sent else
                                        _VERIFIED.get(a["verified"], "not_checked")] += 1
+                if wins.active:
+                    wins.launch(launch, s)
                 _tally(model, s, a)
                 keep_launch(launch)
             subdec = L.SubmissionDecoder(gpu=_gpu_family(meta), sink=sink)
@@ -329,6 +335,8 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                 call = api.current(rec.pid, rec.tid)
                 if call is not None:
                     call.submissions.append(rec.index)
+                if wins.active:
+                    wins.submission(rec, subdec)
                 if subdec is not None:
                     nproblems = len(subdec.problems)
                     feeding[0] = rec.index
@@ -431,6 +439,9 @@ def _decode_capture(path, branch, launches, keep, stream=None):
             elif t == "STATS":
                 for name, v in zip(F.TL_STATS_NAMES, b.counters):
                     model.shim_stats[name] = model.shim_stats.get(name, 0) + v
+                wins.stats_record(rec)
+            elif t == "WINDOW":
+                wins.edge(rec, subdec)
             elif t == "END":
                 model.end = {"exit_status": b.exit_status, "cursor": b.cursor}
             elif t == "UNFINISHED":
@@ -447,6 +458,8 @@ def _decode_capture(path, branch, launches, keep, stream=None):
         for call in api.unfinished:     # never returned: the process died inside it
             _append_call(model.api_calls, call, ())
             model.api_call_names[call.name] += 1
+        if wins.active:
+            model.windows = wins.finish(model)
         return model
     finally:
         stream.close()

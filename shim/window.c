@@ -19,7 +19,8 @@
  *  I19 A bracketed call's fate is decided once, at its entry: both of its records or neither,
  *      and its thread's submissions kept or dropped until it returns, whatever another
  *      thread does to the window meanwhile. A --launch-range window counts kernel launch
- *      calls (outermost ones) and decides by that number, not by the window's state.
+ *      calls (outermost ones) and decides by that number, not by the window's state. A
+ *      launch into a stream being captured is graph building, not a launch: kept anywhere.
  *  I20 NVTX: the shim is also an NVTX injection library (tracer/run.py names it in
  *      NVTX_INJECTION64_PATH). InitializeInjectionNvtx2 fills the range callbacks only when an
  *      nvtx window is asked for in a recording process; otherwise it declines and the
@@ -135,6 +136,29 @@ static void win_exec_forget(uint64_t h) {
     }
 }
 
+/* ---- launches into a stream being captured --------------------------------------------- */
+/* A launch into a capturing stream runs nothing: it adds a node to a graph, whose replays the
+ * decode attributes to it, so outside the window it is bookkeeping and kept. Asked of the
+ * driver (cuStreamIsCapturing, which capture allows) only for a launch outside the window. */
+typedef uint32_t (*capturing_fn)(uint64_t stream, uint32_t *status);
+static int win_capturing(int slot, const uint64_t *a) {
+    static capturing_fn fn[2];
+    static int looked;
+    if (!LOAD_ACQ(&looked)) {
+        STORE_REL(&fn[0], (capturing_fn)cuda_sym("cuStreamIsCapturing"));
+        STORE_REL(&fn[1], (capturing_fn)cuda_sym("cuStreamIsCapturing_ptsz"));
+        if (libcuda()) STORE_REL(&looked, 1);
+    }
+    const struct api_slot *s = &g_slots[slot];
+    size_t n = s_len(s->name);
+    int ptsz = n > 5 && !strcmp(s->name + n - 5, "_ptsz");
+    capturing_fn f = LOAD_ACQ(&fn[ptsz]);
+    uint64_t stream = a[8];          /* cuLaunchKernel, cuLaunchCooperativeKernel: hStream */
+    if (s->kind == TL_API_KIND_LAUNCH_EX && !safe_read(&stream, a[0] + CUlaunchConfig__hStream, 8)) return 0;
+    uint32_t status = 0;             /* CU_STREAM_CAPTURE_STATUS_NONE */
+    return f && f(stream, &status) == 0 && status != 0;
+}
+
 /* ---- API calls (I19) -------------------------------------------------------------------- */
 /* At a call's entry: 1 when it is recorded. Sets what its thread's submissions do. */
 static int win_enter(int slot, const uint64_t *a, struct win_call *w) {
@@ -149,6 +173,7 @@ static int win_enter(int slot, const uint64_t *a, struct win_call *w) {
             w->opens = win_first(w->n);
         } else keep = open;
         sub = keep ? WIN_KEEP : WIN_DROP;
+        if (!keep && win_capturing(slot, a)) keep = 1, sub = WIN_FOLLOW;
         break;
     case TL_WIN_ROLE_GRAPH_LAUNCH: {
         int first = win_exec_first(a[0]);   /* remembered in the window too */

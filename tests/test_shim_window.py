@@ -138,14 +138,19 @@ BOOKKEEPING = ["cuModuleLoadData", "cuModuleGetFunction", "cuMemAlloc_v2",
 
 
 def test_calls_recorded_in_and_around_each_window(runs):
+    for mode in WINDOWS:    # cuProfilerStart/Stop through cuGetProcAddress: the brackets
+        assert not [r for r in runs[mode][0] if r.type == "NOTE"
+                    and b"does not bracket" in bytes(r.body.text)], mode
     step = ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyHtoD_v2"]
     assert _calls(runs["all"][0]) == (
         BOOKKEEPING + (step + ["cuGraphLaunch"]) * 2 + ["cuProfilerStart"] + step + ["cuGraphLaunch"]
         + step + ["cuGraphUpload", "cuGraphLaunch", "cuProfilerStop"] + (step + ["cuGraphLaunch"]) * 2
-        + ["cuModuleGetFunction", "cuMemsetD8_v2"])
+        + ["cuModuleGetFunction", "cuLaunchKernel", "cuMemsetD8_v2"])
     inside = ["cuProfilerStart"] + step + ["cuGraphLaunch"] + step + ["cuGraphUpload", "cuGraphLaunch",
                                                                       "cuProfilerStop"]
-    tail = ["cuModuleGetFunction"]      # the lookup after the window is kept, the memset not
+    # after the window the lookup and the launch into a capturing stream (it builds a graph)
+    # are kept, the memset not
+    tail = ["cuModuleGetFunction", "cuLaunchKernel"]
     for mode in ("profiler", "nvtx"):
         assert _calls(runs[mode][0]) == BOOKKEEPING + ["cuGraphLaunch"] + inside + tail, mode
     assert _calls(runs["launches"][0]) == BOOKKEEPING + ["cuGraphLaunch", "cuProfilerStart"] + step + [
@@ -236,7 +241,8 @@ def test_window_that_never_opens_and_a_bad_kind(shim, winbin, tmp_path):  # noqa
     # instantiate, the exec's first launch, the upload and the exec's first launch after it
     assert [r.body.token for r in _subs(recs)] == [0xA] * 4
     assert _calls(recs) == BOOKKEEPING + ["cuGraphLaunch", "cuProfilerStart", "cuGraphUpload",
-                                          "cuGraphLaunch", "cuProfilerStop", "cuModuleGetFunction"]
+                                          "cuGraphLaunch", "cuProfilerStop", "cuModuleGetFunction",
+                                          "cuLaunchKernel"]
     d2 = tmp_path / "b"
     d2.mkdir()
     dev2 = _devdir(d2)
@@ -290,3 +296,57 @@ def test_nvtx_range_forms(shim, winbin, tmp_path, prog):  # noqa: F811
 def test_nvtx_real_header_absent():
     pytest.skip("no CUDA toolkit under /usr/local: nvtxprog.c was built against "
                 "tests/c/nvtxload.h only, not NVIDIA's nvtx3 header")
+
+
+# ---- trace-launch's options ---------------------------------------------------------------
+
+def test_trace_launch_window_options(shim, winbin, tmp_path):  # noqa: F811
+    """`trace-launch --nvtx-range step --range-skip 2 --range-count 2` end to end: the tracer
+    names the shim as the NVTX injection library, writes capture_range in the header, and
+    the report says what the window was."""
+    import sys
+    dev = _devdir(tmp_path)
+    cap = tmp_path / "w.tlc"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TRACE_LAUNCH_SHIM=str(shim), TRACE_LAUNCH_DEVDIR=str(dev),
+               LD_LIBRARY_PATH=str(winbin), NO_COLOR="1", TRACE_LAUNCH_LIVE="0")
+    res = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", "--nvtx-range", "step",
+                          "--range-skip", "2", "--range-count", "2", "--no-compress", "-o", str(cap),
+                          str(winbin / "winprog"), str(dev), str(tmp_path / "t.json")],
+                         env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    section = res.stderr.split("\ncapture window\n", 1)[1].split("\n\n", 1)[0]
+    assert 'asked    NVTX range "step": the 3rd to the 4th' in section
+    assert 'range "step" #3' in section and 'range "step" #4' in section
+    from decoders.capture.reader import CaptureReader, open_capture
+    with open_capture(str(cap)) as f:
+        meta = CaptureReader(f).meta
+    assert meta["capture_range"] == {"kind": "nvtx", "name": "step", "skip": 2, "count": 2}
+    _, recs = read_capture(cap)
+    assert [F.TL_WINDOW_TRIGGER[b.trigger] for _, b in _windows(recs)] == ["NVTX", "NVTX"]
+
+
+@pytest.mark.parametrize("args", [
+    ["--capture-range", "nvtx"],                                  # no range name
+    ["--capture-range", "cudaProfilerApi", "--nvtx-range", "x"],  # a name for another kind
+    ["--launch-range", "10"], ["--launch-range", "a:b"], ["--launch-range", "-1:2"],
+    ["--launch-range", "1:2", "--capture-range", "cudaProfilerApi"],
+    ["--mode", "ioctl", "--launch-range", "1:2"],
+])
+def test_trace_launch_window_usage_errors(args, tmp_path):
+    from click.testing import CliRunner
+    from tracer.cli import trace_launch
+    res = CliRunner().invoke(trace_launch, args + ["-o", str(tmp_path / "x.tlc"), "true"])
+    assert res.exit_code == 2, res.output
+    assert not (tmp_path / "x.tlc").exists()
+
+
+def test_capture_window_option_values():
+    from tracer.cli import capture_window
+    assert capture_window("none", None, 0, 1, None, "full") is None
+    assert capture_window("none", "step", 500, 10, None, "full") == \
+        {"kind": "nvtx", "name": "step", "skip": 500, "count": 10}
+    assert capture_window("cudaProfilerApi", None, 0, 1, None, "full") == \
+        {"kind": "cudaProfilerApi", "skip": 0, "count": 1}
+    assert capture_window("none", None, 0, 1, "1000:50", "full") == \
+        {"kind": "launches", "skip": 1000, "count": 50}
+    assert capture_window("none", None, 0, 1, "1000:", "full")["count"] == 0

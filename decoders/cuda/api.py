@@ -134,6 +134,7 @@ GRAPH_PREPARE = ("cuGraphUpload", "cuGraphInstantiateWithFlags", "cuGraphExecUpd
 # window_role(). Outside a window the shim records KEEP calls (module loads, lookups,
 # allocations, graph building: what the decode of the window needs) and drops the rest.
 #   LAUNCH          a kernel launch: counted (--launch-range), recorded inside the window only
+#                   (and anywhere when its stream is being captured: it builds a graph)
 #   GRAPH_LAUNCH    recorded inside the window; outside it, a graph exec's first launch (after
 #                   its instantiate or an update) is kept with its submissions, since the
 #                   driver may write the node QMDs then

@@ -9,7 +9,8 @@
  *   6 steps, each: POINT mark (id = step); [step 2: cuProfilerStart]; nvtx range "step" {
  *          nvtx range "inner" { 2 cuLaunchKernel }; cuMemcpyHtoD; [step 3: cuGraphUpload];
  *          cuGraphLaunch }; a bare doorbell; [step 3: cuProfilerStop]
- *   end:   a lookup and a memset
+ *   end:   a lookup, a launch into a stream being captured (fakecuda.c: stream 0xCA97) and
+ *          a memset
  *
  * Usage: winprog DEVDIR OUT.json. OUT.json holds simdev's list of submissions (token, GP_PUT,
  * entry, bytes) and, in the same order, what each was: {"what", "step"}. */
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
     cur_step = 6;
     u64 f2 = 0;
     getfn(&f2, mod, "empty");
+    launch(f2, 1, 1, 1, 1, 1, 1, 0, 0xCA97, 0, 0);   /* into a stream being captured: no submission */
     memset8(d, 0xAB, 4096);
     fprintf(truth, "{\"token\": 0}],\n \"labels\": [%s], \"mod\": %llu, \"f\": %llu, \"exec\": %llu}\n",
             labels, (unsigned long long)mod, (unsigned long long)f, (unsigned long long)exec);

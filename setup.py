@@ -24,7 +24,7 @@ setup(
     ext_modules=[Extension(
         "tracer.libtracelaunch",
         sources=["shim/tracelaunch.c"],
-        depends=["shim/abi.h", "shim/cuapi.c", "shim/patch.c", "shim/rmptrs.c", "shim/cflags"],
+        depends=["shim/abi.h", "shim/cuapi.c", "shim/window.c", "shim/patch.c", "shim/rmptrs.c", "shim/cflags"],
         include_dirs=["shim"],
         # shim/cflags: shared with the tests' build; -mgeneral-regs-only is invariant I16
         extra_compile_args=open("shim/cflags").read().split(),

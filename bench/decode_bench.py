@@ -152,7 +152,8 @@ def main(launches=20000, repeat=3, profile=False):
 IMPORTS = ("decoders.session", "decoders.launch", "decoders.submissions", "decoders.pushbuf",
            "decoders.rm.objects", "decoders.ioctl", "decoders.cuda.attribute",
            "decoders.cuda.calls", "decoders.qmd", "decoders.methods.clc86f",
-           "decoders.methods.clcbc0", "decoders.methods.clc8b5", "decoders.rm.opaque")
+           "decoders.methods.clcbc0", "decoders.methods.clc8b5", "decoders.rm.opaque",
+           "decoders.window")
 
 
 def _import_decoders():

@@ -122,6 +122,7 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
     changes["mmaps"] = by_pid(model.mmaps)
     changes["opens"] = by_pid(model.opens)
     changes["marks"] = by_pid(model.marks)
+    changes["windows"] = by_pid(model.windows)
 
     # A launch's process is its submission's (launches name the SUBMISSION record they
     # came from; record indices are unique in a capture).

@@ -184,6 +184,16 @@ class SubmissionDecoder:
             sink(pending.popleft()[0])
         return new
 
+    def resync(self, body=None, pid=None):
+        """Every channel, or the channel of SUBMISSION `body` (of process `pid`, as fed),
+        starts clean at its next submission (decoders/window.py: a capture window's edge,
+        or submissions the window left out)."""
+        key = None if body is None else (pid, body["hClient"], body["hChannel"], body["token"])
+        for k, dec in self._streams.items():
+            if key is None or k == key:
+                dec.resync()
+                self.decoder(k[0]).resync(k)
+
     def _convert(self, key, dec, ld, nlp, where):
         done = self._seen_problems[key]
         for p in dec.problems[done:]:

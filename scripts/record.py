@@ -48,16 +48,18 @@ def summarize(path):
             "pids": sorted({r.pid for r in recs if r.type == "PROCESS_START"})}
 
 
-def record(out, name, argv, truth=None, mode="full", notes=""):
+def record(out, name, argv, truth=None, mode="full", notes="", window=None):
     d = out / name
     d.mkdir(parents=True, exist_ok=True)
     cap = d / "capture.tlc"
     t0 = time.time()
-    rc = run_traced(argv, cap, mode=mode)
+    rc = run_traced(argv, cap, mode=mode, window=window)
     wall = time.time() - t0
     manifest = {"name": name, "command": argv, "mode": mode, "exit_status": rc,
                 "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "git_commit": git_commit(), "wall_s": round(wall, 3), "notes": notes}
+    if window is not None:
+        manifest["capture_range"] = window
     manifest.update({k: v for k, v in gpu_meta().items() if k != "gpu_error"})
     if truth and Path(truth).exists():
         manifest["ground_truth"] = json.loads(Path(truth).read_text())
@@ -287,9 +289,71 @@ def job_real(out, args):
     os.environ.update(env_keep)
 
 
+def _launch_calls(path, first, last):
+    """(kernel launch calls before step `first`'s POINT mark, launch calls in steps
+    first..last-1) of a capture of scripts/corpus/torch_window.py: the --launch-range that
+    covers the same steps (shim/window.c counts LAUNCH-role calls of the process)."""
+    from decoders.cuda.api import BY_SLOT, window_role
+    reader, recs = read_capture(path)
+    n, at = 0, {}
+    for r in recs:
+        if r.type == "API_ENTER" and r.body.slot in BY_SLOT and window_role(BY_SLOT[r.body.slot]) == "LAUNCH":
+            n += 1
+        elif r.type == "MARK" and r.body.kind == 3 and bytes(r.body.label) == b"step":
+            at[r.body.id] = n
+    end = at.get(last, n)
+    return at[first], end - at[first]
+
+
+def job_windows(out, args):
+    """Issue 24's capture windows on a PyTorch training loop (scripts/corpus/torch_window.py):
+    the CUPTI ground truth natively, then under the shim the whole run and the three window
+    kinds over the same steps (--span A:B): cudaProfilerApi (the program calls
+    cudaProfilerStart/Stop around them), nvtx (the ranges named "step" A+1 to B) and launches
+    (the kernel launch calls of those steps, counted in the whole run's capture)."""
+    first, last = (int(v) for v in args.span.split(":"))
+    src = ROOT / "scripts/corpus/torch_window.py"
+    py = args.python or sys.executable
+    common = ["--steps", str(args.steps), "--span", args.span]
+    out.mkdir(parents=True, exist_ok=True)
+    cupti = out / "cupti.truth.json"
+    t0 = time.time()
+    native = subprocess.run([py, str(src), str(cupti), "--cupti"] + common, capture_output=True,
+                            text=True)
+    native_wall = time.time() - t0
+    print(f"== native (CUPTI): rc={native.returncode} {native.stdout!r} {native.stderr[-1500:]}")
+    # PyTorch's libraries' fatbins are cut at 64 KiB (as captures/torch-small): the kernels
+    # are named from their lookups, the captures stay small
+    os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(64 << 10)
+    runs = [("torch-window-full", None)]
+    for name, window in runs + [("torch-window-profiler", {"kind": "cudaProfilerApi", "skip": 0, "count": 1}),
+                                ("torch-window-nvtx", {"kind": "nvtx", "name": "step", "skip": first,
+                                                       "count": last - first}),
+                                ("torch-window-launches", "launches")]:
+        d = out / name
+        d.mkdir(parents=True, exist_ok=True)
+        if window == "launches":
+            skip, count = _launch_calls(out / "torch-window-full" / "capture.tlc", first, last)
+            window = {"kind": "launches", "skip": skip, "count": count}
+        log = d / "stdout.txt"
+        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", py, str(src), "-"] + common
+        m = record(out, name, argv, cupti, window=window,
+                   notes=f"scripts/corpus/torch_window.py --steps {args.steps} --span {args.span}; "
+                         f"TRACE_LAUNCH_IMAGE_MAX=65536 (module images cut at 64 KiB)")
+        traced = log.read_text() if log.exists() else ""
+        gt = m.setdefault("ground_truth", {})
+        gt.update({"native_stdout": native.stdout, "native_exit": native.returncode,
+                   "native_wall_s": round(native_wall, 3), "traced_stdout": traced,
+                   "output_unchanged": traced == native.stdout and m["exit_status"] == native.returncode})
+        (d / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+        print(f"== {name}: window {window} unchanged={gt['output_unchanged']} traced {traced!r}")
+    os.environ.pop("TRACE_LAUNCH_IMAGE_MAX", None)
+
+
 JOBS = {"builtin": job_builtin, "vadd": job_vadd, "timing": job_timing, "shapes": job_shapes,
         "loop": job_loop, "bench": job_bench, "torch": job_torch, "corpus": job_corpus,
-        "loop100k": job_loop100k, "probe": job_probe, "multigpu": job_multigpu, "real": job_real}
+        "loop100k": job_loop100k, "probe": job_probe, "multigpu": job_multigpu, "real": job_real,
+        "windows": job_windows}
 
 
 def main():
@@ -298,6 +362,9 @@ def main():
     ap.add_argument("--launches", type=int, default=100000)
     ap.add_argument("--modes", default="native,ioctl,trap,full")
     ap.add_argument("--only", default="", help="corpus job: comma-separated program names")
+    ap.add_argument("--steps", type=int, default=12, help="windows job: training steps")
+    ap.add_argument("--span", default="5:8", help="windows job: steps A:B the windows cover")
+    ap.add_argument("--python", default=None, help="windows job: the Python with PyTorch")
     ap.add_argument("jobs", nargs="+", choices=sorted(JOBS))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

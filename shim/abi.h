@@ -25,11 +25,17 @@
 #define TL_REC_NOTE 13
 #define TL_REC_API_ENTER 14
 #define TL_REC_API_EXIT 15
+#define TL_REC_WINDOW 16
 #define TL_BUF_RM_CONTROL_PARAMS 1
 #define TL_BUF_RM_ALLOC_PARAMS 2
 #define TL_BUF_XFER_ARGS 3
 #define TL_BUF_ALLOC_RIGHTS 4
 #define TL_BUF_RM_PARAMS_POINTER 5
+#define TL_WINDOW_BEGIN 1
+#define TL_WINDOW_END 2
+#define TL_WINDOW_BY_PROFILER_API 1
+#define TL_WINDOW_BY_NVTX 2
+#define TL_WINDOW_BY_LAUNCHES 3
 #define TL_BF_AFTER 0x2
 #define TL_BF_BEFORE 0x1
 #define TL_BF_SIZE_FROM_CLASS 0x8
@@ -85,7 +91,11 @@
 #define TL_STAT_GP_ENTRY_SHADOW_BUSY 32
 #define TL_STAT_GROWS_HELPER 33
 #define TL_STAT_GROWS_INLINE 34
-#define TL_STAT_COUNT 35
+#define TL_STAT_WINDOW_SUBMISSIONS_SKIPPED 35
+#define TL_STAT_WINDOW_SUBMISSIONS_KEPT 36
+#define TL_STAT_WINDOW_API_CALLS_SKIPPED 37
+#define TL_STAT_WINDOW_LAUNCHES_SKIPPED 38
+#define TL_STAT_COUNT 39
 
 #define TL_FILE_HEADER__magic 0
 #define TL_FILE_HEADER__version 8
@@ -234,6 +244,18 @@
 #define TL_API_SECTION__full_size 12
 #define TL_API_SECTION__data 16
 #define TL_API_SECTION__FIXED 16
+
+#define TL_WINDOW__edge 0
+#define TL_WINDOW__trigger 4
+#define TL_WINDOW__ordinal 8
+#define TL_WINDOW__call 12
+#define TL_WINDOW__launches 16
+#define TL_WINDOW__submissions_skipped 24
+#define TL_WINDOW__api_calls_skipped 32
+#define TL_WINDOW__name_len 40
+#define TL_WINDOW__reserved0 44
+#define TL_WINDOW__name 48
+#define TL_WINDOW__FIXED 48
 
 #define CUlaunchConfig__gridDimX 0
 #define CUlaunchConfig__gridDimY 4
@@ -744,7 +766,79 @@
     X(80, cuGraphAddNode_v2, TL_API_KIND_GRAPH_NODE_PARAMS, 6) \
     X(81, cuGraphNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 2) \
     X(82, cuGraphExecNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 3) \
+    X(71, cuProfilerStart, TL_API_KIND_PLAIN, 0) \
+    X(72, cuProfilerStop, TL_API_KIND_PLAIN, 0) \
 
+/* What each slot is to a capture window (decoders/cuda/api.py WINDOW_ROLES). */
+#define TL_WIN_ROLE_KEEP 0
+#define TL_WIN_ROLE_LAUNCH 1
+#define TL_WIN_ROLE_GRAPH_LAUNCH 2
+#define TL_WIN_ROLE_GRAPH_PREPARE 3
+#define TL_WIN_ROLE_WORK 4
+#define TL_WIN_ROLE_PROFILER_START 5
+#define TL_WIN_ROLE_PROFILER_STOP 6
+#define TL_API_WINDOW_ROLES { \
+    [0] = TL_WIN_ROLE_LAUNCH, \
+    [1] = TL_WIN_ROLE_LAUNCH, \
+    [2] = TL_WIN_ROLE_LAUNCH, \
+    [3] = TL_WIN_ROLE_LAUNCH, \
+    [4] = TL_WIN_ROLE_LAUNCH, \
+    [5] = TL_WIN_ROLE_LAUNCH, \
+    [6] = TL_WIN_ROLE_GRAPH_LAUNCH, \
+    [7] = TL_WIN_ROLE_GRAPH_LAUNCH, \
+    [24] = TL_WIN_ROLE_WORK, \
+    [25] = TL_WIN_ROLE_WORK, \
+    [26] = TL_WIN_ROLE_WORK, \
+    [27] = TL_WIN_ROLE_WORK, \
+    [28] = TL_WIN_ROLE_WORK, \
+    [29] = TL_WIN_ROLE_WORK, \
+    [30] = TL_WIN_ROLE_WORK, \
+    [31] = TL_WIN_ROLE_WORK, \
+    [32] = TL_WIN_ROLE_WORK, \
+    [33] = TL_WIN_ROLE_WORK, \
+    [34] = TL_WIN_ROLE_WORK, \
+    [35] = TL_WIN_ROLE_WORK, \
+    [36] = TL_WIN_ROLE_WORK, \
+    [37] = TL_WIN_ROLE_WORK, \
+    [38] = TL_WIN_ROLE_WORK, \
+    [39] = TL_WIN_ROLE_WORK, \
+    [40] = TL_WIN_ROLE_WORK, \
+    [41] = TL_WIN_ROLE_WORK, \
+    [42] = TL_WIN_ROLE_WORK, \
+    [43] = TL_WIN_ROLE_WORK, \
+    [44] = TL_WIN_ROLE_WORK, \
+    [45] = TL_WIN_ROLE_WORK, \
+    [46] = TL_WIN_ROLE_WORK, \
+    [47] = TL_WIN_ROLE_WORK, \
+    [48] = TL_WIN_ROLE_WORK, \
+    [49] = TL_WIN_ROLE_WORK, \
+    [50] = TL_WIN_ROLE_WORK, \
+    [51] = TL_WIN_ROLE_WORK, \
+    [52] = TL_WIN_ROLE_WORK, \
+    [53] = TL_WIN_ROLE_WORK, \
+    [54] = TL_WIN_ROLE_WORK, \
+    [55] = TL_WIN_ROLE_WORK, \
+    [56] = TL_WIN_ROLE_WORK, \
+    [57] = TL_WIN_ROLE_WORK, \
+    [58] = TL_WIN_ROLE_WORK, \
+    [59] = TL_WIN_ROLE_WORK, \
+    [60] = TL_WIN_ROLE_WORK, \
+    [65] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [66] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [67] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [68] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [69] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [70] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [73] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [74] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [75] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [76] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [77] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [78] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [82] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [71] = TL_WIN_ROLE_PROFILER_START, \
+    [72] = TL_WIN_ROLE_PROFILER_STOP, \
+}
 
 /* UVM commands are plain numbers: param sizes come from this table (580). */
 #define TL_UVM_SIZES { \

@@ -378,6 +378,13 @@ static void layout_forget(uint64_t f) {
 }
 
 /* ---- the bracket ----------------------------------------------------------------------- */
+/* A call's fate in a capture window (shim/window.c, I19), decided at its entry. */
+struct win_call { int sub_before, opens; uint32_t role, n; };
+static int win_enter(int slot, const uint64_t *a, struct win_call *w);
+static uint32_t win_skip(api_fn real, const uint64_t *a, struct win_call *w);
+static void win_open_at(struct win_call *w, int slot, uint32_t call);
+static void win_exit(int slot, const uint64_t *a, uint32_t r, uint32_t call, struct win_call *w);
+
 static void api_record(uint16_t type, int slot, uint32_t call, const uint64_t *a, uint32_t result,
                        struct sec *secs, uint32_t nsec, uint64_t t0) {
     struct api_slot *s = &g_slots[slot];
@@ -840,10 +847,13 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     if (!real) return TL_CUDA_ERROR_NOT_INITIALIZED;   /* only reachable without libcuda */
     if (!g_api || !g_on || t_api_depth)
         return real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    struct win_call w = { 0 };
+    if (g_win_mode && !win_enter(slot, a, &w)) return win_skip(real, a, &w);   /* shim/window.c */
     t_api_depth++;
     int e = errno;
     uint64_t t0 = now_ns();
     uint32_t call = ADD(&g_api_call, 1);
+    if (w.opens) win_open_at(&w, slot, call);
     STAT(TL_STAT_API_CALLS);
     /* LAUNCH_EX: config, attributes, layout, data or pointers + windows, and a name;
      * GRAPH_NODE_PARAMS: node, kernel node params, three argument sections and a name */
@@ -938,6 +948,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     if (r == 0 && a[0] && s->kind == TL_API_KIND_GRAPH_NODE_PARAMS && s->nargs >= 5)
         nsec += node_added_sections(slot, a, gp, &secs[nsec]);
     api_record(TL_REC_API_EXIT, slot, call, a, r, secs, nsec, t0);
+    if (g_win_mode) win_exit(slot, a, r, call, &w);
     t_api_depth--;
     errno = e;
     return r;

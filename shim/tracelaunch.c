@@ -56,6 +56,7 @@
  *     and flags; the program's x87/SSE/AVX state is never touched. The one exception, the
  *     streaming-load copy (TRACE_LAUNCH_COPY=stream), puts back the xmm0 it uses.
  *     tests/test_shim_vector.py checks the built library.
+ *  I18..I20 (capture windows, the NVTX injection) are at the top of shim/window.c.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -172,6 +173,19 @@ struct gp_shadow { uint64_t seq, addr, value, stamp; };
 static struct gp_shadow g_gps[GP_SHADOW];
 static uint64_t g_gp_stamp, g_gp_floor;
 static uint32_t g_shadow_check = SHADOW_CHECK;   /* TRACE_LAUNCH_SHADOW_CHECK=1: every doorbell */
+
+/* ---- capture window (shim/window.c, I18): all the doorbell handler reads of it ------- */
+enum { WIN_FOLLOW = 0, WIN_KEEP = 1, WIN_DROP = 2 };
+static int g_win_mode;                 /* TL_WINDOW_BY_* asked for; 0: no window, record all */
+static int g_win_open = 1;             /* submissions are recorded now (atomic loads only) */
+static TLS int t_win_sub;              /* this thread's API call decided its submissions (I19) */
+/* Whether a doorbell rung now on this thread is recorded. */
+static int win_keep(void) {
+    int m = t_win_sub;
+    return m ? m == WIN_KEEP : __atomic_load_n(&g_win_open, __ATOMIC_RELAXED);
+}
+struct channel;
+static int win_doorbell(struct channel *c);
 
 static struct sigaction g_prog_act[65]; /* what the program installed, per signal */
 static int g_handlers_installed;
@@ -807,6 +821,7 @@ struct seg { uint64_t va; uintptr_t cpu; uint32_t size, flags; int kind; };
  * the pushbuffer segments they point to. Runs in the fault handler: no locks, no malloc. */
 static void capture_channel(struct channel *c, uint32_t token, uintptr_t doorbell, uint64_t rip,
                             uint32_t insn_len, uint32_t extra_flags) {
+    if (g_win_mode && !win_doorbell(c)) return;    /* outside the capture window (I18) */
     uint64_t avail = 0, t0 = tsc(), t1, tcopy = 0;
     uint32_t flags = TL_SUB_CHANNEL_KNOWN | extra_flags, put = 0, prev = 0, lost = 0, check = 1;
     /* Entries stamped after the previous capture began are this submission's (I14). */
@@ -935,6 +950,7 @@ static void doorbell(struct trap *t, uint32_t token, uint64_t rip, uint32_t insn
     struct channel *c = channel_by_token(token);
     uintptr_t db = t->user + USERMODE_DOORBELL;
     if (c) { capture_channel(c, token, db, rip, insn_len, flags); return; }
+    if (g_win_mode && !win_keep()) { STAT(TL_STAT_WINDOW_SUBMISSIONS_SKIPPED); return; }
     uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_SUBMISSION__FIXED);
     if (!r) return;
     uint8_t *b = body(r);
@@ -1241,6 +1257,7 @@ static void after_fork_child(void) {
 }
 
 static void api_init(void);
+static void win_init(void);
 
 __attribute__((constructor)) static void tl_init(void) {
     resolve();
@@ -1287,6 +1304,7 @@ __attribute__((constructor)) static void tl_init(void) {
     g_on = 1;
     pthread_atfork(NULL, NULL, after_fork_child);
     record_process_start(1);
+    win_init();
 }
 
 __attribute__((destructor)) static void tl_fini(void) { record_exit(0, 0); }
@@ -1682,3 +1700,6 @@ EXPORT void _exit(int status) {
 
 /* ---- CUDA driver API brackets ------------------------------------------------------- */
 #include "cuapi.c"
+
+/* ---- capture windows and the NVTX injection ----------------------------------------- */
+#include "window.c"

@@ -161,11 +161,28 @@ SHOWN_LAUNCHES = 200
               f"shown in full, then all of them counted by kernel, grid and block)")
 @click.option("--all-entries", is_flag=True, help="keep every fatbin entry of each module "
               "image (by default entries for GPUs other than this machine's are left out)")
+@click.option("--capture-range", type=click.Choice(["none", "cudaProfilerApi", "nvtx"]),
+              default="none", show_default=True, help="record submissions and launch calls only "
+              "inside a window: from cudaProfilerStart to cudaProfilerStop, or an NVTX range "
+              "(--nvtx-range); outside it only what the decode needs (ioctls, module loads, "
+              "lookups, allocations, graph setup) is kept")
+@click.option("--nvtx-range", metavar="NAME", default=None, help="the NVTX range (its message, "
+              "e.g. step for torch.cuda.nvtx.range(\"step\")) whose start and end open and close "
+              "the window; implies --capture-range=nvtx")
+@click.option("--range-skip", type=click.IntRange(min=0), default=0, show_default=True,
+              help="ranges to let pass before the window opens")
+@click.option("--range-count", type=click.IntRange(min=0), default=1, show_default=True,
+              help="ranges the window spans, from the start of the first to the end of the last "
+                   "(0: until the program ends)")
+@click.option("--launch-range", metavar="N:M", default=None, help="a window from kernel launch "
+              "call N+1 to N+M (cuLaunchKernel and its variants, counted per process; M empty or "
+              "0: to the end)")
 @click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress,
-                 all_launches, all_entries, color, traceback, program):
+                 all_launches, all_entries, capture_range, nvtx_range, range_skip, range_count,
+                 launch_range, color, traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
 
@@ -173,6 +190,7 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
     program's (128+N when a signal N killed it)."""
     from tracer.run import TracerError, builtin_argv, check_driver, default_output, \
         open_output, resolve_program, run_traced
+    window = capture_window(capture_range, nvtx_range, range_skip, range_count, launch_range, mode)
     try:
         check_driver()
         if program:
@@ -198,7 +216,7 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
             decoding.append(live.LiveDecode(capture).start())
             return decoding[0]
         rc = run_traced(argv, out, mode=mode,
-                        live=follow if not no_report and live.wanted() else None)
+                        live=follow if not no_report and live.wanted() else None, window=window)
     except TracerError as exc:
         if traceback:
             raise
@@ -218,6 +236,40 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
             launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model), traceback,
             path=str(out))
     sys.exit(rc)
+
+
+def capture_window(capture_range, nvtx_range, skip, count, launch_range, mode):
+    """The window trace-launch's options ask for (tracer/run.py window_env), or None.
+    Contradictory options are usage errors (exit 2)."""
+    if nvtx_range is not None and capture_range == "none":
+        capture_range = "nvtx"
+    if launch_range is not None:
+        if capture_range != "none":
+            raise click.UsageError("--launch-range and --capture-range are two kinds of window: "
+                                   "give one")
+        first, sep, n = launch_range.partition(":")
+        try:
+            skip, count = int(first), int(n) if n else 0
+        except ValueError:
+            raise click.BadParameter(f"{launch_range!r} is not N:M (launch calls to let pass, "
+                                     f"then launch calls to record)", param_hint="--launch-range")
+        if not sep or skip < 0 or count < 0:
+            raise click.BadParameter(f"{launch_range!r} is not N:M with N, M >= 0",
+                                     param_hint="--launch-range")
+        capture_range = "launches"
+    if capture_range == "none":
+        return None
+    if mode != "full":
+        raise click.UsageError("a capture window needs --mode full (it selects submissions and "
+                               "API calls, which --mode ioctl does not record)")
+    if capture_range == "nvtx" and not nvtx_range:
+        raise click.UsageError("--capture-range=nvtx needs --nvtx-range NAME")
+    if capture_range != "nvtx" and nvtx_range is not None:
+        raise click.UsageError(f"--nvtx-range is for --capture-range=nvtx, not {capture_range}")
+    window = {"kind": capture_range, "skip": skip, "count": count}
+    if nvtx_range is not None:
+        window["name"] = nvtx_range
+    return window
 
 
 def _finish_capture(out, compress, all_entries=False):

@@ -85,6 +85,8 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
             w(st.bad(f"  pid {pid} wrote no exit record: its records stop where it was cut ({how})")
               + "\n")
 
+    _render_windows(model, w, st)
+
     if model.notes:
         # what the shim had to say: patched store sites (with their original code bytes),
         # getproc answers it could not bracket
@@ -388,6 +390,7 @@ def to_json(model):
         "api_calls": model.api_calls,
         "marks": model.marks,
         "notes": model.notes,
+        **({"windows": model.windows} if model.windows else {}),
         "stats": stats,
         "problems": [str(p) for p in model.problems],
     })
@@ -548,6 +551,7 @@ def render_json(model, out):
         ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("notes", model.notes),
+    ) + ((("windows", model.windows),) if model.windows else ()) + (
         ("stats", stats),
         ("problems", [str(p) for p in model.problems]),
     )
@@ -555,7 +559,7 @@ def render_json(model, out):
     w("{")
     for k, (key, value) in enumerate(parts):
         w(("," if k else "") + "\n " + json.dumps(key) + ": ")
-        if key in ("meta", "stats"):
+        if key in ("meta", "stats", "windows"):
             w(_json_text(value, 1))
             continue
         first = [True]
@@ -601,3 +605,70 @@ class _LaunchLines:
 
 
 __all__ = ["render_text", "render_json", "to_json", "Counter"]
+
+
+# ---- capture windows (decoders/window.py) -------------------------------------------------
+
+_TRIGGERS = {"PROFILER_API": "cudaProfilerStart/Stop", "NVTX": "NVTX range", "LAUNCHES": "launch calls"}
+
+
+def window_asked(req):
+    """What a capture window asked for (the header's capture_range), in words."""
+    kind, skip, count = req.get("kind"), req.get("skip", 0), req.get("count", 1)
+    span = (f"from the {_nth(skip + 1)} to the end" if not count else
+            f"the {_nth(skip + 1)}" if count == 1 else f"the {_nth(skip + 1)} to the {_nth(skip + count)}")
+    if kind == "launches":
+        return (f"kernel launch calls {skip + 1} to {skip + count}" if count else
+                f"kernel launch calls from {skip + 1} on")
+    if kind == "nvtx":
+        return f"NVTX range \"{_s(req.get('name'))}\": {span} (counted per process)"
+    if kind == "cudaProfilerApi":
+        return f"cudaProfilerStart to cudaProfilerStop: {span} (counted per process)"
+    return _s(str(req))
+
+
+def _nth(n):
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _edge_words(win, e, t0):
+    trig = win["trigger"]
+    at = f"record {e['record']} (t+{(e['t'] - t0) / 1e9:.6f} s)" if t0 else f"record {e['record']}"
+    if trig == "NVTX":
+        by = f"range \"{_s(win['name'])}\" #{e['ordinal']}"
+    elif trig == "LAUNCHES":
+        by = f"launch call #{e['ordinal']} ({_s(win['name'])}, call {e['call']})"
+    else:
+        by = f"{_s(win['name'])} #{e['ordinal']} (call {e['call']})"
+    return f"{at}, {by}, after {e['launches']:,} kernel launch calls"
+
+
+def _render_windows(model, w, st):
+    """The capture windows: what was asked, when each opened and closed, what the shim left
+    out around it and the launches decoded inside and outside it."""
+    if not model.windows:
+        return
+    t0 = (model.header or {}).get("t_start_ns") or 0
+    w("\n" + st.head("capture window") + "\n")
+    req = model.windows[0].get("requested")
+    if req:
+        w(f"  asked    {window_asked(req)}\n")
+    for win in model.windows:
+        pid = win["pid"]
+        if win["begin"] is None:
+            w(st.bad(f"  pid {pid}: the window never opened: only what the decode needs was "
+                     f"recorded") + "\n")
+        else:
+            w(f"  pid {pid}: opened at {_edge_words(win, win['begin'], t0)}\n")
+            if win["end"] is not None:
+                w(f"  pid {pid}: closed at {_edge_words(win, win['end'], t0)}\n")
+            else:
+                w(f"  pid {pid}: still open when the process ended\n")
+        k = win.get("skipped") or {}
+        w(f"  pid {pid}: outside it {k.get('submissions_skipped', 0):,} submissions and "
+          f"{k.get('api_calls_skipped', 0):,} API calls ({k.get('launches_skipped', 0):,} of "
+          f"them kernel or graph launches) not recorded; {k.get('submissions_kept', 0):,} "
+          f"submissions kept for graph QMDs\n")
+        w(f"  pid {pid}: launches decoded {win['launches_inside']:,} inside, "
+          f"{win['launches_outside']:,} outside (from the submissions kept; \"window\" in "
+          f"--json)\n")

@@ -134,10 +134,30 @@ def resolve_program(argv):
     return path
 
 
-def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None):
+# Capture windows (shim/window.c): the kinds trace-launch --capture-range names, as the
+# shim's TRACE_LAUNCH_WINDOW spells them.
+WINDOW_KINDS = ("cudaProfilerApi", "nvtx", "launches")
+
+
+def window_env(window, shim):
+    """The environment that asks the shim for a capture window: `window` is
+    {"kind", "name", "skip", "count"} (docs/capture-format.md "Capture windows"). For an
+    NVTX window the shim is the program's NVTX injection library too."""
+    env = {"TRACE_LAUNCH_WINDOW": window["kind"],
+           "TRACE_LAUNCH_WINDOW_SKIP": str(window.get("skip", 0)),
+           "TRACE_LAUNCH_WINDOW_COUNT": str(window.get("count", 1))}
+    if window["kind"] == "nvtx":
+        env["TRACE_LAUNCH_WINDOW_NAME"] = window["name"]
+        env["NVTX_INJECTION64_PATH"] = str(Path(shim).resolve())
+    return env
+
+
+def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, window=None):
     """Run argv under the shim writing `output`; returns the shell-style exit status.
     `live`: a callable given `output` once the program runs, returning an object whose
-    finish() is called once the END record is written (tracer/live.py LiveDecode)."""
+    finish() is called once the END record is written (tracer/live.py LiveDecode).
+    `window`: a capture window (window_env), also written to the header's meta as
+    `capture_range`."""
     shim = shim_path()
     if not shim.exists():
         raise TracerError(f"the shim library is missing at {shim}: reinstall with pip install .")
@@ -145,6 +165,8 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None):
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "cwd": os.getcwd()}
     meta.update(gpu_meta())
+    if window is not None:
+        meta["capture_range"] = dict(window)
     meta.update(extra_meta or {})
     try:
         create_capture(output, meta)
@@ -155,6 +177,10 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None):
     child_env["LD_PRELOAD"] = f"{shim}:{pre}" if pre else str(shim)
     child_env["TRACE_LAUNCH_CAPTURE"] = capture_env_path(output)
     child_env["TRACE_LAUNCH_MODE"] = mode
+    for k in [k for k in child_env if k.startswith("TRACE_LAUNCH_WINDOW")]:
+        del child_env[k]
+    if window is not None:
+        child_env.update(window_env(window, shim))
     try:
         proc = subprocess.Popen(argv, env=child_env)
     except FileNotFoundError as exc:

@@ -58,7 +58,7 @@ TL_RECORD_HEADER_SIZE = 40
 TL_REC = {
     1: "PROCESS_START", 2: "PROCESS_EXIT", 3: "OPEN", 4: "CLOSE", 5: "IOCTL", 6: "MMAP",
     7: "MUNMAP", 8: "MREMAP", 9: "MARK", 10: "SUBMISSION", 11: "STATS", 12: "END", 13: "NOTE",
-    14: "API_ENTER", 15: "API_EXIT",
+    14: "API_ENTER", 15: "API_EXIT", 16: "WINDOW",
 }
 TL_REC_BY_NAME = {v: k for k, v in TL_REC.items()}
 
@@ -162,7 +162,12 @@ TL_STATS_NAMES = ("records", "records_dropped", "bytes_dropped", "ioctls", "mmap
                   "sites_patched", "sites_refused", "doorbells_hooked", "gp_put_hooked",
                   "gp_put_shadow_mismatch", "traps_moved", "gp_entries_hooked",
                   "gp_entries_shadowed", "gp_entry_shadow_mismatch", "gp_entry_shadow_busy",
-                  "grows_helper", "grows_inline")
+                  "grows_helper", "grows_inline",
+                  # capture windows (TL_WINDOW): doorbells whose submission was not recorded,
+                  # submissions recorded outside the window (graph QMD writes), API calls not
+                  # recorded, and of those the kernel and graph launches
+                  "window_submissions_skipped", "window_submissions_kept",
+                  "window_api_calls_skipped", "window_launches_skipped")
 TL_STATS = Struct("count" / Int32ul, "reserved0" / Int32ul,
                   "counters" / Array(this.count, Int64ul))
 
@@ -188,6 +193,26 @@ TL_IMAGE_REF = Struct(
     "offset" / Int64ul,          # file offset of the earlier API_ENTER record with the bytes
     "size" / Int64ul)            # the image's length (that IMAGE section's `size`)
 
+# A capture window's edge (trace-launch --capture-range; docs/capture-format.md "Capture
+# windows"): the shim writes BEGIN when the window opens and END when it closes, one window
+# per process. Outside it the shim records every ioctl and mmap, the API calls the decode
+# needs (decoders/cuda/api.py WINDOW_ROLES) and the submissions graphs need, and counts the
+# rest; the counts so far ride along at each edge.
+TL_WINDOW = Struct(
+    "edge" / Int32ul,                # TL_WINDOW_EDGE
+    "trigger" / Int32ul,             # TL_WINDOW_TRIGGER: what opened or closed it
+    "ordinal" / Int32ul,             # PROFILER_API: n-th cuProfilerStart (1 = first); NVTX: the
+                                     # range's number among those named `name`; LAUNCHES: the
+                                     # launch's number among kernel launch calls
+    "call" / Int32ul,                # the API call (TL_API.call) that triggered it; 0 for NVTX
+    "launches" / Int64ul,            # kernel launch calls the process had entered before the edge
+    "submissions_skipped" / Int64ul, # doorbells whose submission was not recorded, so far
+    "api_calls_skipped" / Int64ul,   # API calls not recorded, so far
+    "name_len" / Int32ul, "reserved0" / Int32ul,
+    "name" / Padded8(this.name_len)) # NVTX: the range's message; else the API function's name
+TL_WINDOW_EDGE = {1: "BEGIN", 2: "END"}
+TL_WINDOW_TRIGGER = {1: "PROFILER_API", 2: "NVTX", 3: "LAUNCHES"}
+
 TL_END = Struct("exit_status" / Int32sl, "reserved0" / Int32ul, "cursor" / Int64ul)
 
 TL_NOTE = Struct("level" / Int32ul, "text_len" / Int32ul, "text" / Padded8(this.text_len))
@@ -211,7 +236,7 @@ TL_REC_MAX = {
     "PROCESS_START": 64 * KIB, "PROCESS_EXIT": 4 * KIB, "OPEN": 64 * KIB, "CLOSE": 4 * KIB,
     "IOCTL": 4 * MIB, "MMAP": 64 * KIB, "MUNMAP": 4 * KIB, "MREMAP": 4 * KIB, "MARK": 64 * KIB,
     "SUBMISSION": 64 * MIB, "STATS": 64 * KIB, "END": 4 * KIB, "NOTE": 64 * KIB,
-    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB,
+    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB, "WINDOW": 64 * KIB,
 }
 TL_REC_MAX_ANY = 64 * MIB       # a record of unknown type, or UNFINISHED (type 0)
 TL_TEXT_MAX = 4 * KIB           # text kept of a NOTE/MARK/OPEN/MMAP record over its maximum
@@ -227,4 +252,5 @@ BODY = {
     "CLOSE": TL_CLOSE, "IOCTL": TL_IOCTL, "MMAP": TL_MMAP, "MUNMAP": TL_MUNMAP,
     "MREMAP": TL_MREMAP, "MARK": TL_MARK, "SUBMISSION": TL_SUBMISSION, "STATS": TL_STATS,
     "END": TL_END, "NOTE": TL_NOTE, "API_ENTER": TL_API, "API_EXIT": TL_API,
+    "WINDOW": TL_WINDOW,
 }

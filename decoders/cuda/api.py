@@ -147,6 +147,10 @@ FUNCTIONS = [Api(*a) for a in (
      ("phGraphNode", "hGraph", "dependencies", "dependencyData", "numDependencies", "nodeParams")),
     (81, "cuGraphNodeSetParams", "GRAPH_NODE_PARAMS", ("hNode", "nodeParams")),
     (82, "cuGraphExecNodeSetParams", "GRAPH_NODE_PARAMS", ("hGraphExec", "hNode", "nodeParams")),
+    # cudaProfilerStart/Stop reach the driver here (cudaProfiler.h, CUDA 13.0): the edges of
+    # a --capture-range=cudaProfilerApi window (WINDOW_ROLES below)
+    (71, "cuProfilerStart", "PLAIN", ()),
+    (72, "cuProfilerStop", "PLAIN", ()),
 )]
 BY_SLOT = {f.slot: f for f in FUNCTIONS}
 BY_NAME = {f.name: f for f in FUNCTIONS}
@@ -160,6 +164,44 @@ GRAPH_PREPARE = ("cuGraphUpload", "cuGraphInstantiateWithFlags", "cuGraphExecUpd
                  "cuGraphExecChildGraphNodeSetParams")
 # Calls whose API_ENTER holds a walk of a graph (GRAPH_WALK + GRAPH_NODE sections).
 GRAPH_WALK_KINDS = ("GRAPH_INSTANTIATE", "GRAPH_EXEC_UPDATE", "GRAPH_EXEC_CHILD")
+
+
+# What each call is to a capture window (trace-launch --capture-range; docs/capture-format.md
+# "Capture windows"): the shim's table (shim/abi.h TL_API_WINDOW_ROLES) is generated from
+# window_role(). Outside a window the shim records KEEP calls (module loads, lookups,
+# allocations, graph building: what the decode of the window needs) and drops the rest.
+#   LAUNCH          a kernel launch: counted (--launch-range), recorded inside the window only
+#                   (and anywhere when its stream is being captured: it builds a graph)
+#   GRAPH_LAUNCH    recorded inside the window; outside it, a graph exec's first launch (after
+#                   its instantiate or an update) is kept with its submissions, since the
+#                   driver may write the node QMDs then
+#   GRAPH_PREPARE   instantiate, upload, exec update, exec node set: recorded with their
+#                   submissions everywhere (they write the QMDs later replays run)
+#   WORK            copies, memsets, synchronisation, events: inside the window only
+#   PROFILER_START, PROFILER_STOP   recorded everywhere; the cudaProfilerApi window's edges
+WINDOW_ROLES = {"KEEP": 0, "LAUNCH": 1, "GRAPH_LAUNCH": 2, "GRAPH_PREPARE": 3, "WORK": 4,
+                "PROFILER_START": 5, "PROFILER_STOP": 6}
+_WORK = ("cuMemcpy", "cuMemset", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventRecord",
+         "cuStreamWaitEvent", "cuEventSynchronize")
+
+
+def window_role(f):
+    """The WINDOW_ROLES name of an Api."""
+    base = base_name(f.name)
+    if f.kind in LAUNCH_KINDS:
+        return "LAUNCH"
+    if base == "cuGraphLaunch":
+        return "GRAPH_LAUNCH"
+    if base in GRAPH_PREPARE or base in ("cuGraphExecKernelNodeSetParams",
+                                         "cuGraphExecNodeSetParams"):
+        return "GRAPH_PREPARE"
+    if base.startswith(_WORK):
+        return "WORK"
+    if base == "cuProfilerStart":
+        return "PROFILER_START"
+    if base == "cuProfilerStop":
+        return "PROFILER_STOP"
+    return "KEEP"
 
 
 def base_name(name):

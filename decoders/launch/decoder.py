@@ -42,6 +42,18 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         self._this_submission = {}
         self.memory.tag = record_index
 
+    def resync(self, channel):
+        """A capture window left this channel's methods out (decoders/window.py): inline
+        transfers and an inline QMD in flight are dropped, and a later semaphore is not the
+        last launch's. Registers (I2M, copy, report) keep their values."""
+        ch = self._channels.get(channel)
+        if ch is None:
+            return
+        for st in ch.i2m.values():
+            st.need, st.buf, st.dst = 0, bytearray(), None
+        ch.inline_words = {}
+        ch.last_launch = None
+
     # -- memory -------------------------------------------------------------------
     def read(self, va, n):
         data = self.memory.read(va, n)

@@ -83,9 +83,11 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
         if branch is None:
             branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
         model = _new_model(path, reader, branch, keep)
-        stage = LaunchStage(model, model.attribution, gpu_family(reader.meta)) \
+        from decoders.window import Windows
+        wins = Windows(reader.meta)     # capture windows: resync points, launches outside
+        stage = LaunchStage(model, model.attribution, gpu_family(reader.meta), wins) \
             if launches else None
-        table = RecordHandlers(model, _Budget(model), branch, stage).table
+        table = RecordHandlers(model, _Budget(model), branch, stage, wins).table
         where = _progress_source(stream, reader) if progress is not None else None
         nrecords = 0
         stopped = False
@@ -101,6 +103,8 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
                 break
         model.records = nrecords
         _finish(model, reader, stage, stopped)
+        if wins.active:
+            model.windows = wins.finish(model)
         if where is not None:
             progress(*where())
         return model

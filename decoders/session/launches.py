@@ -25,8 +25,8 @@ class LaunchStage:
     """SUBMISSION records in, launches out to the sink; the records whose decoding found
     problems (their offsets, for the problems' messages)."""
 
-    def __init__(self, model, attr, gpu):
-        self.sink = sink = LaunchSink(model, attr)
+    def __init__(self, model, attr, gpu, windows=None):
+        self.sink = sink = LaunchSink(model, attr, windows)
         self.decoder = SubmissionDecoder(gpu=gpu, sink=sink, arrived=sink.arrived,
                                          late=sink.late)
         self.record_offsets = {}
@@ -48,8 +48,9 @@ class LaunchSink:
     """Each launch: resolved as it arrives, then attributed, counted and kept in launch
     order; `late` for one that a later submission gave more semaphores."""
 
-    def __init__(self, model, attr):
+    def __init__(self, model, attr, windows=None):
         self.model = model
+        self.windows = windows  # decoders/window.py Windows: inside or outside a window
         self.tree = model.objects
         self.attr = attr
         self.call = None        # the API call of the submission being decoded
@@ -83,6 +84,8 @@ class LaunchSink:
                 sent = (a.get("graph_node") or {}).get("sent_by")
                 model.verified["graph_prepared" if sent else
                                _VERIFIED.get(a["verified"], "not_checked")] += 1
+        if self.windows is not None and self.windows.active:
+            self.windows.launch(launch, s)
         _tally(model, s, a)
         launch.kept_at = (len(model.launches), len(s["semaphores"]))
         model.launches.append(launch)

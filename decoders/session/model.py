@@ -75,6 +75,8 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # capture windows, one per process (decoders/window.py Windows.finish); [] without one
+    windows: list = field(default_factory=list)
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""

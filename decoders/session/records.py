@@ -14,13 +14,14 @@ class RecordHandlers:
     """`table`: record kind -> handler(rec). Kinds whose records each leave an entry in
     memory (_KEPT_TYPES) are counted against the budget first."""
 
-    def __init__(self, model, budget, branch, launches=None):
+    def __init__(self, model, budget, branch, launches=None, windows=None):
         self.model = model
         self.budget = budget
         self.branch = branch
         self.api = model.api
         self.attr = model.attribution
         self.launches = launches            # LaunchStage, or None (launches not decoded)
+        self.windows = windows              # decoders/window.py Windows, or None
         self.text = budget.text
         subs = model.submissions
         lazy = isinstance(subs, SpillList) and _SUBMISSION_BODY is not None
@@ -32,7 +33,8 @@ class RecordHandlers:
             "MUNMAP": self.munmap, "MREMAP": self.mremap, "OPEN": self.open_close,
             "CLOSE": self.open_close, "MARK": self.mark, "NOTE": self.note,
             "PROCESS_START": self.process_start, "PROCESS_EXIT": self.process_exit,
-            "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished}
+            "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished,
+            "WINDOW": self.window}
         for kind in _KEPT_TYPES:
             table[kind] = self._counted(table[kind])
         self.table = table
@@ -62,8 +64,14 @@ class RecordHandlers:
         call = self.api.current(rec.pid, rec.tid)
         if call is not None:
             call.submissions.append(rec.index)
+        wins = self.windows
+        if wins is not None and wins.active:
+            wins.submission(rec, self._subdec())
         if self.launches is not None:
             self.launches.feed(rec, call)
+
+    def _subdec(self):
+        return self.launches.decoder if self.launches is not None else None
 
     # -- API calls ----------------------------------------------------------------------
     def api_enter(self, rec):
@@ -174,6 +182,13 @@ class RecordHandlers:
         stats = self.model.shim_stats
         for name, v in zip(F.TL_STATS_NAMES, rec.body.counters):
             stats[name] = stats.get(name, 0) + v
+        if self.windows is not None:
+            self.windows.stats_record(rec)
+
+    def window(self, rec):
+        """A capture window's edge (decoders/window.py): a BEGIN resyncs the streams."""
+        if self.windows is not None:
+            self.windows.edge(rec, self._subdec())
 
     def end(self, rec):
         b = rec.body

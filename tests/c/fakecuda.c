@@ -16,12 +16,18 @@ static void seen(int i, u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5) {
 
 int cuCtxSynchronize(void) { fake_seen[9][0]++; return 0; }
 
+/* Set by tests/c/winprog.c: rings a simulated doorbell inside a call, as the driver's calls
+ * do (unset: nothing is submitted). */
+void (*fake_submit_hook)(const char *what, u64 arg);
+static void submits(const char *what, u64 arg) { if (fake_submit_hook) fake_submit_hook(what, arg); }
+
 int cuLaunchKernel(u64 f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned smem, u64 stream, void **params, void **extra) {
     u64 v[11] = { f, gx, gy, gz, bx, by, bz, smem, stream, (u64)params, (u64)extra };
     memcpy(fake_seen[0], v, sizeof v);
     fake_seen[0][11]++;
     cuCtxSynchronize();
+    if (stream != 0xCA97) submits("launch", f);     /* 0xCA97: a stream being captured */
     return f == 0xdead ? 400 : 0;
 }
 int cuLaunchKernel_ptsz(u64 f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -61,7 +67,9 @@ int cuKernelGetParamInfo(u64 k, size_t i, size_t *off, size_t *size) {
     return 0;
 }
 
-int cuModuleLoadData(u64 *mod, const void *image) { seen(2, (u64)mod, (u64)image, 0, 0, 0, 0); *mod = 0xAAA0; return 0; }
+int cuModuleLoadData(u64 *mod, const void *image) {
+    seen(2, (u64)mod, (u64)image, 0, 0, 0, 0); *mod = 0xAAA0; submits("load", 0); return 0;
+}
 int cuModuleGetFunction(u64 *f, u64 mod, const char *name) {
     seen(3, (u64)f, mod, (u64)name, 0, 0, 0);
     if (!strcmp(name, "vadd_reloaded")) fake_reloaded = 1;
@@ -74,19 +82,30 @@ int cuLibraryLoadData(u64 *lib, const void *code, void *a, void *b, unsigned c, 
     return 0;
 }
 int cuMemAlloc_v2(u64 *dptr, size_t n) { seen(5, (u64)dptr, n, 0, 0, 0, 0); *dptr = 0x7f0000000000ull + n; return 0; }
-int cuMemcpyHtoD_v2(u64 dst, const void *src, size_t n) { seen(6, dst, (u64)src, n, 0, 0, 0); return 0; }
-int cuMemsetD8_v2(u64 dst, unsigned char v, size_t n) { seen(7, dst, v, n, 0, 0, 0); return 0; }
+int cuMemcpyHtoD_v2(u64 dst, const void *src, size_t n) { seen(6, dst, (u64)src, n, 0, 0, 0); submits("memcpy", dst); return 0; }
+int cuMemsetD8_v2(u64 dst, unsigned char v, size_t n) { seen(7, dst, v, n, 0, 0, 0); submits("memset", dst); return 0; }
+/* Capture windows (tests/test_shim_window.py): the profiler's edges, and a graph whose
+ * instantiate, upload and launches each submit. Weak: tests/c/fakegraph.c, linked with this
+ * file for the graph-walk tests, has its own. */
+int cuProfilerStart(void) { fake_seen[11][0]++; return 0; }
+int cuProfilerStop(void) { fake_seen[11][1]++; return 0; }
+__attribute__((weak)) int cuGraphInstantiateWithFlags(u64 *exec, u64 graph, u64 flags) {
+    (void)flags; *exec = 0xE000 + graph; submits("instantiate", *exec); return 0;
+}
+int cuGraphUpload(u64 exec, u64 stream) { (void)stream; submits("upload", exec); return 0; }
+__attribute__((weak)) int cuGraphLaunch(u64 exec, u64 stream) { (void)stream; submits("graph", exec); return 0; }
+int cuStreamIsCapturing(u64 stream, unsigned *status) { *status = stream == 0xCA97; return 0; }
 /* A variant the shim has no slot for (a newer driver's export): it must pass unbracketed. */
 int cuMemsetD8_v9(u64 dst, unsigned char v, size_t n) { fake_seen[10][0]++; return cuMemsetD8_v2(dst, v, n); }
 
 static const char *const names[] = { "cuLaunchKernel", "cuLaunchKernelEx", "cuModuleLoadData",
     "cuModuleGetFunction", "cuLibraryLoadData", "cuMemAlloc", "cuMemcpyHtoD", "cuMemsetD8",
-    "cuCtxSynchronize", "cuFuncGetParamInfo", "cuGetProcAddress", 0 };
+    "cuCtxSynchronize", "cuFuncGetParamInfo", "cuGetProcAddress", "cuProfilerStart", "cuProfilerStop", 0 };
 int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status);
 static void *const fns[] = { (void *)cuLaunchKernel, (void *)cuLaunchKernelEx, (void *)cuModuleLoadData,
     (void *)cuModuleGetFunction, (void *)cuLibraryLoadData, (void *)cuMemAlloc_v2,
     (void *)cuMemcpyHtoD_v2, (void *)cuMemsetD8_v2, (void *)cuCtxSynchronize,
-    (void *)cuFuncGetParamInfo, (void *)cuGetProcAddress_v2 };
+    (void *)cuFuncGetParamInfo, (void *)cuGetProcAddress_v2, (void *)cuProfilerStart, (void *)cuProfilerStop };
 
 int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status) {
     (void)ver; (void)status;

@@ -214,16 +214,12 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
-    if (argc < 3) return 2;
-    snprintf(dev, sizeof dev, "%s", argv[1]);
-    int threads = argc > 3 ? atoi(argv[3]) : 4, per = argc > 4 ? atoi(argv[4]) : 50;
-    truth = fopen(argv[2], "w");
-    fprintf(truth, "{\"submissions\": [\n");
+/* The device files opened and mapped as libcuda does (tests/c/winprog.c shares it). */
+static const uint32_t sim_timer = 0x7ee1c0de;
+static int sim_setup(void) {
     ctl = open_dev("nvidiactl"); gpu = open_dev("nvidia0"); uvm = open_dev("nvidia-uvm");
     /* The usermode object: timer at +0x80 readable through the trap. */
-    uint32_t timer = 0x7ee1c0de;
-    pwrite(gpu, &timer, 4, GPU_FILE_USERMODE + 0x80);
+    pwrite(gpu, &sim_timer, 4, GPU_FILE_USERMODE + 0x80);
     uint8_t um_params[2] = { 0, 0 };
     rm_alloc64(0x5c000003u, UM_HANDLE, 0xC661, um_params);
     rm_map(UM_HANDLE, 0, 0x10000, gpu);
@@ -237,6 +233,16 @@ int main(int argc, char **argv) {
     pb = mmap(NULL, PB_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ctl, 0);
     uvm_map(0x5c000020u, PB_VA, 0, PB_SIZE);
     if (um == MAP_FAILED || rings == MAP_FAILED || pb == MAP_FAILED) { perror("mmap"); return 1; }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    snprintf(dev, sizeof dev, "%s", argv[1]);
+    int threads = argc > 3 ? atoi(argv[3]) : 4, per = argc > 4 ? atoi(argv[4]) : 50;
+    truth = fopen(argv[2], "w");
+    fprintf(truth, "{\"submissions\": [\n");
+    if (sim_setup()) return 1;
     uint32_t seen_timer = *(volatile uint32_t *)(um + 0x80);
 
     /* Channel 0: a 16-entry ring driven 40 times, so GP_PUT wraps. */
@@ -289,7 +295,7 @@ int main(int argc, char **argv) {
     fprintf(truth, "{\"token\": 0}],\n \"timer_read\": %u, \"timer_written\": %u, \"own_handler_ran\": %d,\n"
             " \"doorbell\": \"%llu\", \"sites\": [\"%llu\", \"%llu\"], \"gp_put_site\": \"%llu\", \"gp_entry_writer\": \"%llu\","
             " \"regs_after\": [%s]}\n",
-            seen_timer, timer, own_handler_ran, (unsigned long long)(uintptr_t)(um + 0x90),
+            seen_timer, sim_timer, own_handler_ran, (unsigned long long)(uintptr_t)(um + 0x90),
             (unsigned long long)(uintptr_t)sim_db_site, (unsigned long long)(uintptr_t)sim_regs_site,
             (unsigned long long)(uintptr_t)sim_set_gp_put, (unsigned long long)(uintptr_t)sim_gp_entry, regs_json);
     fclose(truth);

@@ -6,6 +6,7 @@ people; tracer/report.py does. The JSON view (`to_json`) is documented in docs/j
 """
 import bisect
 import gc
+import hashlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -356,9 +357,12 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                     if img is not None and "IMAGE_REF" not in c.sections and \
                             "ENTRIES_ELIDED" in img["flags"]:
                         model.images_elided += 1
-                    if img is not None and not budget.image(len(img["data"]), rec):
+                    kept = budget.image(img["data"], rec) if img is not None else None
+                    if img is not None and kept is None:
                         img["data"] = b""
                         img["flags"] = img["flags"] + ["NOT_KEPT"]
+                    elif img is not None:
+                        img["data"] = kept      # an identical image kept before: its bytes
                     if len(api._open) > KEPT_OPEN_CALLS:
                         budget.stop(rec, f"more than {KEPT_OPEN_CALLS} API calls entered and "
                                          f"not returned")
@@ -507,6 +511,8 @@ class _Budget:
         self.over = False
         self.images = 0
         self.images_over = False
+        self.image_keys = {}    # (length, SHA-256) -> the kept bytes of that image
+        self.image_ids = {}     # id(kept bytes) -> its key
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
@@ -522,18 +528,28 @@ class _Budget:
             f"decoding stopped at record {rec.index}: {why} (the report covers the records "
             f"before it)", offset=rec.offset))
 
-    def image(self, n, rec):
-        """Whether a module image of n bytes may be kept (KEPT_IMAGES in all)."""
-        self.images += n
+    def image(self, data, rec):
+        """The bytes to keep of a module image, or None once KEPT_IMAGES is spent. Each
+        distinct image counts once (SHA-256 and length): the ranks of a job load the same
+        libraries, and an image they share is kept once, as these same bytes (issue 26)."""
+        key = self.image_ids.get(id(data))      # the same bytes object (an IMAGE_REF)
+        if key is None:
+            key = (len(data), hashlib.sha256(data).digest())
+        kept = self.image_keys.get(key)
+        if kept is not None:
+            return kept
+        self.images += len(data)
         if self.images <= KEPT_IMAGES:
-            return True
+            self.image_keys[key] = data     # kept alive here, so its id stays its own
+            self.image_ids[id(data)] = key
+            return data
         if not self.images_over:
             self.images_over = True
             self.model.problems.append(CaptureError(
                 f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
                 f"and later images are not kept (their kernels keep the names the calls give, "
                 f"without a cubin)", offset=rec.offset))
-        return False
+        return None
 
     def keep(self, n, rec):
         """Whether n more bytes of a body or string may be kept."""

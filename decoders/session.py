@@ -335,7 +335,7 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                     feeding[0] = rec.index
                     feeding[1] = call
                     try:
-                        subdec.feed(rec.index, b)
+                        subdec.feed(rec.index, b, rec.pid)
                     finally:
                         feeding[0] = None
                     if len(subdec.problems) != nproblems:
@@ -425,6 +425,9 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                                             "how": F.TL_START.get(b.how, b.how),
                                             "exe": text(b.exe, rec), "cmdline": cmd,
                                             "exit": None, "t_start": rec.t_start, "tid": rec.tid}
+            elif t == "PROCESS_ENV":       # the launcher's rank variables (decoders/ranks.py)
+                from decoders.ranks import parse_env
+                model.processes.setdefault(rec.pid, {"pid": rec.pid})["env"] = parse_env(b.env)
             elif t == "PROCESS_EXIT":
                 # incomplete: written by the shim's destructor, which cannot know the status
                 # (the program returned from main, so libc called exit internally)
@@ -498,7 +501,7 @@ KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): 
 KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
 STRING_CUT = 256          # and each later string is cut to this many bytes
 _KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
-                         "PROCESS_START", "UNFINISHED"))
+                         "PROCESS_START", "PROCESS_ENV", "UNFINISHED"))
 
 
 class _Budget:

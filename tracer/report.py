@@ -6,6 +6,7 @@ import io
 import json
 from collections import Counter
 
+from decoders.ranks import processes_meta
 from decoders.session import SpillList, channels, marked_submissions
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
@@ -98,6 +99,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     if shim.get("doorbells"):
         w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "
           f"store site, {shim.get('fallbacks', 0)} single-stepped, the rest emulated at a fault\n")
+    render_ranks(model, w, st)
 
     stats = model.stats()
     w("\n" + st.head("ioctls by device file") + "\n")
@@ -204,6 +206,53 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
                  f"or a process that died while writing)") + "\n")
     out.flush()
+
+
+RANK_KERNELS = 5     # kernels named per rank in the text report, most launched first
+
+
+def render_ranks(model, w, st):
+    """One block per rank (issue 26): its pid, local rank, world size, the GPUs it used
+    (index, PCI bus id, UUID, channels made there) and its kernel launches by kernel. Shown
+    when a process has a rank, or the processes use more than one GPU between them."""
+    from decoders.ranks import rank_label
+    procs = [p for p in processes_meta(model) if p["gpus"] or p.get("rank") is not None]
+    if not any(p.get("rank") is not None for p in procs) and \
+            sum(len(p["gpus"]) for p in procs) < 2:
+        return
+    kernels = {}
+    for launch in model.launches:
+        s = launch._summary if hasattr(launch, "_summary") else launch
+        if not s.get("kernel"):
+            continue
+        a = s.get("attribution") or {}
+        name = (a.get("kernel") or {}).get("name") or "(kernel not named)"
+        c = kernels.setdefault(s.get("pid"), Counter())
+        c[short_name(name)] += 1
+    procs.sort(key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p["pid"]))
+    ranked = sum(p.get("rank") is not None for p in procs)
+    w("\n" + st.head(f"ranks ({ranked} of {len(procs)} process(es) on a GPU)" if ranked else
+                      f"GPUs by process ({len(procs)} process(es) on a GPU)") + "\n")
+    for p in procs:
+        bits = [rank_label(p)]
+        if p.get("local_rank") is not None:
+            bits.append(f"local rank {p['local_rank']}")
+        if p.get("world_size") is not None:
+            bits.append(f"world size {p['world_size']}")
+        if p.get("node_rank") is not None:
+            bits.append(f"node {p['node_rank']}")
+        w(st.head("  " + ", ".join(bits)) + "\n")
+        for g in p["gpus"]:
+            idx = "?" if g["index"] is None else g["index"]
+            w(f"    GPU {idx}  {_s(g['pci_bus_id'] or '?')}  {_s(g['uuid'] or 'uuid ?')}  "
+              f"{g['channels']} channel(s)" + ("" if g["channels"] else " (peer or query only)")
+              + "\n")
+        c = kernels.get(p["pid"], Counter())
+        w(f"    {sum(c.values())} kernel launch(es)" + (":" if c else "") + "\n")
+        for name, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:RANK_KERNELS]:
+            w(f"      {n:6d}  {_s(name)}\n")
+        if len(c) > RANK_KERNELS:
+            w(f"      ({len(c) - RANK_KERNELS} more kernel(s))\n")
 
 
 def _call_names(model):
@@ -380,7 +429,7 @@ def to_json(model):
         stats.update(cov)
     return _clean({
         "meta": dict(model.meta, capture=model.path, header=model.header,
-                     processes=list(model.processes.values())),
+                     processes=processes_meta(model)),
         "ioctls": model.ioctls,
         "mmaps": model.mmaps,
         "submissions": model.submissions,
@@ -540,7 +589,7 @@ def render_json(model, out):
         stats.update(cov)
     parts = (
         ("meta", dict(model.meta, capture=model.path, header=model.header,
-                      processes=list(model.processes.values()))),
+                      processes=processes_meta(model))),
         ("ioctls", model.ioctls),
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),

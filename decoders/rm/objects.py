@@ -20,6 +20,7 @@ Only successful calls change the tree; failed ones are ignored.
 from dataclasses import dataclass, field
 
 from decoders.ioctl import _decode, branch_of
+from decoders.ranks import GpuMap
 from decoders.rm.allocparams import NV2080_ENGINE_TYPE, memory_location
 from decoders.rm.classes import ROLE, class_name
 from decoders.fields import bits
@@ -103,6 +104,7 @@ class ObjectTree:
         self._resolutions = {}          # va -> resolution() data, valid as long
         self.launch_memo = {}           # for callers' own resolution()-derived data, as long
         self._described = {}            # va -> resolve_va() text, as long
+        self.gpus = GpuMap()            # which GPU each process's devices and channels are
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -149,6 +151,7 @@ class ObjectTree:
         esc = info.escape.replace(" (via XFER)", "")
         a = {**info.args_before, **info.args_after}
         p = info.params_after or info.params_before
+        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
         handler = getattr(self, "_on_" + esc.replace("NV_ESC_", "").lower(), None)
         if handler is not None:
             handler(a, p, info, pid, rec)

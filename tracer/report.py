@@ -220,7 +220,7 @@ def render_ranks(model, w, st):
     if not any(p.get("rank") is not None for p in procs) and \
             sum(len(p["gpus"]) for p in procs) < 2:
         return
-    kernels = {}
+    kernels, colls = {}, {}
     for launch in model.launches:
         s = launch._summary if hasattr(launch, "_summary") else launch
         if not s.get("kernel"):
@@ -229,6 +229,13 @@ def render_ranks(model, w, st):
         name = (a.get("kernel") or {}).get("name") or "(kernel not named)"
         c = kernels.setdefault(s.get("pid"), Counter())
         c[short_name(name)] += 1
+        for work in (a.get("nccl") or {}).get("works") or ():
+            f = work.get("func") or {}
+            key = " ".join(x for x in (f.get("coll"), f.get("redop"), f.get("type"),
+                                       f.get("algo"), f.get("proto")) if x) or "?"
+            t = colls.setdefault(s.get("pid"), {}).setdefault(key, [0, 0])
+            t[0] += 1
+            t[1] += work.get("bytes") or 0
     procs.sort(key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p["pid"]))
     ranked = sum(p.get("rank") is not None for p in procs)
     w("\n" + st.head(f"ranks ({ranked} of {len(procs)} process(es) on a GPU)" if ranked else
@@ -253,6 +260,9 @@ def render_ranks(model, w, st):
             w(f"      {n:6d}  {_s(name)}\n")
         if len(c) > RANK_KERNELS:
             w(f"      ({len(c) - RANK_KERNELS} more kernel(s))\n")
+        for key, (n, nbytes) in sorted(colls.get(p["pid"], {}).items(),
+                                       key=lambda kv: (-kv[1][0], kv[0])):
+            w(f"    NCCL {_s(key)}: {n} work(s), {nbytes} B\n")
 
 
 def _call_names(model):
@@ -386,6 +396,8 @@ def _render_launch(n, launch, w, full_names=False):
     if a is not None:
         from decoders.cuda.attribute import describe
         w(f"    API: {_s(describe(a, full_names=full_names), None)}\n")
+        if a.get("nccl"):
+            _render_nccl(a["nccl"], w)
         for arg in a.get("args") or []:
             v = arg["value"]
             shown = f"{v:#x}" if isinstance(v, int) and arg["size"] == 8 else v
@@ -402,6 +414,19 @@ def _render_launch(n, launch, w, full_names=False):
                 w(f"      {_where(res['semaphores'][k])}\n")
         else:
             w(f"    semaphore: {_s(sem)}\n")
+
+
+def _render_nccl(n, w):
+    """An NCCL kernel's collective (decoders/cuda/nccl.py): one line per work struct."""
+    from decoders.cuda.nccl import summary_line
+    if not n["works"]:
+        w(f"    NCCL: {_s(n['why'] or '?')}\n")
+    for work in n["works"][:4]:
+        bufs = "" if work.get("why") or work.get("workType") == "P2p" else \
+            f"  send {_hx(work.get('sendbuff'))} recv {_hx(work.get('recvbuff'))}"
+        w(f"    NCCL: {_s(summary_line(work))}{bufs}\n")
+    if len(n["works"]) > 4:
+        w(f"    NCCL: ({len(n['works']) - 4} more work structs)\n")
 
 
 def coverage_stats(model):

@@ -355,6 +355,9 @@ class Attribution:
         out["checked"] = self.checked
         out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]
+        if k and k["name"].startswith("ncclDevKernel_"):    # which collective (issue 26)
+            from decoders.cuda.nccl import describe
+            out["nccl"] = describe(hw_bytes, k["name"], (s.get("grid") or [0])[0])
         if k and k.get("image_problem"):
             out["image_problem"] = k["image_problem"]
         return out

@@ -374,7 +374,7 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                     attr.observe(call)
                     kernel = ()
                     if call.launch_config is not None:
-                        k = attr.kernel(call.launch_config["function"])
+                        k = attr.kernel(call.launch_config["function"], pid=call.pid)
                         kernel = (k["name"] if k else None,)
                     _append_call(model.api_calls, call, kernel)
                     model.api_call_names[call.name] += 1

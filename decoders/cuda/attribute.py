@@ -129,16 +129,19 @@ class Attribution:
         self.sm = sm
         self.granule = SMEM_GRANULE.get(family_of_sm(sm), 1)
         self.smem = None
-        self.images = {}        # module / library handle -> the ApiCall that loaded it
-        self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
-        self.allocations = []   # [base, size, call name, call index, freed at record index]
+        # Handles and pointers are a process's own: two ranks may hold the same numbers
+        # (issue 26), so the tables are keyed by (pid, handle) and allocations carry a pid.
+        self.images = {}        # (pid, module / library handle) -> the ApiCall that loaded it
+        self.functions = {}     # (pid, CUfunction / CUkernel handle) -> (mangled, parent handle)
+        self.allocations = []   # [base, size, call name, call index, freed at, pid]
+        self._pid = None        # the process of the launch being attributed (for_launch)
         self._captured = []     # launch calls that submitted nothing: graph nodes (stream capture)
         self._cubins = {}       # image bytes -> Cubin, least recently used first (_cubin)
         self._cubin_bytes = 0   # their decompressed bytes
         self._image_why = {}    # image bytes -> why it gave no cubin (None: nothing wrong)
         self._image_kernels = {}    # (image bytes, mangled) -> (Kernel, arch, why)
         self.problems = []      # CaptureError per distinct module image that did not decode
-        self._by_program = {}   # program address -> kernel dict (from attributed launches)
+        self._by_program = {}   # (pid, program address) -> kernel dict (attributed launches)
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
         self.any_calls = False
@@ -154,8 +157,8 @@ class Attribution:
             if c.launch_config:
                 # the function as bound now: a later lookup may hand its handle to another
                 # function (XLA unloads modules) before this call's QMDs are attributed
-                entry = self.functions.get(c.launch_config["function"])
-                c.bound = (entry, self.images.get(entry[1]) if entry else None)
+                entry = self.functions.get((c.pid, c.launch_config["function"]))
+                c.bound = (entry, self.images.get((c.pid, entry[1])) if entry else None)
             if not c.submissions and c.launch_config:
                 self._captured.append(c)
             return
@@ -163,37 +166,40 @@ class Attribution:
             self._kernels.clear()
             self._kernel_json.clear()
         if c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
-            self.images[c.out] = c
+            self.images[(c.pid, c.out)] = c
         elif c.kind == "GET_BY_NAME" and c.out is not None:
             parent = c.args.get("hmod", c.args.get("library"))
-            self.functions[c.out] = (c.string, parent)
+            self.functions[(c.pid, c.out)] = (c.string, parent)
         elif c.base == "cuKernelGetFunction" and c.out is not None:
-            k = self.functions.get(c.args.get("kernel"))
+            k = self.functions.get((c.pid, c.args.get("kernel")))
             if k:
-                self.functions[c.out] = k
+                self.functions[(c.pid, c.out)] = k
         elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
-            self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None])
+            self.allocations.append([c.out, c.args["bytesize"], c.name, c.index, None, c.pid])
         elif c.base in _FREE:
             for a in self.allocations:
-                if a[0] == c.args.get("dptr") and a[4] is None:
+                if a[0] == c.args.get("dptr") and a[4] is None and a[5] == c.pid:
                     a[4] = c.index
 
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
-        """The cuMemAlloc a pointer falls in, live at record `at_index`."""
-        for base, size, name, index, freed in self.allocations:
+        """The cuMemAlloc a pointer falls in, live at record `at_index`, made by the process
+        of the launch being attributed."""
+        pid = self._pid
+        for base, size, name, index, freed, apid in self.allocations:
             if base <= value < base + size and index < at_index and (
-                    freed is None or freed > at_index):
+                    freed is None or freed > at_index) and (pid is None or apid == pid):
                 return {"base": base, "size": size, "offset": value - base,
                         "call": name, "call_index": index}
         return None
 
-    def kernel(self, handle, bound=None):
-        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None.
-        bound: (function entry, module load) as the launch call saw them (observe)."""
+    def kernel(self, handle, bound=None, pid=None):
+        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle of process
+        `pid`, or None. bound: (function entry, module load) as the launch call saw them."""
+        handle = (pid, handle)
         if bound is not None and bound[0] is not None and \
                 (self.functions.get(handle) != bound[0] or
-                 self.images.get(bound[0][1]) is not bound[1]):
+                 self.images.get((pid, bound[0][1])) is not bound[1]):
             return self._kernel(handle, bound)      # rebound since the call: as it was then
         k = self._kernels.get(handle, self)
         if k is self:
@@ -207,7 +213,7 @@ class Attribution:
         mangled, parent = entry
         out = {"mangled": mangled, "name": demangle(mangled) if mangled else mangled,
                "module": parent, "image_call": None, "cubin": None, "info": None}
-        load = bound[1] if bound is not None else self.images.get(parent)
+        load = bound[1] if bound is not None else self.images.get((handle[0], parent))
         if load is None:
             return out
         out["image_call"] = load.index
@@ -336,8 +342,8 @@ class Attribution:
                                                 "scheduled ahead of the replays that run it")
             call = node
         cfg = call.launch_config
-        handle = cfg["function"]
-        k = self.kernel(handle, call.bound)
+        handle = (call.pid, cfg["function"])
+        k = self.kernel(cfg["function"], call.bound, pid=call.pid)
         info = k["info"] if k else None
         if k:
             # one dict per kernel() entry, shared by its launches (read, never changed;
@@ -348,8 +354,9 @@ class Attribution:
                     "name": k["name"], "mangled": k["mangled"], "module": k["module"],
                     "image_call": k["image_call"], "cubin_arch": k["cubin"]}
             out["kernel"] = kj
-            self._by_program[s.get("program_address")] = kj
+            self._by_program[(s.get("pid"), s.get("program_address"))] = kj
         params = call.params or self._from_windows(call, info)
+        self._pid = call.pid
         out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         out["checked"] = self.checked
@@ -376,7 +383,7 @@ class Attribution:
         return None
 
     def _by_address(self, out, s):
-        k = self._by_program.get(s.get("program_address"))
+        k = self._by_program.get((s.get("pid"), s.get("program_address")))
         if k is not None:
             out["kernel"] = dict(k, how="same program address as an attributed launch")
         return out

@@ -168,3 +168,10 @@ def test_kernel_names(name, want):
         assert got is None
     else:
         assert {k: got[k] for k in want} == want
+
+
+def test_provenance_block():
+    from tests.test_fields_lint import REQUIRED_PROVENANCE
+    for key in REQUIRED_PROVENANCE:
+        assert N.PROVENANCE.get(key), key
+    assert "Provenance" in N.__doc__ and "v2.27.7-1" in N.__doc__

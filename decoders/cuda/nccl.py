@@ -246,7 +246,7 @@ def describe(args, kernel_name, blocks):
             continue
         wsize = st.sizeof()
         for i in range(64):
-            if not b.offsetBitset >> i & 1:
+            if not bits(b.offsetBitset, i, 1):
                 continue
             off = b.offsetBase + i * wsize
             if off in works:

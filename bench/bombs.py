@@ -218,10 +218,12 @@ def big_submissions(data=None, n=20, seg_size=16 << 20, word=0):
         gz(data[at:])
 
 
-def big_images(data=None, n=8, image_size=60 << 20):
+def big_images(data=None, n=8, image_size=60 << 20, distinct=True):
     """n copies of the recording's module-load API_ENTER, its IMAGE section (a real cubin)
     padded with zeros to image_size: the module images kept for attribution must stay in
-    the budget (8 x 100 MiB took 549 MB)."""
+    the budget (8 x 100 MiB took 549 MB). `distinct`: the last byte of each copy's padding is
+    its number, so no two images are the same bytes (the decoder keeps an image that repeats
+    once, decoders/session.py _Budget.image); False: n identical images."""
     data = data if data is not None else load()
     sp = spans(data)
     for off, length, t in sp:
@@ -231,19 +233,25 @@ def big_images(data=None, n=8, image_size=60 << 20):
                 break
     else:
         raise ValueError("no module image in the recording")
-    secs = []
+    secs, cubin = [], b""
     for s in b.sections:
         d = dict(tag=s.tag, size=s.size, flags=s.flags, full_size=s.full_size,
                  data=bytes(s.data))
         if s.tag == 6:
+            cubin = bytes(s.data)
             d.update(size=image_size, full_size=image_size,
                      data=bytes(s.data) + bytes(image_size - len(s.data)))
         secs.append(d)
     values = {k: v for k, v in b.items() if not k.startswith("_")}
     body = F.TL_API.build(dict(values, sections=secs))
-    record = record_header(F.TL_RECORD_HEADER_SIZE + len(body), "API_ENTER") + body
+    record = bytearray(record_header(F.TL_RECORD_HEADER_SIZE + len(body), "API_ENTER") + body)
+    last = record.find(cubin) + image_size - 1      # the image's last padding byte
+    records = []
+    for i in range(n):
+        record[last] = i + 1 if distinct else 0
+        records.append(gz(bytes(record)) if distinct or not records else records[0])
     at = sp[-1][0]
-    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + gz(record) * n + \
+    return gz(_with_cursor(data[:at], len(data) + n * len(record))) + b"".join(records) + \
         gz(data[at:])
 
 

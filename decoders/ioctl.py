@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from decoders.escapes import numbers as ESC
 from decoders.escapes.render import changed, hexdump, render
-from decoders.escapes.structs import NV_RM_API_VERSION_CMD, NV_RM_API_VERSION_REPLY
+from decoders.escapes.structs import (NV_DMABUF_EXPORT_MAPPING_TYPE, NV_IOCTL_NUMA_STATUS,
+                                      NV_RM_API_VERSION_CMD, NV_RM_API_VERSION_REPLY)
 from decoders.fields import bits, place
 from decoders.node import Node
 from decoders.rm import allocparams as AP
@@ -295,7 +296,7 @@ class _Builder:
         self.info.params_decoded = True
         allv = {**self.info.args_before, **self.info.args_after}
         for sname in ("status", "Status"):
-            if sname in self.info.args_after:
+            if sname in self.info.args_after and name not in _STATUS_NOT_RM:
                 self.info.status = self.info.args_after[sname]
         handler = FAMILY.get(name)
         if handler is not None:
@@ -456,11 +457,25 @@ def st_name(st, escape):
 _ST_NAMES = {}      # id(struct) -> (struct, its name in nvos / escapes.structs or None)
 
 
+# Escapes whose `status` field is not an NV_STATUS (nv-ioctl-numa.h: the NUMA memory state).
+_STATUS_NOT_RM = frozenset(("NV_ESC_NUMA_INFO", "NV_ESC_SET_NUMA_STATUS"))
 ESC_HINTS = {
     "NV_ESC_CHECK_VERSION_STR": {"versionString": "str", "cmd": "enum:CMD", "reply": "enum:REPLY"},
+    "NV_ESC_NUMA_INFO": {"nid": "dec", "status": "enum:NUMA_STATUS", "memblock_size": "hex",
+                         "numa_mem_addr": "hex", "numa_mem_size": "hex",
+                         "use_auto_online": "bool",
+                         "offline_addresses.": {"addresses[]": "hex",
+                                                "numEntries": "count_of:addresses"}},
+    "NV_ESC_SET_NUMA_STATUS": {"status": "enum:NUMA_STATUS"},
+    "NV_ESC_EXPORT_TO_DMABUF_FD": {"fd": "dec", "hClient": "handle", "totalSize": "hex",
+                                   "mappingType": "enum:DMABUF_MAPPING_TYPE",
+                                   "bAllowMmap": "bool", "numObjects": "count_of:handles",
+                                   "handles[]": "handle", "offsets[]": "hex", "sizes[]": "hex"},
     "NV_ESC_RM_CONTROL": {"params": "ptr", "cmd": lambda v: control_display(v)},
 }
-ESC_TABLES = {"CMD": NV_RM_API_VERSION_CMD, "REPLY": NV_RM_API_VERSION_REPLY}
+ESC_TABLES = {"CMD": NV_RM_API_VERSION_CMD, "REPLY": NV_RM_API_VERSION_REPLY,
+              "NUMA_STATUS": NV_IOCTL_NUMA_STATUS,
+              "DMABUF_MAPPING_TYPE": NV_DMABUF_EXPORT_MAPPING_TYPE}
 FAMILY = {
     "NV_ESC_RM_CONTROL": _Builder.rm_control,
     "NV_ESC_RM_ALLOC": _Builder.rm_alloc,

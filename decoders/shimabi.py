@@ -22,6 +22,7 @@ STRUCTS = [
     ("TL_FILE_HEADER", F.TL_FILE_HEADER),
     ("TL_RECORD_HEADER", F.TL_RECORD_HEADER),
     ("TL_PROCESS_START", F.TL_PROCESS_START),
+    ("TL_PROCESS_ENV", F.TL_PROCESS_ENV),
     ("TL_PROCESS_EXIT", F.TL_PROCESS_EXIT),
     ("TL_OPEN", F.TL_OPEN),
     ("TL_CLOSE", F.TL_CLOSE),
@@ -170,6 +171,11 @@ def render():
     for i, name in enumerate(F.TL_STATS_NAMES):
         lines.append(f"#define TL_STAT_{name.upper()} {i}")
     lines.append(f"#define TL_STAT_COUNT {len(F.TL_STATS_NAMES)}")
+    lines.append("")
+    lines.append("/* PROCESS_ENV: the environment variables the shim records (format.py TL_ENV_NAMES). */")
+    lines.append("#define TL_ENV_NAMES { " + ", ".join(f'"{n}"' for n in F.TL_ENV_NAMES) + " }")
+    lines.append(f"#define TL_ENV_VALUE_MAX {F.TL_ENV_VALUE_MAX}")
+    lines.append(f"#define TL_ENV_MAX {F.TL_ENV_MAX}")
     lines.append("")
     for prefix, struct in STRUCTS:
         fields, total = _field_offsets(struct)

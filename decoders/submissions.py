@@ -167,6 +167,7 @@ class SubmissionDecoder:
             s["record_index"] = record_index
             s["submission_index"] = n
             s["channel"] = token
+            s["pid"] = pid
         sink = self.sink
         if sink is None:
             self.launches.extend(new)

@@ -29,6 +29,7 @@ import os
 PID_MAX_LIMIT = 1 << 22                  # linux/threads.h: no pid or tid above this
 CHANNEL_PID = PID_MAX_LIMIT + 1          # the synthetic "GPU channels" process
 OVERLAP_TID = PID_MAX_LIMIT + 1          # tid + this: a thread's overflow track
+CHANNEL_TID = 2 * PID_MAX_LIMIT + 2      # + n: a ranked process's n-th channel track
 
 _NAMED_ESCAPES = ("RM_CONTROL", "RM_ALLOC", "RM_ALLOC_MEMORY")
 
@@ -125,18 +126,32 @@ class _Builder:
                     stack.append(end)
                 self.events.append(ev)
 
-    def metadata(self, channel_names):
+    def metadata(self, channel_names, own_channels=(), ranks=None):
+        """`own_channels`: [(pid, tid, name)] of channel tracks kept in their own process;
+        `ranks`: {pid: (label, rank)} of the processes named after their rank."""
         m = self.model
         meta = []
+        ranks = ranks or {}
         pids = sorted(({p for p, _ in self.threads} | set(m.processes)) - {CHANNEL_PID})
         for pid in pids:
             p = m.processes.get(pid) or {}
             cmd = " ".join(p.get("cmdline") or []) or p.get("exe") or ""
             name = f"{os.path.basename(p.get('exe') or '') or 'process'} {cmd}".strip()[:120]
+            if pid in ranks:
+                name = ranks[pid][0]
+                if ranks[pid][1] is not None:
+                    meta.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+                                 "args": {"sort_index": ranks[pid][1]}})
             meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
                          "args": {"name": name}})
+        for pid, tid, name in own_channels:
+            meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                         "args": {"name": name}})
+            meta.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
+                         "args": {"sort_index": tid}})
+        own = {(pid, tid) for pid, tid, _ in own_channels}
         for (pid, tid), name in sorted(self.threads.items()):
-            if pid == CHANNEL_PID and tid in dict(channel_names):
+            if (pid == CHANNEL_PID and tid in dict(channel_names)) or (pid, tid) in own:
                 continue
             meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
                          "args": {"name": name}})
@@ -191,6 +206,28 @@ def _kernel_name(sub, api_calls, mark_pairs):
     return None
 
 
+def _ranks(model):
+    """({pid: (process name, rank or None)} of the processes shown by rank: those with a
+    rank, or every process that rang a doorbell when more than one did; a function
+    (pid, hChannel) -> the GPU of that channel or None), from decoders/ranks.py."""
+    from decoders.ranks import processes_meta, rank_label
+    gm = getattr(getattr(model, "objects", None), "gpus", None)
+    if gm is None or not getattr(model, "processes", None):
+        return {}, lambda pid, ch: None
+    memo = {}
+
+    def gpu(pid, ch):
+        if (pid, ch) not in memo:
+            memo[(pid, ch)] = gm.channel_gpu(pid, ch)
+        return memo[(pid, ch)]
+    procs = processes_meta(model)
+    ranked = {p["pid"] for p in procs if p.get("rank") is not None}
+    if not ranked:
+        ringing = {pid for pid, chans in gm.channels.items() if chans}
+        ranked = ringing if len(ringing) > 1 else set()
+    return {p["pid"]: (rank_label(p), p.get("rank")) for p in procs if p["pid"] in ranked}, gpu
+
+
 def timeline(model):
     """The trace-event JSON object of a CaptureModel (or any object with the same lists)."""
     from decoders.methods import class_info
@@ -230,18 +267,32 @@ def timeline(model):
             rec = _summary(launch).get("record_index")
         launches_by_record.setdefault(rec, []).append(launch)
 
-    channel_tid = {}
-    channel_names = []
+    # Ranks (issue 26): a process with a rank, or each process when several rang doorbells,
+    # is named after its rank and GPU and holds its own channel tracks; otherwise the
+    # channels share the synthetic "GPU channels" process.
+    ranks, gpus = _ranks(model)
+    channel_tid = {}            # (pid, token) -> (track pid, tid)
+    channel_names = []          # [(tid, name)] under CHANNEL_PID
+    own_channels = []           # [(pid, tid, name)] in their own process
     for s in sorted(model.submissions, key=lambda s: (s["pid"], s["token"], s["index"])):
         key = (s["pid"], s["token"])
         if key not in channel_tid:
-            tid = channel_tid[key] = len(channel_tid) + 1
             info = class_info(s["class"])
             cname = info.name if info else f"class {s['class']:#06x}"
-            channel_names.append((tid, f"channel token {s['token']:#x} (hChannel "
-                                       f"{s['channel']:#x}, {cname}, pid {s['pid']})"))
+            g = gpus(s["pid"], s["channel"])
+            where = f", GPU {g['index']}" if g and g.get("index") is not None else ""
+            if s["pid"] in ranks:
+                tid = CHANNEL_TID + sum(1 for p, _ in channel_tid if p == s["pid"]) + 1
+                channel_tid[key] = (s["pid"], tid)
+                own_channels.append((s["pid"], tid, f"channel token {s['token']:#x} (hChannel "
+                                                    f"{s['channel']:#x}, {cname}{where})"))
+            else:
+                tid = sum(1 for p, _ in channel_tid.values() if p == CHANNEL_PID) + 1
+                channel_tid[key] = (CHANNEL_PID, tid)
+                channel_names.append((tid, f"channel token {s['token']:#x} (hChannel "
+                                           f"{s['channel']:#x}, {cname}, pid {s['pid']}{where})"))
     for s in model.submissions:
-        tid = channel_tid[(s["pid"], s["token"])]
+        track_pid, tid = channel_tid[(s["pid"], s["token"])]
         nbytes = sum(g["size"] for g in s["segments"])
         launches = []
         for launch in launches_by_record.get(s["index"], ()):
@@ -269,13 +320,14 @@ def timeline(model):
             args["launches"] = launches
         if kname:
             args["kernel_name"] = kname
-        b.complete(CHANNEL_PID, tid, name, "submission", s["t"], s["t"], args)
+        b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args)
         b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
                   {"record_index": s["index"], "token": f"{s['token']:#x}",
                    "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
     b.channel_names = dict(channel_names)
+    b.channel_names.update({tid: name for _, tid, name in own_channels})
     b.flush_complete()
-    events = b.metadata(channel_names) + sorted(
+    events = b.metadata(channel_names, own_channels, ranks) + sorted(
         b.events, key=lambda e: (e["ts"], -e.get("dur", 0), e["pid"], e["tid"]))
     header = getattr(model, "header", None) or {}
     meta = getattr(model, "meta", None) or {}

@@ -69,7 +69,7 @@ class Windows:
     def submission(self, rec, subdec):
         """Before a SUBMISSION is fed: note whether it lies outside the window, and resync its
         channel when GP entries before it were not recorded (a hole the window left).
-        subdec.resync(body) names the channel as the session feeds it (pid None)."""
+        subdec.resync(body, pid) names the channel as the session feeds it."""
         b = rec.body
         pid = rec.pid
         self.recent.append((rec.index, pid, self.outside(pid)))
@@ -77,7 +77,7 @@ class Windows:
         last = self.last_put.get(key)
         self.last_put[key] = b["gp_put"]
         if last is not None and last != b["gp_put_prev"] and subdec is not None:
-            subdec.resync(b)
+            subdec.resync(b, pid)
 
     def launch(self, launch, summary):
         """A decoded launch: summary["window"] is "inside" or "outside" its process's window."""

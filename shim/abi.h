@@ -26,6 +26,7 @@
 #define TL_REC_API_ENTER 14
 #define TL_REC_API_EXIT 15
 #define TL_REC_WINDOW 16
+#define TL_REC_PROCESS_ENV 17
 #define TL_BUF_RM_CONTROL_PARAMS 1
 #define TL_BUF_RM_ALLOC_PARAMS 2
 #define TL_BUF_XFER_ARGS 3
@@ -97,6 +98,11 @@
 #define TL_STAT_WINDOW_LAUNCHES_SKIPPED 38
 #define TL_STAT_COUNT 39
 
+/* PROCESS_ENV: the environment variables the shim records (format.py TL_ENV_NAMES). */
+#define TL_ENV_NAMES { "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "CUDA_VISIBLE_DEVICES" }
+#define TL_ENV_VALUE_MAX 256
+#define TL_ENV_MAX 2048
+
 #define TL_FILE_HEADER__magic 0
 #define TL_FILE_HEADER__version 8
 #define TL_FILE_HEADER__header_size 12
@@ -127,6 +133,11 @@
 #define TL_PROCESS_START__cmdline_len 12
 #define TL_PROCESS_START__exe 16
 #define TL_PROCESS_START__FIXED 16
+
+#define TL_PROCESS_ENV__env_len 0
+#define TL_PROCESS_ENV__reserved0 4
+#define TL_PROCESS_ENV__env 8
+#define TL_PROCESS_ENV__FIXED 8
 
 #define TL_PROCESS_EXIT__status 0
 #define TL_PROCESS_EXIT__reserved0 4
@@ -551,8 +562,13 @@
     { 0x7eu, 24u }, \
     { 0x80u, 56u }, \
     { 0xdeu, 8u }, \
+    { 0xe0u, 244u }, \
+    { 0xf8u, 48u }, \
+    { 0xf9u, 64u }, \
+    { 0xfbu, 32u }, \
     { 0x2080u, 4u }, \
     { 0x2081u, 4u }, \
+    { 0x503bu, 72u }, \
     { 0x503cu, 4u }, \
     { 0x506fu, 368u }, \
     { 0x50a0u, 128u }, \

@@ -1209,6 +1209,40 @@ static size_t read_file(const char *path, char *buf, size_t cap) {
     return n;
 }
 
+/* PROCESS_ENV (issue 26): the launcher's rank variables, TL_ENV_NAMES only (never the rest
+ * of the environment), read from `environ` as it is now: after exec that is what the launcher
+ * passed (torchrun sets RANK for each worker it starts), after fork what the parent set.
+ * Written only when one is set. No allocation: a fixed buffer, values cut to TL_ENV_VALUE_MAX. */
+extern char **environ;
+static void record_process_env(void) {
+    static const char *const names[] = TL_ENV_NAMES;
+    char buf[TL_ENV_MAX];
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++) {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            size_t nl = s_len(names[i]);
+            if (!s_prefix(*e, names[i], nl) || (*e)[nl] != '=') continue;
+            size_t vl = s_len(*e + nl + 1);
+            if (vl > TL_ENV_VALUE_MAX) vl = TL_ENV_VALUE_MAX;
+            if (n + nl + 1 + vl + 1 <= sizeof buf) {
+                put_bytes((uint8_t *)buf + n, *e, nl + 1 + vl);
+                n += nl + 1 + vl;
+                buf[n++] = 0;
+            }
+            break;
+        }
+    }
+    if (!n) return;
+    uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_PROCESS_ENV__FIXED + pad8(n));
+    if (!r) return;
+    uint8_t *b = body(r);
+    uint64_t t = now_ns();
+    w64(r, TL_RECORD_HEADER__t_start, t); w64(r, TL_RECORD_HEADER__t_end, t);
+    w32(b, TL_PROCESS_ENV__env_len, (uint32_t)n);
+    put_bytes(b + TL_PROCESS_ENV__env, buf, n);
+    rec_publish(r, TL_REC_PROCESS_ENV, TL_RF_COMPLETE);
+}
+
 static void record_process_start(uint32_t how) {
     char exe[1024], cmd[4096];
     long el = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe);
@@ -1224,6 +1258,7 @@ static void record_process_start(uint32_t how) {
     put_bytes(b + TL_PROCESS_START__exe, exe, (size_t)el);
     put_bytes(b + TL_PROCESS_START__exe + pad8((size_t)el), cmd, cl);
     rec_publish(r, TL_REC_PROCESS_START, TL_RF_COMPLETE);
+    record_process_env();
 }
 
 static void record_exit(int status, int known) {

@@ -13,6 +13,7 @@ from decoders.uvm.sizes import UVM_PARAM_SIZE_580
 
 TABLE_MODULES = ("decoders.rm.status", "decoders.rm.classes", "decoders.rm.controls",
                  "decoders.rm.controls_data", "decoders.rm.allocparams", "decoders.rm.ctrlparams",
+                 "decoders.rm.ctrlparams_p2p",
                  "decoders.escapes.numbers", "decoders.escapes.structs", "decoders.uvm.ioctls",
                  "decoders.uvm.sizes")
 

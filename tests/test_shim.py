@@ -546,3 +546,57 @@ def test_probe_ring_names_the_ring_and_userd_store_sites(shim, programs, tmp_pat
     assert any(a % 0x1000 == 0x8C for a in targets)     # a GP_PUT store (USERD + 0x8C)
     subs = [r for r in recs if r.type == "SUBMISSION" and r.body.flags & F.TL_SUB_CHANNEL_KNOWN]
     assert len(subs) == len([s for s in truth["submissions"] if s["token"]])
+
+
+_RANK_VARS = dict(RANK="3", LOCAL_RANK="1", WORLD_SIZE="4", LOCAL_WORLD_SIZE="2",
+                  CUDA_VISIBLE_DEVICES="1,0")
+
+
+def test_process_env_records_the_rank_variables_only(shim, programs, tmp_path, monkeypatch):
+    """PROCESS_ENV (issue 26): after PROCESS_START, the launcher's rank variables of each
+    process, the exec'd one and its forked child, and nothing else of the environment."""
+    for k in F.TL_ENV_NAMES:
+        monkeypatch.delenv(k, raising=False)
+    dev = _devdir(tmp_path)
+    cap = tmp_path / "c.tlc"
+    secret = "not-for-the-capture-5d1f"
+    proc, recs = _run(shim, [programs["fakedev"], dev, tmp_path / "t.json"], cap, dev,
+                      extra_env=dict(_RANK_VARS, TL_TEST_SECRET=secret))
+    assert proc.returncode == 3
+    starts = [r for r in recs if r.type == "PROCESS_START"]
+    envs = [r for r in recs if r.type == "PROCESS_ENV"]
+    assert len(starts) == len(envs) >= 2                   # fakedev forks a child
+    for r in envs:
+        start = next(s for s in starts if s.pid == r.pid)
+        assert start.index < r.index and r.complete
+        entries = bytes(r.body.env).split(b"\0")
+        assert entries[-1] == b"" and r.body.env_len == len(r.body.env)
+        assert sorted(e.decode() for e in entries[:-1]) == sorted(
+            f"{k}={v}" for k, v in _RANK_VARS.items())
+    assert secret.encode() not in cap.read_bytes()
+    from decoders.ranks import processes_meta
+    from decoders.session import decode_capture
+    m = decode_capture(cap)
+    for p in processes_meta(m):
+        assert (p["rank"], p["local_rank"], p["world_size"], p["local_world_size"]) == (3, 1, 4, 2)
+        assert p["env"]["CUDA_VISIBLE_DEVICES"] == "1,0"
+
+
+def test_no_process_env_without_launcher_variables(shim, programs, tmp_path, monkeypatch):
+    for k in F.TL_ENV_NAMES:
+        monkeypatch.delenv(k, raising=False)
+    dev = _devdir(tmp_path)
+    _, recs = _run(shim, [programs["fakedev"], dev, tmp_path / "t.json"], tmp_path / "c.tlc", dev)
+    assert not [r for r in recs if r.type == "PROCESS_ENV"]
+
+
+def test_process_env_value_cut(shim, programs, tmp_path, monkeypatch):
+    for k in F.TL_ENV_NAMES:
+        monkeypatch.delenv(k, raising=False)
+    dev = _devdir(tmp_path)
+    long = "x" * (F.TL_ENV_VALUE_MAX + 100)
+    _, recs = _run(shim, [programs["fakedev"], dev, tmp_path / "t.json"], tmp_path / "c.tlc", dev,
+                   extra_env={"CUDA_VISIBLE_DEVICES": long, "RANK": "0"})
+    env = next(r for r in recs if r.type == "PROCESS_ENV")
+    entries = bytes(env.body.env).split(b"\0")[:-1]
+    assert b"CUDA_VISIBLE_DEVICES=" + b"x" * F.TL_ENV_VALUE_MAX in entries and b"RANK=0" in entries

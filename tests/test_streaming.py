@@ -49,7 +49,8 @@ def test_session_launches_equal_decode_submissions():
     list of SUBMISSION bodies (the path that keeps everything), launch for launch."""
     path = _path("launch-loop-10k" if "launch-loop-10k" in CAPTURES else SMALL[0])
     _, records = read_capture(path)
-    result = decode_submissions([(r.index, r.body) for r in records if r.type == "SUBMISSION"])
+    result = decode_submissions([(r.index, r.body, r.pid) for r in records
+                                 if r.type == "SUBMISSION"])
     model = decode_capture(path, keep=1000)
     assert len(model.launches) == len(result.launches)
     for a, b in zip(model.launches, result.launches):

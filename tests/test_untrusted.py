@@ -317,3 +317,18 @@ def test_many_marked_launches(tmp_path, vadd):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert r.stdout.count("\nmarked launch 1:") == MAX_MARKED
     assert f"the first {MAX_MARKED} are shown" in r.stdout
+
+
+def test_identical_module_images_count_once(tmp_path, vadd):
+    """The same 8 loads of one 60 MiB image (what the ranks of a job do with the libraries
+    they share, issue 26): each distinct image counts once against KEPT_IMAGES, so none is
+    dropped and no problem is reported, in the memory one image takes."""
+    p = tmp_path / "synthetic-same-images.tlc.gz"
+    p.write_bytes(bombs.big_images(vadd, n=8, distinct=False))
+    rc, out, err, dt, rss = decode(p)
+    assert rc == 0, err[-2000:]
+    assert "module images pass" not in err
+    assert b"exit     0" in out
+    assert dt < BUDGET_S
+    if rss is not None:
+        assert rss < BUDGET_RSS, rss

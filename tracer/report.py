@@ -6,6 +6,7 @@ import io
 import json
 from collections import Counter
 
+from decoders.ranks import processes_meta
 from decoders.session import SpillList, channels, marked_submissions
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
@@ -100,6 +101,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     if shim.get("doorbells"):
         w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "
           f"store site, {shim.get('fallbacks', 0)} single-stepped, the rest emulated at a fault\n")
+    render_ranks(model, w, st)
 
     stats = model.stats()
     w("\n" + st.head("ioctls by device file") + "\n")
@@ -206,6 +208,63 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
                  f"or a process that died while writing)") + "\n")
     out.flush()
+
+
+RANK_KERNELS = 5     # kernels named per rank in the text report, most launched first
+
+
+def render_ranks(model, w, st):
+    """One block per rank (issue 26): its pid, local rank, world size, the GPUs it used
+    (index, PCI bus id, UUID, channels made there) and its kernel launches by kernel. Shown
+    when a process has a rank, or the processes use more than one GPU between them."""
+    from decoders.ranks import rank_label
+    procs = [p for p in processes_meta(model) if p["gpus"] or p.get("rank") is not None]
+    if not any(p.get("rank") is not None for p in procs) and \
+            sum(len(p["gpus"]) for p in procs) < 2:
+        return
+    kernels, colls = {}, {}
+    for launch in model.launches:
+        s = launch._summary if hasattr(launch, "_summary") else launch
+        if not s.get("kernel"):
+            continue
+        a = s.get("attribution") or {}
+        name = (a.get("kernel") or {}).get("name") or "(kernel not named)"
+        c = kernels.setdefault(s.get("pid"), Counter())
+        c[short_name(name)] += 1
+        for work in (a.get("nccl") or {}).get("works") or ():
+            f = work.get("func") or {}
+            key = " ".join(x for x in (f.get("coll"), f.get("redop"), f.get("type"),
+                                       f.get("algo"), f.get("proto")) if x) or "?"
+            t = colls.setdefault(s.get("pid"), {}).setdefault(key, [0, 0])
+            t[0] += 1
+            t[1] += work.get("bytes") or 0
+    procs.sort(key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p["pid"]))
+    ranked = sum(p.get("rank") is not None for p in procs)
+    w("\n" + st.head(f"ranks ({ranked} of {len(procs)} process(es) on a GPU)" if ranked else
+                      f"GPUs by process ({len(procs)} process(es) on a GPU)") + "\n")
+    for p in procs:
+        bits = [rank_label(p)]
+        if p.get("local_rank") is not None:
+            bits.append(f"local rank {p['local_rank']}")
+        if p.get("world_size") is not None:
+            bits.append(f"world size {p['world_size']}")
+        if p.get("node_rank") is not None:
+            bits.append(f"node {p['node_rank']}")
+        w(st.head("  " + ", ".join(bits)) + "\n")
+        for g in p["gpus"]:
+            idx = "?" if g["index"] is None else g["index"]
+            w(f"    GPU {idx}  {_s(g['pci_bus_id'] or '?')}  {_s(g['uuid'] or 'uuid ?')}  "
+              f"{g['channels']} channel(s)" + ("" if g["channels"] else " (peer or query only)")
+              + "\n")
+        c = kernels.get(p["pid"], Counter())
+        w(f"    {sum(c.values())} kernel launch(es)" + (":" if c else "") + "\n")
+        for name, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:RANK_KERNELS]:
+            w(f"      {n:6d}  {_s(name)}\n")
+        if len(c) > RANK_KERNELS:
+            w(f"      ({len(c) - RANK_KERNELS} more kernel(s))\n")
+        for key, (n, nbytes) in sorted(colls.get(p["pid"], {}).items(),
+                                       key=lambda kv: (-kv[1][0], kv[0])):
+            w(f"    NCCL {_s(key)}: {n} work(s), {nbytes} B\n")
 
 
 def _call_names(model):
@@ -339,6 +398,8 @@ def _render_launch(n, launch, w, full_names=False):
     if a is not None:
         from decoders.cuda.attribute import describe
         w(f"    API: {_s(describe(a, full_names=full_names), None)}\n")
+        if a.get("nccl"):
+            _render_nccl(a["nccl"], w)
         for arg in a.get("args") or []:
             v = arg["value"]
             shown = f"{v:#x}" if isinstance(v, int) and arg["size"] == 8 else v
@@ -355,6 +416,19 @@ def _render_launch(n, launch, w, full_names=False):
                 w(f"      {_where(res['semaphores'][k])}\n")
         else:
             w(f"    semaphore: {_s(sem)}\n")
+
+
+def _render_nccl(n, w):
+    """An NCCL kernel's collective (decoders/cuda/nccl.py): one line per work struct."""
+    from decoders.cuda.nccl import summary_line
+    if not n["works"]:
+        w(f"    NCCL: {_s(n['why'] or '?')}\n")
+    for work in n["works"][:4]:
+        bufs = "" if work.get("why") or work.get("workType") == "P2p" else \
+            f"  send {_hx(work.get('sendbuff'))} recv {_hx(work.get('recvbuff'))}"
+        w(f"    NCCL: {_s(summary_line(work))}{bufs}\n")
+    if len(n["works"]) > 4:
+        w(f"    NCCL: ({len(n['works']) - 4} more work structs)\n")
 
 
 def coverage_stats(model):
@@ -382,7 +456,7 @@ def to_json(model):
         stats.update(cov)
     return _clean({
         "meta": dict(model.meta, capture=model.path, header=model.header,
-                     processes=list(model.processes.values())),
+                     processes=processes_meta(model)),
         "ioctls": model.ioctls,
         "mmaps": model.mmaps,
         "submissions": model.submissions,
@@ -543,7 +617,7 @@ def render_json(model, out):
         stats.update(cov)
     parts = (
         ("meta", dict(model.meta, capture=model.path, header=model.header,
-                      processes=list(model.processes.values()))),
+                      processes=processes_meta(model))),
         ("ioctls", model.ioctls),
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),

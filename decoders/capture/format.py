@@ -58,7 +58,7 @@ TL_RECORD_HEADER_SIZE = 40
 TL_REC = {
     1: "PROCESS_START", 2: "PROCESS_EXIT", 3: "OPEN", 4: "CLOSE", 5: "IOCTL", 6: "MMAP",
     7: "MUNMAP", 8: "MREMAP", 9: "MARK", 10: "SUBMISSION", 11: "STATS", 12: "END", 13: "NOTE",
-    14: "API_ENTER", 15: "API_EXIT", 16: "WINDOW",
+    14: "API_ENTER", 15: "API_EXIT", 16: "WINDOW", 17: "PROCESS_ENV",
 }
 TL_REC_BY_NAME = {v: k for k, v in TL_REC.items()}
 
@@ -73,6 +73,21 @@ TL_PROCESS_START = Struct(
     "exe_len" / Int32ul, "cmdline_len" / Int32ul,
     "exe" / Padded8(this.exe_len), "cmdline" / Padded8(this.cmdline_len))
 TL_START = {1: "exec", 2: "fork"}
+
+# PROCESS_ENV (issue 26): the launcher's rank variables of the process, written right after
+# its PROCESS_START when at least one is set: "NAME=VALUE" entries, each NUL-terminated, in
+# the order of the process's environment. Only the names below are read (never the rest of
+# the environment); a value longer than TL_ENV_VALUE_MAX is cut there. A new record type
+# (no version bump): a reader that predates it reports one unknown record per process and
+# skips it; a capture without one simply has no ranks.
+TL_PROCESS_ENV = Struct("env_len" / Int32ul, "reserved0" / Int32ul, "env" / Padded8(this.env_len))
+TL_ENV_NAMES = (
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",   # torchrun
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",   # Open MPI
+    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",                              # srun
+    "CUDA_VISIBLE_DEVICES")     # which GPUs the rank sees: its device 0 may be any of them
+TL_ENV_VALUE_MAX = 256
+TL_ENV_MAX = 2048               # bytes of entries at most (the shim's buffer)
 
 TL_PROCESS_EXIT = Struct("status" / Int32sl, "reserved0" / Int32ul)
 
@@ -236,7 +251,7 @@ TL_REC_MAX = {
     "PROCESS_START": 64 * KIB, "PROCESS_EXIT": 4 * KIB, "OPEN": 64 * KIB, "CLOSE": 4 * KIB,
     "IOCTL": 4 * MIB, "MMAP": 64 * KIB, "MUNMAP": 4 * KIB, "MREMAP": 4 * KIB, "MARK": 64 * KIB,
     "SUBMISSION": 64 * MIB, "STATS": 64 * KIB, "END": 4 * KIB, "NOTE": 64 * KIB,
-    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB, "WINDOW": 64 * KIB,
+    "API_ENTER": 64 * MIB, "API_EXIT": 64 * MIB, "WINDOW": 64 * KIB, "PROCESS_ENV": 4 * KIB,
 }
 TL_REC_MAX_ANY = 64 * MIB       # a record of unknown type, or UNFINISHED (type 0)
 TL_TEXT_MAX = 4 * KIB           # text kept of a NOTE/MARK/OPEN/MMAP record over its maximum
@@ -252,5 +267,5 @@ BODY = {
     "CLOSE": TL_CLOSE, "IOCTL": TL_IOCTL, "MMAP": TL_MMAP, "MUNMAP": TL_MUNMAP,
     "MREMAP": TL_MREMAP, "MARK": TL_MARK, "SUBMISSION": TL_SUBMISSION, "STATS": TL_STATS,
     "END": TL_END, "NOTE": TL_NOTE, "API_ENTER": TL_API, "API_EXIT": TL_API,
-    "WINDOW": TL_WINDOW,
+    "WINDOW": TL_WINDOW, "PROCESS_ENV": TL_PROCESS_ENV,
 }

@@ -135,8 +135,11 @@ class Attribution:
         self.sm = sm
         self.granule = SMEM_GRANULE.get(family_of_sm(sm), 1)
         self.smem = None
-        self.images = {}        # module / library handle -> the ApiCall that loaded it
-        self.functions = {}     # CUfunction / CUkernel handle -> (mangled name, parent handle)
+        # Handles and pointers are a process's own: two ranks may hold the same numbers
+        # (issue 26), so the tables are keyed by (pid, handle) and allocations carry a pid.
+        self.images = {}        # (pid, module / library handle) -> the ApiCall that loaded it
+        self.functions = {}     # (pid, CUfunction / CUkernel handle) -> (mangled, parent handle)
+        self._pid = None        # the process of the launch being attributed (for_launch)
         # allocations not yet dropped, in call order: seq -> [base, size, call name, call
         # index, freed at record index]; the live ones by base (for frees), and the freed
         # ones by the record of their free, soonest first (to drop)
@@ -152,13 +155,13 @@ class Attribution:
         self._image_why = {}    # image bytes -> why it gave no cubin (None: nothing wrong)
         self._image_kernels = {}    # (image bytes, mangled) -> (Kernel, arch, why)
         self.problems = []      # CaptureError per distinct module image that did not decode
-        self._by_program = {}   # program address -> kernel dict (from attributed launches)
+        self._by_program = {}   # (pid, program address) -> kernel dict (attributed launches)
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
         self.any_calls = False
         # issue 25: handles the driver named (FUNCTION_NAME) -> the call that asked it
         self._named_by = {}
-        self._looked_up = {}    # mangled name -> the module/library a bracketed lookup found it in
+        self._looked_up = {}    # (pid, mangled name) -> the module/library a lookup found it in
         self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
 
     def names(self, c):
@@ -171,8 +174,8 @@ class Attribution:
             return
         for f in g.names:
             if f.name:
-                self.functions[f.handle] = (f.name, f.parent)
-                self._named_by[f.handle] = "cuKernelGetName" if "KERNEL" in f.flags else \
+                self.functions[(c.pid, f.handle)] = (f.name, f.parent)
+                self._named_by[(c.pid, f.handle)] = "cuKernelGetName" if "KERNEL" in f.flags else \
                     "cuFuncGetName"
         self._kernels.clear()
         self._kernel_json.clear()
@@ -194,8 +197,8 @@ class Attribution:
             if c.launch_config:
                 # the function as bound now: a later lookup may hand its handle to another
                 # function (XLA unloads modules) before this call's QMDs are attributed
-                entry = self.functions.get(c.launch_config["function"])
-                c.bound = (entry, self.images.get(entry[1]) if entry else None)
+                entry = self.functions.get((c.pid, c.launch_config["function"]))
+                c.bound = (entry, self.images.get((c.pid, entry[1])) if entry else None)
             if not c.submissions and c.launch_config:
                 self._capture(c)
             if "hGraphExec" in c.args and c.launch_config:     # an exec-level kernel node set
@@ -207,24 +210,25 @@ class Attribution:
             self._kernels.clear()
             self._kernel_json.clear()
         if c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
-            self.images[c.out] = c
+            self.images[(c.pid, c.out)] = c
         elif c.kind == "GET_BY_NAME" and c.out is not None:
             parent = c.args.get("hmod", c.args.get("library"))
-            self.functions[c.out] = (c.string, parent)
-            self._named_by.pop(c.out, None)
-            if c.string is not None and parent in self.images:
-                self._looked_up[c.string] = parent
+            self.functions[(c.pid, c.out)] = (c.string, parent)
+            self._named_by.pop((c.pid, c.out), None)
+            if c.string is not None and (c.pid, parent) in self.images:
+                self._looked_up[(c.pid, c.string)] = parent
         elif c.base == "cuKernelGetFunction" and c.out is not None:
-            k = self.functions.get(c.args.get("kernel"))
+            k = self.functions.get((c.pid, c.args.get("kernel")))
             if k:
-                self.functions[c.out] = k
-                self._named_by.pop(c.out, None)
+                self.functions[(c.pid, c.out)] = k
+                self._named_by.pop((c.pid, c.out), None)
         elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
             self._seq += 1
-            a = self._allocations[self._seq] = [c.out, c.args["bytesize"], c.name, c.index, None]
-            self._live.setdefault(c.out, []).append((self._seq, a))
+            a = self._allocations[self._seq] = [c.out, c.args["bytesize"], c.name, c.index, None,
+                                                c.pid]
+            self._live.setdefault((c.pid, c.out), []).append((self._seq, a))
         elif c.base in _FREE:
-            for seq, a in self._live.pop(c.args.get("dptr"), ()):
+            for seq, a in self._live.pop((c.pid, c.args.get("dptr")), ()):
                 a[4] = c.index
                 heapq.heappush(self._freed, (c.index, seq))
 
@@ -237,8 +241,8 @@ class Attribution:
             return
         for n in g.nodes:
             if n.is_kernel:
-                entry = self.functions.get(n.launch_config["function"])
-                n.bound = (entry, self.images.get(entry[1]) if entry else None)
+                entry = self.functions.get((c.pid, n.launch_config["function"]))
+                n.bound = (entry, self.images.get((c.pid, entry[1])) if entry else None)
         if c.kind == "GRAPH_INSTANTIATE":
             if c.out is not None:
                 self.execs.set_walk(c.out, c, g)
@@ -250,23 +254,26 @@ class Attribution:
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
         """The cuMemAlloc a pointer falls in, live at record `at_index` (which never goes
-        down from one call to the next: see the class). What it scans is what is live."""
+        down from one call to the next: see the class), made by the process of the launch
+        being attributed. What it scans is what is live."""
         freed, kept = self._freed, self._allocations
         while freed and freed[0][0] <= at_index:
             kept.pop(heapq.heappop(freed)[1], None)
-        for base, size, name, index, freed in kept.values():
+        pid = self._pid
+        for base, size, name, index, freed, apid in kept.values():
             if base <= value < base + size and index < at_index and (
-                    freed is None or freed > at_index):
+                    freed is None or freed > at_index) and (pid is None or apid == pid):
                 return {"base": base, "size": size, "offset": value - base,
                         "call": name, "call_index": index}
         return None
 
-    def kernel(self, handle, bound=None):
-        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle, or None.
-        bound: (function entry, module load) as the launch call saw them (observe)."""
+    def kernel(self, handle, bound=None, pid=None):
+        """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle of process
+        `pid`, or None. bound: (function entry, module load) as the launch call saw them."""
+        handle = (pid, handle)
         if bound is not None and bound[0] is not None and \
                 (self.functions.get(handle) != bound[0] or
-                 self.images.get(bound[0][1]) is not bound[1]):
+                 self.images.get((pid, bound[0][1])) is not bound[1]):
             return self._kernel(handle, bound)      # rebound since the call: as it was then
         k = self._kernels.get(handle, self)
         if k is self:
@@ -280,14 +287,15 @@ class Attribution:
         mangled, parent = entry
         out = {"mangled": mangled, "name": demangle(mangled) if mangled else mangled,
                "module": parent, "image_call": None, "cubin": None, "info": None}
-        load = bound[1] if bound is not None else self.images.get(parent)
+        load = bound[1] if bound is not None else self.images.get((handle[0], parent))
         named_by = self._named_by.get(handle)
         if named_by is not None:
             out["named_by"] = named_by
             if load is None and mangled:
                 # the driver's module handle is not one a load returned (a library's module
                 # in this context): the library a bracketed lookup found this name in
-                load = self.images.get(self._looked_up.get(mangled))
+                found = self._looked_up.get((handle[0], mangled))
+                load = self.images.get((handle[0], found)) if found is not None else None
         if load is None:
             return out
         out["image_call"] = load.index
@@ -379,6 +387,7 @@ class Attribution:
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
         # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
+        self._pid = s.get("pid")    # pointers resolve to this process's allocations
         if call is None:
             out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                    "verified": None, "checked": [], "differences": [], "shared_memory": None,
@@ -427,8 +436,9 @@ class Attribution:
                                                 "scheduled ahead of the replays that run it")
             call = node
         cfg = call.launch_config
-        handle = cfg["function"]
-        k = self.kernel(handle, call.bound)
+        pid = s.get("pid")
+        handle = (pid, cfg["function"])
+        k = self.kernel(cfg["function"], call.bound, pid=pid)
         info = k["info"] if k else None
         if k:
             # one dict per kernel() entry, shared by its launches (read, never changed;
@@ -441,7 +451,11 @@ class Attribution:
                 if "named_by" in k:     # the driver named the handle (issue 25)
                     kj["named_by"] = k["named_by"]
             out["kernel"] = kj
-            self._by_program[s.get("program_address")] = kj
+            self._by_program[(pid, s.get("program_address"))] = kj
+        self._pid = pid
+        if k and k["name"] and k["name"].startswith("ncclDevKernel_"):    # which collective
+            from decoders.cuda.nccl import describe
+            out["nccl"] = describe(hw_bytes, k["name"], (s.get("grid") or [0])[0])
         params = call.params or self._from_windows(call, info)
         out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
@@ -472,7 +486,8 @@ class Attribution:
         argument bytes."""
         nodes = self._exec_candidates(replay, s)
         if nodes is not None:
-            prefer = (self._by_program.get(s.get("program_address")) or {}).get("mangled")
+            prefer = (self._by_program.get((s.get("pid"), s.get("program_address"))) or
+                      {}).get("mangled")
             node, how = G.match(nodes, hw_bytes, prefer)
             if node is not None:
                 return node, how, None
@@ -519,7 +534,7 @@ class Attribution:
         return best[1] if best is not None else None
 
     def _by_address(self, out, s):
-        k = self._by_program.get(s.get("program_address"))
+        k = self._by_program.get((s.get("pid"), s.get("program_address")))
         if k is not None:
             out["kernel"] = dict(k, how="same program address as an attributed launch")
         return out

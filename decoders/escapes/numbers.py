@@ -64,11 +64,10 @@ ESCAPES = {
     NV_IOCTL_BASE + 12: ("NV_ESC_ATTACH_GPUS_TO_FD", {"array": S.nv_ioctl_attach_gpu_t}, "any", None, ""),
     NV_IOCTL_BASE + 13: ("NV_ESC_QUERY_DEVICE_INTR", {8: S.nv_ioctl_query_device_intr_t}, "any", None, ""),
     NV_IOCTL_BASE + 14: ("NV_ESC_SYS_PARAMS", {8: S.nv_ioctl_sys_params_t}, "any", None, ""),
-    NV_IOCTL_BASE + 15: ("NV_ESC_NUMA_INFO", {560: S.nv_ioctl_numa_info_t}, "any", None,
-                         "layout known by size only"),
+    NV_IOCTL_BASE + 15: ("NV_ESC_NUMA_INFO", {560: S.nv_ioctl_numa_info_t}, "any", None, ""),
     NV_IOCTL_BASE + 16: ("NV_ESC_SET_NUMA_STATUS", {4: S.nv_ioctl_set_numa_status_t}, "any", None, ""),
     NV_IOCTL_BASE + 17: ("NV_ESC_EXPORT_TO_DMABUF_FD", {2608: S.nv_ioctl_export_to_dma_buf_fd_t},
-                         "any", None, "layout known by size only"),
+                         "any", None, ""),
     NV_IOCTL_BASE + 18: ("NV_ESC_WAIT_OPEN_COMPLETE", {8: S.nv_ioctl_wait_open_complete_t}, "any", None, ""),
 }
 

@@ -3,8 +3,9 @@
 Provenance: NVIDIA/open-gpu-kernel-modules, kernel-open/common/inc/nv-ioctl.h and
 nv-ioctl-numa.h; layouts as measured with gdb in shared/reference/hw-facts.md 6.2/6.3
 (595.45.04 headers, identical at 580.105.08). Names are NVIDIA's.
-NV_ESC_NUMA_INFO (560 B) and NV_ESC_EXPORT_TO_DMABUF_FD (2608 B) are known by size only:
-their fields were not read, so they render as a hex dump with their size checked.
+NV_ESC_NUMA_INFO (560 B, nv-ioctl-numa.h) and NV_ESC_EXPORT_TO_DMABUF_FD (2608 B, nv-ioctl.h)
+were read at tag 580.142 for issue 26 (they were opaque bytes before); padding is natural C
+alignment (__aligned(8) / NV_ALIGN_BYTES(8)), named reserved*.
 """
 from construct import Array, Bytes, Int8ul, Int16ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
@@ -50,8 +51,22 @@ nv_ioctl_set_numa_status_t = Struct("status" / NvS32)
 
 nv_ioctl_wait_open_complete_t = Struct("rc" / NvS32, "adapterStatus" / NvU32)
 
-# Known size only (fields not read): decoded as opaque bytes of that size.
-nv_ioctl_numa_info_t = Struct("opaque" / Bytes(560))
-nv_ioctl_export_to_dma_buf_fd_t = Struct("opaque" / Bytes(2608))
+# NV_IOCTL_NUMA_INFO_MAX_OFFLINE_ADDRESSES 64
+nv_offline_addresses_t = Struct(
+    "addresses" / Array(64, NvU64), "numEntries" / NvU32, "reserved0" / Padding(4))
+nv_ioctl_numa_info_t = Struct(
+    "nid" / NvS32, "status" / NvS32, "memblock_size" / NvU64, "numa_mem_addr" / NvU64,
+    "numa_mem_size" / NvU64, "use_auto_online" / NvU8, "reserved0" / Padding(7),
+    "offline_addresses" / nv_offline_addresses_t)
+NV_IOCTL_NUMA_STATUS = {0: "DISABLED", 1: "OFFLINE", 2: "ONLINE_IN_PROGRESS", 3: "ONLINE",
+                        4: "ONLINE_FAILED", 5: "OFFLINE_IN_PROGRESS", 6: "OFFLINE_FAILED"}
+# NV_DMABUF_EXPORT_MAX_HANDLES 128; mappingType NV_DMABUF_EXPORT_MAPPING_TYPE_*
+nv_ioctl_export_to_dma_buf_fd_t = Struct(
+    "fd" / NvS32, "hClient" / NvU32, "totalObjects" / NvU32, "numObjects" / NvU32,
+    "index" / NvU32, "reserved0" / Padding(4), "totalSize" / NvU64, "mappingType" / NvU8,
+    "bAllowMmap" / NvU8, "reserved1" / Padding(2), "handles" / Array(128, NvU32),
+    "reserved2" / Padding(4), "offsets" / Array(128, NvU64), "sizes" / Array(128, NvU64),
+    "status" / NvU32, "reserved3" / Padding(4))
+NV_DMABUF_EXPORT_MAPPING_TYPE = {0: "DEFAULT", 1: "FORCE_PCIE"}
 
 CARD_INFO_ARRAY = Array  # re-export for callers that build test input (N elements)

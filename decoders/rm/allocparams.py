@@ -16,6 +16,8 @@ NV00DE_ALLOC_PARAMETERS {NvU64 polledDataMask} and NV00DE_RUSD_POLL_* (cl00de.h)
 NVC639/NVC640_ALLOCATION_PARAMETERS {NvU64 capDescriptor, 8-aligned} (clc639.h, clc640.h).
 libcuda passes paramsSize 0 for all four (captures/torch-small); the shim copies the class
 size from this table (shim/abi.h TL_ALLOC_SIZES).
+Added for issue 26, read at tag 580.142: NV50_P2P, NV_MEMORY_EXPORT and the fabric memory
+classes' params, declared in decoders/rm/ctrlparams_p2p.py (its provenance block).
 """
 from construct import Array, Bytes, Int8ul, Int16ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
@@ -152,6 +154,12 @@ _BY_CLASS = {
     0x00DE: NV00DE_ALLOC_PARAMETERS, 0xC639: NVC639_ALLOCATION_PARAMETERS,
     0xC640: NVC640_ALLOCATION_PARAMETERS,
 }
+# The multi-GPU classes (issue 26): NV50_P2P, NV_MEMORY_EXPORT and the fabric memory classes.
+from decoders.rm import ctrlparams_p2p as _P2P  # noqa: E402
+_BY_CLASS.update(_P2P.ALLOC_PARAMS_P2P)
+HINTS.update({id(st): h for st, h in _P2P.ALLOC_HINTS_P2P.items()})
+TABLES.update(_P2P.TABLES_P2P)
+
 _BY_ROLE = {"channel": NV_CHANNEL_ALLOC_PARAMS, "compute": NV_GR_ALLOCATION_PARAMETERS,
             "copy": NVB0B5_ALLOCATION_PARAMETERS}
 
@@ -171,9 +179,10 @@ def struct_name(st):
         if value is st and name.isupper():
             return name
     from decoders.rm import nvos
-    for name, value in vars(nvos).items():
-        if value is st:
-            return name
+    for mod in (nvos, _P2P):
+        for name, value in vars(mod).items():
+            if value is st:
+                return name
     return "params"
 
 

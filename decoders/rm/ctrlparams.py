@@ -403,6 +403,9 @@ TABLES = {"NV2080_ENGINE_TYPE": NV2080_ENGINE_TYPE,
 from decoders.rm.ctrlparams_ext import CTRL_PARAMS_EXT, POINTERS, TABLES_EXT  # noqa: E402,F401
 CTRL_PARAMS.update(CTRL_PARAMS_EXT)
 TABLES.update(TABLES_EXT)
+from decoders.rm.ctrlparams_p2p import CTRL_PARAMS_P2P, TABLES_P2P  # noqa: E402  (issue 26)
+CTRL_PARAMS.update(CTRL_PARAMS_P2P)
+TABLES.update(TABLES_P2P)
 
 _LIST_CACHE = {}
 

@@ -22,6 +22,7 @@ base): no record's work grows with the objects the tree has seen (STYLE 13b).
 from dataclasses import dataclass, field
 
 from decoders.ioctl import _decode, branch_of
+from decoders.ranks import GpuMap
 from decoders.rm.allocparams import NV2080_ENGINE_TYPE, memory_location
 from decoders.rm.classes import ROLE, class_name
 from decoders.fields import bits
@@ -143,6 +144,7 @@ class ObjectTree:
         self._cpu_index = _SpanIndex()  # CPU mappings
         self._uvm = {}                  # UVM_MAP_EXTERNAL_ALLOCATION base -> {handle: None}
         self._fd_mapped = {}            # handle -> None: objects with an mmap'd CPU mapping
+        self.gpus = GpuMap()            # which GPU each process's devices and channels are
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -189,6 +191,7 @@ class ObjectTree:
         a = {**info.args_before, **info.args_after}
         p = info.params_after or info.params_before
         name = "_on_" + esc.replace("NV_ESC_", "").lower()
+        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
         handler = getattr(self, name, None)
         if handler is not None:
             if name not in _KEEP_RESOLVED:

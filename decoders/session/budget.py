@@ -1,5 +1,7 @@
 """What a decode keeps in memory of a capture, counted: past a limit it reports once and
 keeps less (bodies, images) or stops (entries, open calls)."""
+import hashlib
+
 from decoders.capture.reader import cstr
 from decoders.errors import CaptureError
 
@@ -16,7 +18,7 @@ KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): 
 KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
 STRING_CUT = 256          # and each later string is cut to this many bytes
 _KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
-                         "PROCESS_START", "UNFINISHED"))
+                         "PROCESS_START", "PROCESS_ENV", "UNFINISHED"))
 
 
 class _Budget:
@@ -29,6 +31,8 @@ class _Budget:
         self.over = False
         self.images = 0
         self.images_over = False
+        self.image_keys = {}    # (length, SHA-256) -> the kept bytes of that image
+        self.image_ids = {}     # id(kept bytes) -> its key
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
@@ -44,18 +48,28 @@ class _Budget:
             f"decoding stopped at record {rec.index}: {why} (the report covers the records "
             f"before it)", offset=rec.offset))
 
-    def image(self, n, rec):
-        """Whether a module image of n bytes may be kept (KEPT_IMAGES in all)."""
-        self.images += n
+    def image(self, data, rec):
+        """The bytes to keep of a module image, or None once KEPT_IMAGES is spent. Each
+        distinct image counts once (SHA-256 and length): the ranks of a job load the same
+        libraries, and an image they share is kept once, as these same bytes (issue 26)."""
+        key = self.image_ids.get(id(data))      # the same bytes object (an IMAGE_REF)
+        if key is None:
+            key = (len(data), hashlib.sha256(data).digest())
+        kept = self.image_keys.get(key)
+        if kept is not None:
+            return kept
+        self.images += len(data)
         if self.images <= KEPT_IMAGES:
-            return True
+            self.image_keys[key] = data     # kept alive here, so its id stays its own
+            self.image_ids[id(data)] = key
+            return data
         if not self.images_over:
             self.images_over = True
             self.model.problems.append(CaptureError(
                 f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
                 f"and later images are not kept (their kernels keep the names the calls give, "
                 f"without a cubin)", offset=rec.offset))
-        return False
+        return None
 
     def keep(self, n, rec):
         """Whether n more bytes of a body or string may be kept."""

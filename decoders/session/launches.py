@@ -36,7 +36,7 @@ class LaunchStage:
         dec = self.decoder
         nproblems = len(dec.problems)
         self.sink.call = call
-        dec.feed(rec.index, rec.body)
+        dec.feed(rec.index, rec.body, rec.pid)
         if len(dec.problems) != nproblems:
             self.record_offsets[rec.index] = rec.offset
 

@@ -33,6 +33,7 @@ class RecordHandlers:
             "MUNMAP": self.munmap, "MREMAP": self.mremap, "OPEN": self.open_close,
             "CLOSE": self.open_close, "MARK": self.mark, "NOTE": self.note,
             "PROCESS_START": self.process_start, "PROCESS_EXIT": self.process_exit,
+            "PROCESS_ENV": self.process_env,
             "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished,
             "WINDOW": self.window}
         for kind in _KEPT_TYPES:
@@ -85,9 +86,12 @@ class RecordHandlers:
         if img is not None and "IMAGE_REF" not in c.sections and \
                 "ENTRIES_ELIDED" in img["flags"]:
             model.images_elided += 1
-        if img is not None and not self.budget.image(len(img["data"]), rec):
+        kept = self.budget.image(img["data"], rec) if img is not None else None
+        if img is not None and kept is None:
             img["data"] = b""
             img["flags"] = img["flags"] + ["NOT_KEPT"]
+        elif img is not None:
+            img["data"] = kept      # an identical image kept before: its bytes
         if len(api._open) > KEPT_OPEN_CALLS:
             self.budget.stop(rec, f"more than {KEPT_OPEN_CALLS} API calls entered and "
                                   f"not returned")
@@ -100,7 +104,7 @@ class RecordHandlers:
         self.attr.observe(call)
         kernel = ()
         if call.launch_config is not None:
-            k = self.attr.kernel(call.launch_config["function"])
+            k = self.attr.kernel(call.launch_config["function"], pid=call.pid)
             kernel = (k["name"] if k else None,)
         _append_call(self.model.api_calls, call, kernel)
         self.model.api_call_names[call.name] += 1
@@ -169,6 +173,12 @@ class RecordHandlers:
                                          "how": F.TL_START.get(b.how, b.how),
                                          "exe": text(b.exe, rec), "cmdline": cmd,
                                          "exit": None, "t_start": rec.t_start, "tid": rec.tid}
+
+    def process_env(self, rec):
+        """The launcher's rank variables (decoders/ranks.py)."""
+        from decoders.ranks import parse_env
+        self.model.processes.setdefault(rec.pid, {"pid": rec.pid})["env"] = \
+            parse_env(rec.body.env)
 
     def process_exit(self, rec):
         # incomplete: written by the shim's destructor, which cannot know the status

@@ -81,6 +81,11 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # API calls that returned a CUresult other than CUDA_SUCCESS (to_json() dicts, the first
+    # FAILED_KEPT of them), and how many there were: what the report's header lists first
+    failed_calls: list = field(default_factory=list)
+    failed_call_count: int = 0
+    shim_stats_by_pid: dict = field(default_factory=dict)   # pid -> its STATS counters
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
@@ -374,6 +379,8 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                         kernel = (k["name"] if k else None,)
                     _append_call(model.api_calls, call, kernel)
                     model.api_call_names[call.name] += 1
+                    if call.result:     # not CUDA_SUCCESS
+                        _failed_call(model, call, kernel)
             elif t == "IOCTL":
                 e = _ioctl_entry(rec, branch)
                 _opaque(e, b, branch, model.objects)
@@ -386,11 +393,14 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                     model.problems.append(_at_record(exc, rec.index, rec.offset))
             elif t == "MMAP":
                 p = text(b.path, rec)
-                model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
-                                    "length": b.length, "prot": b.prot, "flags": b.flags,
-                                    "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
-                if not b.err:
-                    model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+                m = {"index": rec.index, "pid": rec.pid, "addr": b.addr, "length": b.length,
+                     "prot": b.prot, "flags": b.flags, "fd": b.fd, "offset": b.offset, "path": p,
+                     "errno": b.err, "object": None}
+                model.mmaps.append(m)
+                if not b.err:   # the RM memory object an RM_MAP_MEMORY on this fd prepared
+                    obj = model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+                    if obj is not None:
+                        m["object"] = obj.handle
             elif t == "MUNMAP":
                 model.mmaps.append({"index": rec.index, "pid": rec.pid, "munmap": True,
                                     "addr": b.addr, "length": b.length, "ret": b.ret})
@@ -429,8 +439,10 @@ def _decode_capture(path, branch, launches, keep, stream=None):
                 p["exit_record"] = True
                 p["t_exit"] = rec.t_start
             elif t == "STATS":
+                own = model.shim_stats_by_pid.setdefault(rec.pid, {})
                 for name, v in zip(F.TL_STATS_NAMES, b.counters):
                     model.shim_stats[name] = model.shim_stats.get(name, 0) + v
+                    own[name] = own.get(name, 0) + v
             elif t == "END":
                 model.end = {"exit_status": b.exit_status, "cursor": b.cursor}
             elif t == "UNFINISHED":
@@ -554,6 +566,18 @@ class _Budget:
         if self.keep(len(raw), rec) or len(raw) <= STRING_CUT:
             return cstr(raw)
         return cstr(bytes(raw)[:STRING_CUT])
+
+
+FAILED_KEPT = 1000      # failed API calls kept for the report (all are counted)
+
+
+def _failed_call(model, call, kernel):
+    model.failed_call_count += 1
+    if len(model.failed_calls) < FAILED_KEPT:
+        d = call.to_json()
+        if kernel:
+            d["kernel"] = kernel[0]
+        model.failed_calls.append(d)
 
 
 def _append_call(calls, call, kernel):

@@ -18,7 +18,7 @@ from tracer.cli import trace_decode, trace_launch
 
 OFFSET = re.compile(r"offset 0x[0-9a-f]+")
 KEYS = {"meta", "ioctls", "mmaps", "submissions", "launches", "stats", "marks", "notes", "problems",
-        "api_calls"}
+        "api_calls", "elided", "exit", "failed_calls"}
 
 
 def _runner():
@@ -83,9 +83,12 @@ def test_json_schema(capture_files):
     assert set(doc) == KEYS
     meta, stats = doc["meta"], doc["stats"]
     assert isinstance(meta, dict) and isinstance(stats, dict)
-    for key in KEYS - {"meta", "stats", "problems"}:
+    for key in KEYS - {"meta", "stats", "problems", "elided", "exit"}:
         assert isinstance(doc[key], list) and all(isinstance(e, dict) for e in doc[key]), key
-    assert doc["problems"] == []
+    assert doc["problems"] == [] and doc["failed_calls"] == []
+    assert doc["exit"]["status"] == m["exit_status"]
+    assert "submissions[].segments[].hex" in doc["elided"]["paths"]
+    assert doc["elided"]["complete_with"] == "--all-fields"
     assert meta["gpu"] == m["gpu"] and meta["driver"] == m["driver"]
     assert meta["header"]["version"] == F.TL_VERSION
     assert [p["pid"] for p in meta["processes"]] == m["summary"]["pids"]
@@ -105,7 +108,10 @@ def test_json_schema(capture_files):
     sub = doc["submissions"][0]
     assert isinstance(sub["entries"], list) and isinstance(sub["segments"], list)
     seg = sub["segments"][0]
-    assert bytes.fromhex(seg["hex"]) and isinstance(seg["va"], int)
+    assert "hex" not in seg and isinstance(seg["va"], int)
+    full = json.loads(_cli(trace_decode, [capture_files[name], "--json", "--all-fields"]).stdout)
+    assert full["elided"]["paths"] == []
+    assert bytes.fromhex(full["submissions"][0]["segments"][0]["hex"])
     assert not any(k.startswith("_") for e in doc["ioctls"] + doc["submissions"] for k in e)
     for mark in doc["marks"]:
         assert mark["kind"] in ("BEGIN", "END", "POINT") and isinstance(mark["label"], str)

@@ -67,13 +67,14 @@ def _family(meta):
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
                  stats=False, prog="trace-decode", filters=None, cost=False, full_names=False,
-                 launch_limit=None, model=None):
+                 launch_limit=None, model=None, all_fields=False):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `launch_limit`: the text shows that many launches in full, then a table of them all.
     `model`: the capture already decoded (trace-launch, while the program ran; the file
     has since been rewritten by the exit step: its header is read again here).
-    `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
+    `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid).
+    `all_fields`: the JSON with every part (by default tracer/report.py ELIDED is left out)."""
     from decoders.session import decode_capture
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
@@ -109,11 +110,11 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         else:
             render(c, out)
     elif as_json:
-        render_json(model, out)
+        render_json(model, out, all_fields=all_fields)
     else:
         render_text(model, out, color=color, show_ioctls=ioctls,
                     show_objects=objects, show_stats=stats, full_names=full_names,
-                    launch_limit=None if filters else launch_limit)
+                    launch_limit=launch_limit)
     out.flush()
     for p in model.problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
@@ -136,8 +137,8 @@ def _describe_filter(criteria):
 
 # ---- trace-launch -------------------------------------------------------------------
 
-# Launches trace-launch's report shows in full after a run; a training loop's 26,000 would
-# be 35 MB of text on the terminal (trace-decode shows them all).
+# Launches a report shows in full (trace-launch after a run, trace-decode); a training
+# loop's 26,000 would be 35 MB of text on the terminal (--all-launches shows them all).
 SHOWN_LAUNCHES = 200
 
 @click.command(context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False,
@@ -157,13 +158,15 @@ SHOWN_LAUNCHES = 200
 @click.option("--all-launches", is_flag=True, help=f"show every launch in the report (by "
               f"default the first {SHOWN_LAUNCHES} and any that differ from their call are "
               f"shown in full, then all of them counted by kernel, grid and block)")
+@click.option("--all-fields", is_flag=True, help="with --json: every field (see trace-decode "
+              "--help)")
 @click.option("--all-entries", is_flag=True, help="keep every fatbin entry of each module "
               "image (by default entries for GPUs other than this machine's are left out)")
 @click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress,
-                 all_launches, all_entries, color, traceback, program):
+                 all_launches, all_fields, all_entries, color, traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
 
@@ -213,8 +216,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                              f"decoding the capture file"), err=True)
         _guard("trace-launch", lambda: print_report(
             str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
-            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model), traceback,
-            path=str(out))
+            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model,
+            all_fields=all_fields), traceback, path=str(out))
     sys.exit(rc)
 
 
@@ -283,18 +286,27 @@ def trace_decode():
 @click.option("--full-names", is_flag=True, help="kernels by their full demangled names (default: "
               "the short name, e.g. vectorized_elementwise_kernel; lines then may pass 300 "
               "characters for names)")
-@click.option("--color/--no-color", default=None)
-@click.option("--traceback", is_flag=True)
+@click.option("--all-launches", is_flag=True, help=f"show every launch in full (by default the "
+              f"first {SHOWN_LAUNCHES} and any that differ from their call, then all of them "
+              f"counted by kernel, grid and block)")
+@click.option("--all-fields", is_flag=True, help="with --json: every field (by default every QMD "
+              "field, the driver's constant bank 0 bytes and the pushbuffer bytes are left out; "
+              "the JSON's \"elided\" key names them)")
+@click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
+@click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, cost,
-               full_names, color, traceback):
+               full_names, all_launches, all_fields, color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
 
-    The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
+    The filters narrow the lists they are about and combine with AND (decoders/select.py);
+    a pid, channel, class or ioctl name the capture does not hold is an error."""
     filters = dict(launches=launches, channel=_int_option(channel, "--channel"), cls=cls,
                    ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats, filters=filters, cost=cost, full_names=full_names), traceback, path=capture)
+        stats=stats, filters=filters, cost=cost, full_names=full_names,
+        launch_limit=None if all_launches else SHOWN_LAUNCHES, all_fields=all_fields),
+        traceback, path=capture)
     sys.exit(rc)
 
 

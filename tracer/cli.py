@@ -496,7 +496,9 @@ def cubin_cmd(file, as_json, full_names, traceback):
 @click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
 def sass_cmd(file, kernel, full_names, traceback):
-    """Each instruction's 128-bit word and its scheduling control bits."""
+    """Each instruction's 128-bit word (hex, most significant half first) and its
+    scheduling control bits, e.g. `tl_empty  0x0000  000fe2000000080000000a00ff017b82
+    B------:R-:W-:Y:S01` (cuobjdump -sass prints the two halves the other way round)."""
     def run():
         from decoders.cubin import find_cubins, sass_listing
         from decoders.text import MAX_LINE, TextOut
@@ -522,11 +524,10 @@ def _kernel_name(name, full_names=False):
 
 
 def _sass_line(source, ins, full_names=False):
-    parts = [_kernel_name(ins.get("kernel", ""), full_names), f"{ins.get('offset', 0):#06x}"]
-    lo, hi = ins.get("lo"), ins.get("hi")
-    if lo is not None and hi is not None:
-        parts.append(f"{hi:016x}{lo:016x}")
-    parts.append(ins.get("control_text") or ins.get("control") or "")
+    """kernel, offset, the 128-bit instruction word (word1 then word0: the number the 16
+    little-endian bytes make), control bits, and nvdisasm's text when there is any."""
+    parts = [_kernel_name(ins["kernel"], full_names), f"{ins['offset']:#06x}",
+             f"{int(ins['word1'], 16):016x}{int(ins['word0'], 16):016x}", ins["control"]]
     if ins.get("text"):
         parts.append(_s(ins["text"]))
     return "  ".join(str(p) for p in parts)

@@ -146,7 +146,7 @@ def _opaque(entry, body, branch, tree):
     try:
         info = I._decode(body, branch)[1].info
         op = opaque_entry(info, body, tree)
-    except (TraceLaunchError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except TraceLaunchError:        # a damaged record: its summary already says so
         return
     if op is None:
         return

@@ -141,8 +141,50 @@ def _describe_filter(criteria):
 # loop's 26,000 would be 35 MB of text on the terminal (--all-launches shows them all).
 SHOWN_LAUNCHES = 200
 
-@click.command(context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False,
-                                     help_option_names=["-h", "--help"]))
+# Every TRACE_LAUNCH_* setting the shim (shim/*.c getenv) and the tracer (tracer/*.py)
+# read, one line each: both --help texts end with them (tests/test_cli.py checks the list
+# against the sources).
+ENV_SETTINGS = (
+    ("TRACE_LAUNCH_CAPTURE", "set by trace-launch: the capture file the shim writes (unset: "
+                             "the shim records nothing)"),
+    ("TRACE_LAUNCH_MODE", "set by trace-launch from --mode: ioctl (no doorbell trap), full"),
+    ("TRACE_LAUNCH_API=0", "do not bracket CUDA driver API calls (no API records)"),
+    ("TRACE_LAUNCH_IMAGE_MAX=N", "module image bytes recorded per call (default 256 MiB)"),
+    ("TRACE_LAUNCH_COPY=stream", "copy pushbuffers with streaming loads (write-combined memory)"),
+    ("TRACE_LAUNCH_PATCH=0", "patch no store site: every doorbell through the page fault"),
+    ("TRACE_LAUNCH_PREFAULT=0", "no helper thread growing the capture file ahead"),
+    ("TRACE_LAUNCH_KNOWN=0", "no hooks at known libcuda functions (for measuring)"),
+    ("TRACE_LAUNCH_PROBE=ring", "name each store to the USERD and GPFIFO pages in a NOTE "
+                                "(measuring aid, slow)"),
+    ("TRACE_LAUNCH_SHADOW_CHECK=N", "every Nth doorbell of a channel reads the ring to check "
+                                    "the shim's shadow copies (default 64)"),
+    ("TRACE_LAUNCH_XSAVE=1", "hook stubs save the vector registers too (for measuring)"),
+    ("TRACE_LAUNCH_PROFILE=1", "fenced cycle counters in the shim's STATS (for measuring)"),
+    ("TRACE_LAUNCH_DEVDIR=DIR", "tests only: plain files in DIR count as NVIDIA devices"),
+    ("TRACE_LAUNCH_SHIM=PATH", "the shim library to preload (default: the installed one)"),
+    ("TRACE_LAUNCH_LIVE=0|1", "decode while the program runs (default: with 4 or more CPUs)"),
+    ("TRACE_LAUNCH_JOBS=N", "worker processes rendering a long report (default: the CPUs, "
+                            "at most 12; 1: none)"),
+)
+
+
+def _env_epilog(columns=96):
+    """The environment settings as a --help epilog (\\b: click keeps the lines as they are)."""
+    import textwrap
+    width = max(len(name) for name, _ in ENV_SETTINGS)
+    lines = ["Environment:"]
+    for name, what in ENV_SETTINGS:
+        text = textwrap.wrap(what, columns - width - 4)
+        lines.append(f"  {name:{width}s}  {text[0]}")
+        lines += [" " * (width + 4) + more for more in text[1:]]
+    return "\b\n" + "\n".join(lines)
+
+
+# Options end at PROGRAM (allow_interspersed_args=False: what follows is the program's, as
+# with strace); an unknown option before it is an error, never taken for the program, and
+# `trace-launch -- PROG --weird` runs PROG whatever its name.
+@click.command(context_settings=dict(allow_interspersed_args=False,
+                                     help_option_names=["-h", "--help"]), epilog=_env_epilog())
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="capture file to write "
               "(default: a new trace-launch-PROGRAM-N.tlc in the current directory)")
 @click.option("--mode", type=click.Choice(["full", "ioctl"]), default="full", show_default=True,
@@ -241,21 +283,33 @@ def _finish_capture(out, compress, all_entries=False):
 # ---- trace-decode -------------------------------------------------------------------
 
 class DefaultGroup(click.Group):
-    """`trace-decode CAPTURE` runs the `report` command; other words are subcommands."""
+    """`trace-decode CAPTURE` runs the `report` command; other words are subcommands.
+    Its --help lists the report's options too (they are what `trace-decode CAPTURE` takes)."""
 
     def parse_args(self, ctx, args):
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["report"] + list(args)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx, formatter):
+        super().format_options(ctx, formatter)
+        report = self.commands["report"]
+        sub = click.Context(report, info_name="report", parent=ctx)
+        rows = [r for r in (p.get_help_record(sub) for p in report.get_params(sub)
+                            if isinstance(p, click.Option)) if r]
+        with formatter.section("Report options (trace-decode CAPTURE [OPTIONS])"):
+            formatter.write_dl(rows)
 
-@click.group(cls=DefaultGroup, context_settings=dict(help_option_names=["-h", "--help"]))
+
+@click.group(cls=DefaultGroup, context_settings=dict(help_option_names=["-h", "--help"]),
+             epilog=_env_epilog())
 def trace_decode():
     """Decode trace-launch captures offline (no GPU needed).
 
     \b
-    trace-decode CAPTURE [--json] [--ioctls] [--objects] [--stats] [--cost]
-                 [--launch N]... [--channel C] [--class C] [--ioctl NAME] [--pid P]
+    trace-decode CAPTURE [--json [--all-fields]] [--ioctls] [--objects] [--stats]
+                 [--cost] [--all-launches] [--full-names] [--launch N]...
+                 [--channel C] [--class C] [--ioctl NAME] [--pid P]
     trace-decode timeline CAPTURE [-o trace.json]
     trace-decode diff A [B] [--launch I [--launch J]] [--json] [--ignore-addresses]
     trace-decode pushbuffer DUMP --gpu hopper [--va ADDR] [--json]
@@ -264,10 +318,10 @@ def trace_decode():
     """
 
 
-@trace_decode.command("report")
+@trace_decode.command("report", epilog=_env_epilog())
 @click.argument("capture", type=click.Path())    # a directory: one line from open_capture
-@click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, ioctls, mmaps, "
-              "submissions, launches, stats")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, exit, failed_calls, "
+              "ioctls, mmaps, submissions, launches, api_calls, stats, problems (docs/json.md)")
 @click.option("--ioctls", is_flag=True, help="list every ioctl, decoded")
 @click.option("--objects", is_flag=True, help="print the RM object tree")
 @click.option("--stats", is_flag=True, help="print every counter and the naming coverage")

@@ -183,3 +183,19 @@ def test_mappings_json_object():
     want = {addr: hmem for addr, hmem, _ in raw_mappings("builtin-vadd")}
     maps = [m for m in doc["mmaps"] if "prot" in m and not m["errno"]]
     assert maps and all(m["object"] == want[m["addr"]] for m in maps)
+
+
+@pytest.mark.parametrize("args", [[], ["--cost"], ["--ioctls"], ["--cost", "--json"]])
+def test_kernel_fault_shown_in_every_form(args):
+    """Issue 27 tried the default report, --cost and --ioctls: none named the failed call."""
+    from click.testing import CliRunner
+    from tracer.cli import trace_decode
+    truth = manifest("kernel-fault")["ground_truth"]
+    res = CliRunner().invoke(trace_decode, [capture_path("kernel-fault"), *args])
+    assert res.exit_code == 0, res.output
+    want = _cuda_error_name(truth["sync_error_name"])
+    if "--json" in args:
+        (failed,) = json.loads(res.output)["failed_calls"]
+        assert (failed["result"], failed["result_name"]) == (truth["sync_error"], want)
+    else:
+        assert f"= {truth['sync_error']} {want}" in _header(res.output)

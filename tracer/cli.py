@@ -104,10 +104,13 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         from decoders.cuda.cost import measure, render
         c = measure(path, gpu=model.meta and _family(model.meta), launches=model.launches)
         if as_json:
-            import json
-            json.dump(c, out, indent=1)
+            from tracer.outcome import run_json
+            json.dump(dict(c, **run_json(model)), out, indent=1)    # how the run ended too
             out.write("\n")
         else:
+            from tracer.report import render_header
+            render_header(model, out, color)
+            out.write("\n")
             render(c, out)
     elif as_json:
         render_json(model, out, all_fields=all_fields)

@@ -59,17 +59,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     st = Style(color)
     out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     w = out.write
-    meta = model.meta
-    argv = meta.get("argv") or []
-    if not isinstance(argv, list):
-        argv = [argv]
-    w(st.head("trace-launch report") + "\n")
-    w(f"  program  {' '.join(_s(a) for a in argv) if argv else '?'}\n")
-    w(f"  gpu      {_s(meta.get('gpu', '?'))}  (compute capability "
-      f"{_s(meta.get('compute_capability', '?'))})\n")
-    w(f"  driver   {_s(meta.get('driver', '?'))}\n")
-    w(f"  capture  {_s(model.path)}  ({model.records} records, {len(model.processes)} process(es))\n")
-    _render_outcome(model, w, st)
+    render_header(model, out, color)
 
     if model.notes:
         # what the shim had to say: patched store sites (with their original code bytes),
@@ -188,6 +178,24 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
         w(st.bad(f"  {len(model.unfinished)} record(s) unfinished (a call that never returned, "
                  f"or a process that died while writing)") + "\n")
     out.flush()
+
+
+def render_header(model, out, color=False):
+    """The report's first lines: the program, GPU, driver and capture, then how the run
+    ended (_render_outcome). `trace-decode --cost` prints them above its table too."""
+    st = Style(color)
+    w = out.write
+    meta = model.meta
+    argv = meta.get("argv") or []
+    if not isinstance(argv, list):
+        argv = [argv]
+    w(st.head("trace-launch report") + "\n")
+    w(f"  program  {' '.join(_s(a) for a in argv) if argv else '?'}\n")
+    w(f"  gpu      {_s(meta.get('gpu', '?'))}  (compute capability "
+      f"{_s(meta.get('compute_capability', '?'))})\n")
+    w(f"  driver   {_s(meta.get('driver', '?'))}\n")
+    w(f"  capture  {_s(model.path)}  ({model.records} records, {len(model.processes)} process(es))\n")
+    _render_outcome(model, w, st)
 
 
 def _mapping_what(model, m):

@@ -61,6 +61,8 @@ def process_exit(model, p):
             why.insert(0, f"killed by signal {run['signal']}, {run['signal_name']}")
         if not p.get("exit_record"):
             why.append("its records stop where it was cut")
+        else:       # the shim's destructor wrote it, without the status
+            why.append("it returned from main")
         return ({"exit_status": run["status"], "exit_from": "END"},
                 f"{run['status']} ({'; '.join(why)})")
     if p.get("exit_record"):

@@ -1,5 +1,5 @@
-"""Decoded output identical before and after a change to the decoders: `trace-decode --json`
-and the text report of every capture in captures/, byte for byte (sha256 of stdout, stderr
+"""Decoded output identical before and after a change to the decoders: `trace-decode --json
+--all-fields` and the text report with `--all-launches` of every capture in captures/, byte for byte (sha256 of stdout, stderr
 and exit status), from two snapshots of the working tree that differ only in the files named.
 
 The reference tree is the working tree with those files taken from REV (`git show`), so
@@ -34,7 +34,9 @@ def default_paths(rev):
     return sorted({p for p in at_rev + here if p.endswith(".py")} | {"tracer/report.py"})
 
 
-VIEWS = {"json": ["--json"], "text": []}
+# everything the decoder says: the JSON with every field and the text with every launch (by
+# default trace-decode leaves the bulk out of the JSON and shows the first 200 launches)
+VIEWS = {"json": ["--json", "--all-fields"], "text": ["--all-launches"]}
 
 
 def snapshot(dest):

@@ -18,8 +18,21 @@ numbers them ("launch 3"). Stats (`model.stats()`) are computed from the lists, 
 count what was selected; `records` stays the number of records read. The copy's
 `meta` gains a `filter` key naming the criteria and, when launches were left out,
 `launch_indices`: where the kept launches are in the whole capture (docs/json.md).
+
+What else the report counts follows the selection too (issue 27: a `--pid` report showed
+the whole capture's notes, doorbells and API calls): `pid` narrows the shim's notes, API
+calls (with the failed and unfinished ones) and STATS counters to that process's; a
+criterion that narrows the submissions or launches keeps the API calls that rang a
+selected submission's doorbell or that a selected launch is attributed to, and counts one
+doorbell per selected submission; the kernel launch tally and its outcomes are counted
+again over the selected launches.
+
+A pid, channel, class or ioctl name the capture does not hold is an error (SelectError)
+that names what it holds: a filter never selects nothing silently.
 """
 import dataclasses
+from collections import Counter
+from types import SimpleNamespace
 
 from decoders.errors import TraceLaunchError
 
@@ -97,10 +110,31 @@ def ioctl_matches(entry, name, branch="580"):
     return any(want in x.upper() for x in (control, cname) if x)
 
 
+LISTED = 40     # values an error message lists of what the capture holds
+
+
+def _listing(values, fmt=str):
+    values = sorted(values)
+    text = ", ".join(fmt(v) for v in values[:LISTED])
+    return text + (f" and {len(values) - LISTED} more" if len(values) > LISTED else "")
+
+
+def _absent(what, holds, values, fmt=str):
+    raise SelectError(f"{what} is not in the capture; it holds {holds} {_listing(values, fmt)}"
+                      if values else f"{what} is not in the capture; it holds no {holds}")
+
+
+def _class_label(c, branch):
+    from decoders.rm.classes import class_name
+    name = class_name(c, branch)[0]
+    return f"{c:#x} {name}" if name else f"{c:#x}"
+
+
 def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
     """A filtered shallow copy of `model` (see the module docstring). `launches`: launch
     indices; `channel`: work-submit token or channel handle; `cls`: class id or name;
-    `ioctl`: a name substring; `pid`: a process id. None / empty means no criterion."""
+    `ioctl`: a name substring; `pid`: a process id. None / empty means no criterion.
+    Raises SelectError when a criterion names something the capture does not hold."""
     launches = sorted({int(n) for n in launches or ()})
     channel = parse_int(channel) if channel is not None else None
     branch = _branch(model)
@@ -111,6 +145,52 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
 
     def by_pid(rows):
         return [r for r in rows if r["pid"] == pid] if pid is not None else list(rows)
+
+    if launches:
+        bad = [n for n in launches if not 0 <= n < len(model.launches)]
+        if bad:
+            raise SelectError(f"no launch {bad[0]}: the capture has {len(model.launches)} "
+                              f"launch(es), numbered from 0")
+    # one pass over the submissions: what the capture holds, each one's process, and those
+    # the criteria keep (only they are held: a long capture's are spilled to a file)
+    held_pids, held_channels, held_classes, sub_pid, subs = set(), set(), set(), {}, None
+    if (pid, channel, cls) != (None, None, None) or launches:
+        carried = {model.launches[n].record_index for n in launches} if launches else None
+        subs = []
+        for s in model.submissions:
+            held_pids.add(s["pid"])
+            held_channels.add((s["token"], s["channel"]))
+            held_classes.add(s["class"])
+            if pid is not None:
+                sub_pid[s["index"]] = s["pid"]
+            if (pid is None or s["pid"] == pid) and \
+                    (channel is None or channel in (s["token"], s["channel"])) and \
+                    (cls is None or s["class"] == cls) and \
+                    (carried is None or s["index"] in carried):
+                subs.append(s)
+    if pid is not None:
+        pids = held_pids | set(model.processes) | {i["pid"] for i in model.ioctls}
+        if pid not in pids:
+            _absent(f"pid {pid}", "pids", pids)
+    if channel is not None:
+        held = held_channels | {(c.token, c.handle) for c in (
+            model.objects.channels.values() if model.objects is not None else ())}
+        if not any(channel in pair for pair in held):
+            _absent(f"channel {channel:#x}", "channels (token/handle)",
+                    {p for p in held if p[0] is not None}, lambda p: f"{p[0]:#x}/{p[1]:#x}")
+    if cls is not None:
+        held = set(held_classes)
+        if model.objects is not None:
+            held |= {o.hclass for o in model.objects.objects.values()}
+        if cls not in held:
+            held |= {c for c in map(_launch_class, model.launches) if c is not None}
+        if cls not in held:
+            _absent(f"class {_class_label(cls, branch)}", "classes", held,
+                    lambda c: _class_label(c, branch))
+    if ioctl is not None and not any(ioctl_matches(i, ioctl, branch) for i in model.ioctls):
+        raise SelectError(f"no ioctl of the capture has an escape, RM control or class name "
+                          f"containing {ioctl!r}; its escapes are "
+                          f"{_listing({i['escape'] for i in model.ioctls}) or 'none'}")
 
     ioctls = by_pid(model.ioctls)
     if ioctl is not None:
@@ -126,13 +206,9 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
 
     # A launch's process is its submission's (launches name the SUBMISSION record they
     # came from; record indices are unique in a capture).
-    sub_pid = {s["index"]: s["pid"] for s in model.submissions}
-    picked = list(enumerate(model.launches))
+    picked = list(enumerate(model.launches)) if launches or pid is not None or \
+        channel is not None or cls is not None else None
     if launches:
-        bad = [n for n in launches if not 0 <= n < len(model.launches)]
-        if bad:
-            raise SelectError(f"no launch {bad[0]}: the capture has {len(model.launches)} "
-                              f"launch(es), numbered from 0")
         picked = [(n, model.launches[n]) for n in launches]
         criteria["launches"] = launches
     if pid is not None:
@@ -144,31 +220,90 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
     if cls is not None:
         picked = [(n, l) for n, l in picked if _launch_class(l) == cls]
         criteria["class"] = cls
-    changes["launches"] = [l for _, l in picked]
-
-    subs = by_pid(model.submissions)
-    if launches:
-        carried = {l.record_index for _, l in picked}
-        subs = [s for s in subs if s["index"] in carried]
-    if channel is not None:
-        subs = [s for s in subs if channel in (s["token"], s["channel"])]
-    if cls is not None:
-        subs = [s for s in subs if s["class"] == cls]
-    changes["submissions"] = subs
+    narrowed = bool(launches) or channel is not None or cls is not None
+    if picked is not None:
+        changes["launches"] = [l for _, l in picked]
+        _tally_again(changes, changes["launches"])
+    if subs is not None:
+        changes["submissions"] = subs
 
     if pid is not None:
         changes["processes"] = {p: v for p, v in model.processes.items() if p == pid}
+        changes["notes"] = by_pid(model.notes)
+        changes["shim_stats"] = dict(model.shim_stats_by_pid.get(pid, {}))
         criteria["pid"] = pid
+    if pid is not None or narrowed:
+        _calls_of_selection(model, changes, pid, narrowed, changes["launches"])
+    if narrowed:
+        changes["shim_stats"] = {"doorbells": len(changes["submissions"])}
     if criteria:
-        if len(picked) < len(model.launches):
+        if picked is not None and len(picked) < len(model.launches):
             criteria["launch_indices"] = [n for n, _ in picked]
         changes["meta"] = dict(model.meta, filter=criteria)
     return dataclasses.replace(model, **changes)
 
 
+def _tally_again(changes, launches):
+    """The kernel launch tally and outcomes (decoders/session.py _tally) of the selected
+    launches, numbered within the selection."""
+    from decoders.session import _VERIFIED, _tally
+    tally = SimpleNamespace(kernel_tally={}, mismatched=[], scheduling_qmds=0, launches=[])
+    verified = Counter()
+    for l in launches:
+        s = _summary(l)
+        a = s.get("attribution")
+        if s.get("kernel") and a is not None:
+            sent = (a.get("graph_node") or {}).get("sent_by")
+            verified["graph_prepared" if sent else
+                     _VERIFIED.get(a["verified"], "not_checked")] += 1
+        _tally(tally, s, a)
+        tally.launches.append(None)
+    changes.update(kernel_tally=tally.kernel_tally, mismatched=tally.mismatched,
+                   scheduling_qmds=tally.scheduling_qmds, verified=verified)
+
+
+def _calls_of_selection(model, changes, pid, narrowed, launches):
+    """The API calls (with the failed and unfinished ones, and their names counted) of
+    the selection: the process's with `pid`; with a criterion on submissions or launches,
+    those that rang a selected submission's doorbell or that a selected launch is
+    attributed to."""
+    keep = None
+    if narrowed:
+        keep = set()
+        subs = {s["index"] for s in changes["submissions"]}
+        for l in launches:
+            call = _summary(l).get("api_call")
+            if call is not None:
+                keep.add(call["index"])
+
+    def wanted(index, call_pid, call_subs):
+        if pid is not None and call_pid != pid:
+            return False
+        return keep is None or index in keep or any(x in subs for x in call_subs)
+
+    calls = [c for c in model.api_calls
+             if wanted(c["index"], c["pid"], c.get("submissions") or ())]
+    changes["api_calls"] = calls
+    changes["api_call_names"] = Counter(c["name"] for c in calls)
+    changes["failed_calls"] = [c for c in model.failed_calls
+                               if wanted(c["index"], c["pid"], c.get("submissions") or ())]
+    changes["failed_call_count"] = (len(changes["failed_calls"]) if
+                                    len(model.failed_calls) == model.failed_call_count else
+                                    sum(1 for c in calls if c.get("result")))
+    unfinished = [c for c in (model.api.unfinished if model.api is not None else ())
+                  if wanted(c.index, c.pid, c.submissions)]
+    changes["api"] = SimpleNamespace(unfinished=unfinished)
+
+
+def _summary(launch):
+    """A launch's summary as decoded, to read (decoders/launch.py Launch: the summary
+    without every QMD field extracted, which .summary would do)."""
+    s = getattr(launch, "_summary", None)
+    return s if s is not None else (launch.summary if hasattr(launch, "summary") else launch)
+
+
 def _launch_class(launch):
-    s = launch.summary if hasattr(launch, "summary") else launch
-    c = s.get("class")
+    c = _summary(launch).get("class")
     if isinstance(c, str):
         return int(c, 16)
     return c

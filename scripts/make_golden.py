@@ -1,5 +1,7 @@
-"""Write tests/golden/<capture>.json.gz: the `trace-decode CAPTURE --json` output of every
-capture in captures/, as tests/test_golden_json.py compares it.
+"""Write tests/golden/<capture>.json.gz: the `trace-decode CAPTURE --json --all-fields` output
+of every capture in captures/ (every field: the default --json leaves the bulk out, and the
+schema test checks it is exactly this less the elided paths), as tests/test_golden_json.py
+compares it.
 
     python3 scripts/make_golden.py [NAME ...]
 
@@ -37,7 +39,7 @@ def render(name):
     from decoders.session import decode_capture
     from tracer.report import render_json
     out = io.StringIO()
-    render_json(decode_capture(f"captures/{name}/capture.tlc.gz"), out)
+    render_json(decode_capture(f"captures/{name}/capture.tlc.gz"), out, all_fields=True)
     return golden_view(json.loads(out.getvalue()))
 
 

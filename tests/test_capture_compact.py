@@ -5,6 +5,7 @@ decode (every committed capture is one: tests/test_golden_json.py)."""
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -99,25 +100,43 @@ def test_version_3_is_refused_with_one_line(tmp_path):
     assert "version 3" in str(e.value) and "1, 2" in str(e.value)
 
 
-def _trace_launch(tmp_path, *args):
+def _trace_launch(tmp_path, *args, shim=None):
     devdir = tmp_path / "dev"
     devdir.mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT), TRACE_LAUNCH_DEVDIR=str(devdir))
+    if shim is not None:
+        env["TRACE_LAUNCH_SHIM"] = str(shim)
     return subprocess.run([sys.executable, "-c", "from tracer.cli import trace_launch; "
                            "trace_launch(prog_name='trace-launch')", *map(str, args)],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
 
 
-def test_trace_launch_compresses_at_exit_unless_asked_not_to(tmp_path):
+def _shim(tmp_path):
+    """The installed shim (tracer.shim_path: this checkout's build, the installed
+    distribution's, an editable install's), else one built here as setup.py builds it."""
     from tracer import shim_path
-    if not shim_path().exists():
-        pytest.skip("shim not built here (pip install . builds tracer/libtracelaunch.so)")
+    if shim_path().exists():
+        return shim_path()
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no shim installed (pip install . builds tracer/libtracelaunch.so) and no "
+                    "C compiler to build one")
+    so = tmp_path / "libtracelaunch.so"
+    flags = (ROOT / "shim/cflags").read_text().split()
+    subprocess.run([cc, *flags, "-fPIC", "-shared", "-I", str(ROOT / "shim"), "-o", str(so),
+                    str(ROOT / "shim/tracelaunch.c"), "-ldl", "-lpthread"], check=True)
+    return so
+
+
+def test_trace_launch_compresses_at_exit_unless_asked_not_to(tmp_path):
+    shim = _shim(tmp_path)
     out = tmp_path / "out.tlc"
-    res = _trace_launch(tmp_path, "-o", out, "--no-report", "/bin/true")
+    res = _trace_launch(tmp_path, "-o", out, "--no-report", "/bin/true", shim=shim)
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:4] == ZSTD_MAGIC and "zstd, " in res.stderr
     assert decode_capture(str(out)).end is not None
-    res = _trace_launch(tmp_path, "-o", out, "--no-report", "--no-compress", "/bin/true")
+    res = _trace_launch(tmp_path, "-o", out, "--no-report", "--no-compress", "/bin/true",
+                        shim=shim)
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:8] == F.TL_MAGIC and "zstd" not in res.stderr
 
@@ -224,3 +243,31 @@ def test_no_gpus_in_header_nothing_left_out(tmp_path):
     (tmp_path / "b").mkdir()
     st = compact_capture(_with_gpus(tmp_path / "b", "jax-jit", ["9.0"]), all_entries=True)
     assert st["entries_elided"] == 0
+
+
+def test_shim_path_finds_an_editable_install(tmp_path, monkeypatch):
+    """From a checkout with no shim built in it, shim_path() finds the one in the package
+    directory an editable install maps `tracer` to (its meta path finder), as it finds the
+    file a regular install's RECORD lists: the trace-launch tests were skipped there."""
+    import importlib.machinery
+    import tracer
+    installed = tmp_path / "installed" / "tracer"
+    installed.mkdir(parents=True)
+    (installed / "libtracelaunch.so").write_bytes(b"\x7fELF")
+
+    class Finder:           # what setuptools' __editable__ finder answers
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name != "tracer":
+                return None
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            spec.submodule_search_locations = [str(installed)]
+            return spec
+    monkeypatch.delenv("TRACE_LAUNCH_SHIM", raising=False)
+    monkeypatch.setattr(tracer, "PACKAGE_DIR", tmp_path / "checkout")
+    monkeypatch.setattr(sys, "meta_path", [Finder] + sys.meta_path)
+    monkeypatch.setattr(tracer, "_installed_shims", lambda f=tracer._installed_shims: (
+        p for p in f() if str(p).startswith(str(tmp_path))))
+    assert tracer.shim_path() == installed / "libtracelaunch.so"
+    monkeypatch.setattr(sys, "meta_path", sys.meta_path[1:])
+    assert tracer.shim_path() == tmp_path / "checkout" / "libtracelaunch.so"   # none: expected

@@ -18,7 +18,7 @@ from tracer.cli import trace_decode, trace_launch
 
 OFFSET = re.compile(r"offset 0x[0-9a-f]+")
 KEYS = {"meta", "ioctls", "mmaps", "submissions", "launches", "stats", "marks", "notes", "problems",
-        "api_calls"}
+        "api_calls", "elided", "exit", "failed_calls"}
 
 
 def _runner():
@@ -83,9 +83,12 @@ def test_json_schema(capture_files):
     assert set(doc) == KEYS
     meta, stats = doc["meta"], doc["stats"]
     assert isinstance(meta, dict) and isinstance(stats, dict)
-    for key in KEYS - {"meta", "stats", "problems"}:
+    for key in KEYS - {"meta", "stats", "problems", "elided", "exit"}:
         assert isinstance(doc[key], list) and all(isinstance(e, dict) for e in doc[key]), key
-    assert doc["problems"] == []
+    assert doc["problems"] == [] and doc["failed_calls"] == []
+    assert doc["exit"]["status"] == m["exit_status"]
+    assert "submissions[].segments[].hex" in doc["elided"]["paths"]
+    assert doc["elided"]["complete_with"] == "--all-fields"
     assert meta["gpu"] == m["gpu"] and meta["driver"] == m["driver"]
     assert meta["header"]["version"] == F.TL_VERSION
     assert [p["pid"] for p in meta["processes"]] == m["summary"]["pids"]
@@ -105,7 +108,10 @@ def test_json_schema(capture_files):
     sub = doc["submissions"][0]
     assert isinstance(sub["entries"], list) and isinstance(sub["segments"], list)
     seg = sub["segments"][0]
-    assert bytes.fromhex(seg["hex"]) and isinstance(seg["va"], int)
+    assert "hex" not in seg and isinstance(seg["va"], int)
+    full = json.loads(_cli(trace_decode, [capture_files[name], "--json", "--all-fields"]).stdout)
+    assert full["elided"]["paths"] == []
+    assert bytes.fromhex(full["submissions"][0]["segments"][0]["hex"])
     assert not any(k.startswith("_") for e in doc["ioctls"] + doc["submissions"] for k in e)
     for mark in doc["marks"]:
         assert mark["kind"] in ("BEGIN", "END", "POINT") and isinstance(mark["label"], str)
@@ -299,3 +305,55 @@ def test_broken_pipe_exits_quietly(capture_files):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+# ---- --help and option parsing (issue 27) ------------------------------------------------
+
+def _env_names_in_sources():
+    """Every TRACE_LAUNCH_* the shim reads (getenv in shim/*.c) or the tracer does
+    (os.environ in tracer/*.py)."""
+    names = set()
+    for path in (ROOT / "shim").glob("*.c"):
+        names |= set(re.findall(r'getenv\("(TRACE_LAUNCH_\w+)"\)', path.read_text()))
+    for path in (ROOT / "tracer").glob("*.py"):
+        names |= set(re.findall(r'environ(?:\.get)?[\(\[]"(TRACE_LAUNCH_\w+)"', path.read_text()))
+    return names
+
+
+def test_help_lists_report_options_and_environment():
+    """`trace-decode --help` lists the options `trace-decode CAPTURE` takes (it showed
+    none: the report is a subcommand the user never types), and both --help texts list
+    every TRACE_LAUNCH_* setting the sources read."""
+    from tracer.cli import report_cmd
+    decode_help = _cli(trace_decode, ["--help"]).output
+    for param in report_cmd.params:
+        for flag in getattr(param, "opts", []) if param.param_type_name == "option" else []:
+            assert re.search(rf"^\s+{re.escape(flag)}\b", decode_help, re.M) or \
+                f"/ {flag}" in decode_help, flag
+    launch_help = _cli(trace_launch, ["--help"]).output
+    names = _env_names_in_sources()
+    assert {"TRACE_LAUNCH_CAPTURE", "TRACE_LAUNCH_JOBS", "TRACE_LAUNCH_PATCH"} <= names
+    for text in (decode_help, launch_help, _cli(trace_decode, ["report", "--help"]).output):
+        listed = set(re.findall(r"^\s+(TRACE_LAUNCH_\w+)", text, re.M))
+        assert listed == names, (names - listed, listed - names)
+
+
+def test_trace_launch_rejects_unknown_options_before_the_program(tmp_path):
+    """`trace-launch --bogus` is a usage error (it was run as the program '--bogus');
+    after PROGRAM, or after `--`, every word is the program's (strace's habit)."""
+    script, marker, devdir = marker_program(tmp_path)
+    args_file = tmp_path / "args"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {args_file}\ntouch {marker}\n')
+    env = {"TRACE_LAUNCH_DEVDIR": str(devdir)}
+    res = _script("trace-launch", ["--bogus", script], env=env, cwd=tmp_path)
+    assert res.returncode == 2 and "No such option" in res.stderr and "--bogus" in res.stderr
+    assert not marker.exists() and not list(tmp_path.glob("*.tlc"))
+    from tracer import shim_path
+    if not shim_path().exists():
+        pytest.skip("no shim installed (pip install . builds it): the program runs under it")
+    for argv in (["--", script, "--weird", "-o", "x"], [script, "--weird", "-o", "x"]):
+        res = _script("trace-launch", ["--no-report", "-o", tmp_path / "out.tlc", *argv],
+                      env=env, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert args_file.read_text().split() == ["--weird", "-o", "x"]
+        args_file.unlink()

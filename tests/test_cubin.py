@@ -315,6 +315,29 @@ def test_sass_words_match_cuobjdump(sm):
         assert ours[name][:len(words)] == words, name
 
 
+@pytest.mark.parametrize("sm", ARCHES)
+def test_cli_sass_prints_each_128_bit_word(sm, tmp_path):
+    """`trace-decode sass CUBIN`: one line per instruction with the 128-bit word cuobjdump
+    prints as two 64-bit halves (word0 first), here as one number (word1's digits first).
+    Issue 27: the word was never printed (the CLI read keys the decoder does not give)."""
+    from click.testing import CliRunner
+    from tracer.cli import trace_decode
+    path = tmp_path / f"shapes.sm_{sm}.cubin"
+    path.write_bytes(fixture(f"shapes.sm_{sm}.cubin"))
+    res = CliRunner().invoke(trace_decode, ["sass", str(path), "--full-names"])
+    assert res.exit_code == 0, res.output
+    printed = {}
+    for line in res.output.splitlines():
+        kernel, offset, word, control = line.split("  ")[:4]
+        assert re.fullmatch(r"[0-9a-f]{32}", word) and re.fullmatch(r"B[0-5-]{6}:R.:W.:[Y-]:S\d\d",
+                                                                   control), line
+        printed.setdefault(kernel, []).append((int(offset, 16), int(word, 16)))
+    theirs = _cuobjdump_sass(cuobjdump_text(sm, "sass"))
+    assert theirs and set(printed) == set(theirs)
+    for name, words in theirs.items():
+        assert printed[name][:len(words)] == [(off, hi << 64 | lo) for off, lo, hi in words]
+
+
 def test_control_bits_known_words():
     # Second words as cuobjdump prints them for sm_90 (tests/fixtures/cubins/shapes.sm_90.sass.txt)
     def ctl(word1):

@@ -18,6 +18,7 @@ from tracer.cli import print_report, trace_decode
 
 RECORD_HEADER = 40
 IOCTL, MMAP, MUNMAP, MREMAP, SUBMISSION, MARK = 5, 6, 7, 8, 10, 9
+STATS, NOTE, API_ENTER, API_EXIT = 11, 13, 14, 15
 NV_IOCTL_MAGIC = 0x46                  # 'F' (nv-ioctl-numbers.h)
 NV_ESC_RM_CONTROL, NV_ESC_RM_ALLOC = 0x2A, 0x2B
 HOPPER_COMPUTE_A, HOPPER_CHANNEL_GPFIFO_A = 0xCBC0, 0xC86F
@@ -36,6 +37,9 @@ def raw(name):
         pid = struct.unpack_from("<I", data, off + 12)[0]
         out.append((rtype, pid, data[off + RECORD_HEADER:off + length]))
     return out
+
+
+DOORBELLS = 5      # TL_STATS_NAMES: records, records_dropped, bytes_dropped, ioctls, mmaps, doorbells
 
 
 def raw_ioctls(name):
@@ -84,9 +88,19 @@ def test_pid(name):
         assert len(f.marks) == types[MARK]
         assert set(f.processes) == {pid}
         assert f.stats()["ioctls"] == types[IOCTL]
+        # what the report counts besides the lists: this process's notes, API calls and
+        # the shim's STATS counters of this process (issue 27: they were the whole capture's)
+        assert len(f.notes) == types[NOTE]
+        assert len(f.api_calls) == f.stats()["api_calls"] == types[API_ENTER]
+        assert sum(f.api_call_names.values()) == types[API_ENTER]
+        doorbells = sum(struct.unpack_from("<Q", b, 8 + 8 * DOORBELLS)[0]
+                        for t, p, b in raw(name) if t == STATS and p == pid)
+        assert f.stats()["doorbells"] == (doorbells if types[STATS] else None)
     absent = max(pids) + 1
-    f = select(m, pid=absent)
-    assert (f.ioctls, f.mmaps, f.submissions, f.launches, f.processes) == ([], [], [], [], {})
+    held = sorted(manifest(name)["summary"]["pids"])    # (the tracer's own END record aside)
+    with pytest.raises(SelectError, match=rf"pid {absent} is not in the capture; it holds pids "
+                                          rf"{', '.join(map(str, held))}$"):
+        select(m, pid=absent)
 
 
 @pytest.mark.parametrize("name", SMALL)
@@ -210,6 +224,16 @@ def test_cli_report_filters(capture_files):
 @pytest.mark.parametrize("args,message", [
     (["--class", "NO_SUCH_CLASS"], "unknown class name"),
     (["--launch", "99"], "no launch 99"),
+    # issue 27: these selected nothing and exited 0 with "0 process(es)"
+    (["--ioctl", "RM_CONTROL", "--pid", "495"], "pid 495 is not in the capture; it holds pids 843"),
+    (["--channel", "0x99"], "channel 0x99 is not in the capture; it holds channels (token/handle) "
+                            "0xa/0x"),
+    (["--class", "0x1234"], "class 0x1234 is not in the capture; it holds classes 0x3e "
+                            "NV01_MEMORY_SYSTEM, "),
+    (["--class", "TURING_COMPUTE_A"], "class 0xc5c0 TURING_COMPUTE_A is not in the capture"),
+    (["--ioctl", "NO_SUCH_THING"], "no ioctl of the capture has an escape, RM control or class "
+                                   "name containing 'NO_SUCH_THING'; its escapes are "
+                                   "NV_ESC_ALLOC_OS_EVENT, "),
 ])
 def test_cli_filter_errors_one_line(capture_files, args, message):
     path = str(capture_files["builtin-vadd"])
@@ -218,6 +242,27 @@ def test_cli_filter_errors_one_line(capture_files, args, message):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"trace-decode: {path}: ") and message in lines[0]
     assert "Traceback" not in res.stderr
+
+
+def test_selection_counts_are_of_the_selection():
+    """launch-loop-10k, channel 0xa (the compute channel): the doorbells, API calls and the
+    kernel launch tally are the selection's, the table counts the manifest's launches."""
+    name = "launch-loop-10k"
+    m = decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    truth = manifest(name)["ground_truth"]
+    subs = [s for s in raw_submissions(name) if 0xA in (s[1], s[2])]
+    f = select(m, channel=0xA)
+    assert f.stats()["doorbells"] == len(f.submissions) == len(subs)
+    assert f.stats()["doorbells"] < m.stats()["doorbells"]
+    want = truth["launches"] + truth["warmup_launches"]
+    ((key, tally),) = [(k, t) for k, t in f.kernel_tally.items() if k[0] == truth["kernel"]]
+    assert tally["verified"] == want and f.verified["verified"] == want
+    records = {s["index"] for s in f.submissions}
+    assert all(set(c["submissions"]) & records for c in f.api_calls[:50])
+    assert f.api_calls and len(f.api_calls) < len(m.api_calls)
+    one = select(m, launches=[len(m.launches) - 1])
+    assert one.stats()["doorbells"] == 1 and len(one.api_calls) == 1
+    assert sum(sum(t.values()) for t in one.kernel_tally.values()) == 1
 
 
 def test_cli_bad_channel_is_a_usage_error(capture_files):

@@ -103,3 +103,31 @@ def test_worker_processes_write_the_same_text(monkeypatch):
             texts.append(out.getvalue())
         assert texts[0] == texts[1]
         assert len(re.findall(r"^  launch \d+: ", texts[0], re.M)) == len(model.launches)
+
+
+def _cli_text(*args):
+    from click.testing import CliRunner
+    from tracer.cli import trace_decode
+    res = CliRunner().invoke(trace_decode, [capture_path("launch-loop-10k"), *args])
+    assert res.exit_code == 0, res.output[-2000:]
+    return res.output
+
+
+def test_trace_decode_summarises_by_default_and_all_launches_shows_all():
+    """Issue 27: `trace-decode captures/launch-loop-10k/...` printed 192,020 lines. By
+    default it shows the first 200 launches (tracer/cli.py SHOWN_LAUNCHES, as trace-launch
+    does) and the table of all of them, whose one row counts the manifest's launches;
+    --all-launches shows every launch the capture holds."""
+    from tracer.cli import SHOWN_LAUNCHES
+    truth = manifest("launch-loop-10k")["ground_truth"]
+    want = truth["launches"] + truth["warmup_launches"]
+    text = _cli_text()
+    assert len(text.splitlines()) < 3000
+    assert len(re.findall(r"^  launch \d+: ", text, re.M)) == SHOWN_LAUNCHES
+    (row,) = [r for r in _rows(text) if r[6] == truth["kernel"]]
+    assert int(row[0].replace(",", "")) == want
+    assert "--all-launches shows every one" in text
+    full = _cli_text("--all-launches")
+    shown = re.findall(r"^  launch (\d+): ", full, re.M)
+    assert len(shown) == 2 * want and shown[-1] == str(2 * want - 1)   # and a GRID_NULL each
+    assert "kernel launches by kernel, grid and block" not in full

@@ -158,6 +158,10 @@ def test_body_problem_says_why(tmp_path, vadd):
     ("text", b"hello\n", "not a trace-launch capture: text, magic"),
     ("elf", b"\x7fELF\x02\x01\x01\x00" + bytes(56), "not a trace-launch capture: an ELF file"),
     ("json", b'{"meta": {}}', "JSON text (a --json report is not a capture)"),
+    # issue 27: these were called "text" (zeros and control bytes decode as UTF-8)
+    ("zeros", bytes(4096), "not a trace-launch capture: zero bytes (the first "),
+    ("control", b"\x01\x02\x03\x04\x05\x06\x07\x08" * 8,
+     "not a trace-launch capture: binary data that is not a capture"),
 ])
 def test_not_a_capture_says_what(tmp_path, what, data, words):
     """`trace-decode DIR` or a file that is not a capture: one line naming what the input

@@ -71,7 +71,7 @@ def _run(*args):
 
 
 VIEWS = [[], ["--ioctls"], ["--objects"], ["--stats"], ["--cost"], ["--full-names"],
-         ["--launch", "0"], ["--color"]]
+         ["--launch", "0"], ["--color"], ["--all-launches"]]
 
 
 @pytest.mark.parametrize("args", VIEWS, ids=lambda a: " ".join(a) or "report")

@@ -8,7 +8,9 @@ def shim_path():
     """The shim shipped inside this package (built by `pip install`).
 
     Run from a source checkout (tests with cwd on sys.path), the package directory may
-    hold no built shim; the installed distribution's copy is used then."""
+    hold no built shim; the installed distribution's copy is used then: the file its
+    RECORD lists (`pip install .`), or the one in the package directory an editable
+    install (`pip install -e .`) maps `tracer` to. TRACE_LAUNCH_SHIM overrides all."""
     import os
     override = os.environ.get("TRACE_LAUNCH_SHIM")
     if override:
@@ -16,11 +18,32 @@ def shim_path():
     local = PACKAGE_DIR / "libtracelaunch.so"
     if local.exists():
         return local
+    for found in _installed_shims():
+        if found.exists():
+            return found
+    return local        # not installed: the expected path, for the error message
+
+
+def _installed_shims():
+    """Where an installed trace-launch keeps its shim, most likely first."""
+    from importlib.metadata import PackageNotFoundError, distribution
     try:
-        from importlib.metadata import distribution
-        installed = Path(distribution("trace-launch").locate_file("tracer/libtracelaunch.so"))
-        if installed.exists():
-            return installed
-    except Exception:  # not installed: report the expected path
-        pass
-    return local
+        dist = distribution("trace-launch")
+    except PackageNotFoundError:
+        return
+    for f in dist.files or ():
+        if f.name == "libtracelaunch.so":
+            yield Path(dist.locate_file(f))
+    yield Path(dist.locate_file("tracer/libtracelaunch.so"))
+    import sys
+    from importlib.machinery import PathFinder
+    for finder in sys.meta_path:        # an editable install's finder maps the package
+        find = getattr(finder, "find_spec", None)
+        if find is None or finder is PathFinder:
+            continue
+        try:
+            spec = find("tracer", None)
+        except (ImportError, ValueError, TypeError):    # another finder's own rules
+            continue
+        for place in (spec.submodule_search_locations or []) if spec is not None else []:
+            yield Path(place) / "libtracelaunch.so"

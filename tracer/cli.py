@@ -67,13 +67,14 @@ def _family(meta):
 
 def print_report(path, out, as_json=False, color=None, ioctls=False, objects=False,
                  stats=False, prog="trace-decode", filters=None, cost=False, full_names=False,
-                 launch_limit=None, model=None):
+                 launch_limit=None, model=None, all_fields=False):
     """Decode `path` and write the report to `out`. Returns the exit status: 0, or 2 when the
     capture has problems (each printed as one line on stderr after the report).
     `launch_limit`: the text shows that many launches in full, then a table of them all.
     `model`: the capture already decoded (trace-launch, while the program ran; the file
     has since been rewritten by the exit step: its header is read again here).
-    `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid)."""
+    `filters`: keyword criteria of decoders.select.select (launches, channel, cls, ioctl, pid).
+    `all_fields`: the JSON with every part (by default tracer/report.py ELIDED is left out)."""
     from decoders.session import decode_capture
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
@@ -105,17 +106,20 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         from decoders.cuda.cost import measure, render
         c = measure(path, gpu=model.meta and _family(model.meta), launches=model.launches)
         if as_json:
-            import json
-            json.dump(c, out, indent=1)
+            from tracer.outcome import run_json
+            json.dump(dict(c, **run_json(model)), out, indent=1)    # how the run ended too
             out.write("\n")
         else:
+            from tracer.report import render_header
+            render_header(model, out, color)
+            out.write("\n")
             render(c, out)
     elif as_json:
-        render_json(model, out)
+        render_json(model, out, all_fields=all_fields)
     else:
         render_text(model, out, color=color, show_ioctls=ioctls,
                     show_objects=objects, show_stats=stats, full_names=full_names,
-                    launch_limit=None if filters else launch_limit)
+                    launch_limit=launch_limit)
     out.flush()
     for p in model.problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
@@ -138,12 +142,60 @@ def _describe_filter(criteria):
 
 # ---- trace-launch -------------------------------------------------------------------
 
-# Launches trace-launch's report shows in full after a run; a training loop's 26,000 would
-# be 35 MB of text on the terminal (trace-decode shows them all).
+# Launches a report shows in full (trace-launch after a run, trace-decode); a training
+# loop's 26,000 would be 35 MB of text on the terminal (--all-launches shows them all).
 SHOWN_LAUNCHES = 200
 
-@click.command(context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False,
-                                     help_option_names=["-h", "--help"]))
+# Every TRACE_LAUNCH_* setting the shim (shim/*.c getenv) and the tracer (tracer/*.py)
+# read, one line each: both --help texts end with them (tests/test_cli.py checks the list
+# against the sources).
+ENV_SETTINGS = (
+    ("TRACE_LAUNCH_CAPTURE", "set by trace-launch: the capture file the shim writes (unset: "
+                             "the shim records nothing)"),
+    ("TRACE_LAUNCH_MODE", "set by trace-launch from --mode: ioctl (no doorbell trap), full"),
+    ("TRACE_LAUNCH_API=0", "do not bracket CUDA driver API calls (no API records)"),
+    ("TRACE_LAUNCH_IMAGE_MAX=N", "module image bytes recorded per call (default 256 MiB)"),
+    ("TRACE_LAUNCH_WINDOW", "set by trace-launch from --capture-range/--nvtx-range/"
+                            "--launch-range: cudaProfilerApi, nvtx or launches"),
+    ("TRACE_LAUNCH_WINDOW_NAME", "set by trace-launch: the NVTX range whose ranges are counted"),
+    ("TRACE_LAUNCH_WINDOW_SKIP=K", "set by trace-launch: ranges or launch calls before the window"),
+    ("TRACE_LAUNCH_WINDOW_COUNT=N", "set by trace-launch: ranges or launch calls in the window "
+                                    "(0: to the end)"),
+    ("TRACE_LAUNCH_COPY=stream", "copy pushbuffers with streaming loads (write-combined memory)"),
+    ("TRACE_LAUNCH_PATCH=0", "patch no store site: every doorbell through the page fault"),
+    ("TRACE_LAUNCH_PREFAULT=0", "no helper thread growing the capture file ahead"),
+    ("TRACE_LAUNCH_KNOWN=0", "no hooks at known libcuda functions (for measuring)"),
+    ("TRACE_LAUNCH_PROBE=ring", "name each store to the USERD and GPFIFO pages in a NOTE "
+                                "(measuring aid, slow)"),
+    ("TRACE_LAUNCH_SHADOW_CHECK=N", "every Nth doorbell of a channel reads the ring to check "
+                                    "the shim's shadow copies (default 64)"),
+    ("TRACE_LAUNCH_XSAVE=1", "hook stubs save the vector registers too (for measuring)"),
+    ("TRACE_LAUNCH_PROFILE=1", "fenced cycle counters in the shim's STATS (for measuring)"),
+    ("TRACE_LAUNCH_DEVDIR=DIR", "tests only: plain files in DIR count as NVIDIA devices"),
+    ("TRACE_LAUNCH_SHIM=PATH", "the shim library to preload (default: the installed one)"),
+    ("TRACE_LAUNCH_LIVE=0|1", "decode while the program runs (default: with 4 or more CPUs)"),
+    ("TRACE_LAUNCH_JOBS=N", "worker processes rendering a long report (default: the CPUs, "
+                            "at most 12; 1: none)"),
+)
+
+
+def _env_epilog(columns=96):
+    """The environment settings as a --help epilog (\\b: click keeps the lines as they are)."""
+    import textwrap
+    width = max(len(name) for name, _ in ENV_SETTINGS)
+    lines = ["Environment:"]
+    for name, what in ENV_SETTINGS:
+        text = textwrap.wrap(what, columns - width - 4)
+        lines.append(f"  {name:{width}s}  {text[0]}")
+        lines += [" " * (width + 4) + more for more in text[1:]]
+    return "\b\n" + "\n".join(lines)
+
+
+# Options end at PROGRAM (allow_interspersed_args=False: what follows is the program's, as
+# with strace); an unknown option before it is an error, never taken for the program, and
+# `trace-launch -- PROG --weird` runs PROG whatever its name.
+@click.command(context_settings=dict(allow_interspersed_args=False,
+                                     help_option_names=["-h", "--help"]), epilog=_env_epilog())
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="capture file to write "
               "(default: a new trace-launch-PROGRAM-N.tlc in the current directory)")
 @click.option("--mode", type=click.Choice(["full", "ioctl"]), default="full", show_default=True,
@@ -159,6 +211,8 @@ SHOWN_LAUNCHES = 200
 @click.option("--all-launches", is_flag=True, help=f"show every launch in the report (by "
               f"default the first {SHOWN_LAUNCHES} and any that differ from their call are "
               f"shown in full, then all of them counted by kernel, grid and block)")
+@click.option("--all-fields", is_flag=True, help="with --json: every field (see trace-decode "
+              "--help)")
 @click.option("--all-entries", is_flag=True, help="keep every fatbin entry of each module "
               "image (by default entries for GPUs other than this machine's are left out)")
 @click.option("--capture-range", type=click.Choice(["none", "cudaProfilerApi", "nvtx"]),
@@ -181,7 +235,7 @@ SHOWN_LAUNCHES = 200
 @click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_compress,
-                 all_launches, all_entries, capture_range, nvtx_range, range_skip, range_count,
+                 all_launches, all_fields, all_entries, capture_range, nvtx_range, range_skip, range_count,
                  launch_range, color, traceback, program):
     """Run PROGRAM [ARGS]... under the shim and print what its launches did at the hardware
     interface. With no PROGRAM, trace the built-in vadd launch (cuda-python driver API).
@@ -233,8 +287,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                              f"decoding the capture file"), err=True)
         _guard("trace-launch", lambda: print_report(
             str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
-            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model), traceback,
-            path=str(out))
+            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model,
+            all_fields=all_fields), traceback, path=str(out))
     sys.exit(rc)
 
 
@@ -292,21 +346,33 @@ def _finish_capture(out, compress, all_entries=False):
 # ---- trace-decode -------------------------------------------------------------------
 
 class DefaultGroup(click.Group):
-    """`trace-decode CAPTURE` runs the `report` command; other words are subcommands."""
+    """`trace-decode CAPTURE` runs the `report` command; other words are subcommands.
+    Its --help lists the report's options too (they are what `trace-decode CAPTURE` takes)."""
 
     def parse_args(self, ctx, args):
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["report"] + list(args)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx, formatter):
+        super().format_options(ctx, formatter)
+        report = self.commands["report"]
+        sub = click.Context(report, info_name="report", parent=ctx)
+        rows = [r for r in (p.get_help_record(sub) for p in report.get_params(sub)
+                            if isinstance(p, click.Option)) if r]
+        with formatter.section("Report options (trace-decode CAPTURE [OPTIONS])"):
+            formatter.write_dl(rows)
 
-@click.group(cls=DefaultGroup, context_settings=dict(help_option_names=["-h", "--help"]))
+
+@click.group(cls=DefaultGroup, context_settings=dict(help_option_names=["-h", "--help"]),
+             epilog=_env_epilog())
 def trace_decode():
     """Decode trace-launch captures offline (no GPU needed).
 
     \b
-    trace-decode CAPTURE [--json] [--ioctls] [--objects] [--stats] [--cost]
-                 [--launch N]... [--channel C] [--class C] [--ioctl NAME] [--pid P]
+    trace-decode CAPTURE [--json [--all-fields]] [--ioctls] [--objects] [--stats]
+                 [--cost] [--all-launches] [--full-names] [--launch N]...
+                 [--channel C] [--class C] [--ioctl NAME] [--pid P]
     trace-decode timeline CAPTURE [-o trace.json]
     trace-decode diff A [B] [--launch I [--launch J]] [--json] [--ignore-addresses]
     trace-decode pushbuffer DUMP --gpu hopper [--va ADDR] [--json]
@@ -315,10 +381,10 @@ def trace_decode():
     """
 
 
-@trace_decode.command("report")
+@trace_decode.command("report", epilog=_env_epilog())
 @click.argument("capture", type=click.Path())    # a directory: one line from open_capture
-@click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, ioctls, mmaps, "
-              "submissions, launches, stats")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object: meta, exit, failed_calls, "
+              "ioctls, mmaps, submissions, launches, api_calls, stats, problems (docs/json.md)")
 @click.option("--ioctls", is_flag=True, help="list every ioctl, decoded")
 @click.option("--objects", is_flag=True, help="print the RM object tree")
 @click.option("--stats", is_flag=True, help="print every counter and the naming coverage")
@@ -337,18 +403,27 @@ def trace_decode():
 @click.option("--full-names", is_flag=True, help="kernels by their full demangled names (default: "
               "the short name, e.g. vectorized_elementwise_kernel; lines then may pass 300 "
               "characters for names)")
-@click.option("--color/--no-color", default=None)
-@click.option("--traceback", is_flag=True)
+@click.option("--all-launches", is_flag=True, help=f"show every launch in full (by default the "
+              f"first {SHOWN_LAUNCHES} and any that differ from their call, then all of them "
+              f"counted by kernel, grid and block)")
+@click.option("--all-fields", is_flag=True, help="with --json: every field (by default every QMD "
+              "field, the driver's constant bank 0 bytes and the pushbuffer bytes are left out; "
+              "the JSON's \"elided\" key names them)")
+@click.option("--color/--no-color", default=None, help="colour the report (default: on a tty)")
+@click.option("--traceback", is_flag=True, help="show Python tracebacks for errors")
 def report_cmd(capture, as_json, ioctls, objects, stats, launches, channel, cls, ioctl, pid, cost,
-               full_names, color, traceback):
+               full_names, all_launches, all_fields, color, traceback):
     """Print the report of CAPTURE (gzip or zstd compressed captures are read as they are).
 
-    The filters narrow the lists they are about and combine with AND (decoders/select.py)."""
+    The filters narrow the lists they are about and combine with AND (decoders/select.py);
+    a pid, channel, class or ioctl name the capture does not hold is an error."""
     filters = dict(launches=launches, channel=_int_option(channel, "--channel"), cls=cls,
                    ioctl=ioctl, pid=pid)
     rc = _guard("trace-decode", lambda: print_report(
         capture, sys.stdout, as_json=as_json, color=color, ioctls=ioctls, objects=objects,
-        stats=stats, filters=filters, cost=cost, full_names=full_names), traceback, path=capture)
+        stats=stats, filters=filters, cost=cost, full_names=full_names,
+        launch_limit=None if all_launches else SHOWN_LAUNCHES, all_fields=all_fields),
+        traceback, path=capture)
     sys.exit(rc)
 
 
@@ -555,7 +630,9 @@ def cubin_cmd(file, as_json, full_names, traceback):
 @click.option("--full-names", is_flag=True, help="full demangled kernel names (default: short)")
 @click.option("--traceback", is_flag=True)
 def sass_cmd(file, kernel, full_names, traceback):
-    """Each instruction's 128-bit word and its scheduling control bits."""
+    """Each instruction's 128-bit word (hex, most significant half first) and its
+    scheduling control bits, e.g. `tl_empty  0x0000  000fe2000000080000000a00ff017b82
+    B------:R-:W-:Y:S01` (cuobjdump -sass prints the two halves the other way round)."""
     def run():
         from decoders.cubin import find_cubins, sass_listing
         from decoders.text import MAX_LINE, TextOut
@@ -581,11 +658,10 @@ def _kernel_name(name, full_names=False):
 
 
 def _sass_line(source, ins, full_names=False):
-    parts = [_kernel_name(ins.get("kernel", ""), full_names), f"{ins.get('offset', 0):#06x}"]
-    lo, hi = ins.get("lo"), ins.get("hi")
-    if lo is not None and hi is not None:
-        parts.append(f"{hi:016x}{lo:016x}")
-    parts.append(ins.get("control_text") or ins.get("control") or "")
+    """kernel, offset, the 128-bit instruction word (word1 then word0: the number the 16
+    little-endian bytes make), control bits, and nvdisasm's text when there is any."""
+    parts = [_kernel_name(ins["kernel"], full_names), f"{ins['offset']:#06x}",
+             f"{int(ins['word1'], 16):016x}{int(ins['word0'], 16):016x}", ins["control"]]
     if ins.get("text"):
         parts.append(_s(ins["text"]))
     return "  ".join(str(p) for p in parts)

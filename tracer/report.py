@@ -60,31 +60,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     st = Style(color)
     out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
     w = out.write
-    meta = model.meta
-    argv = meta.get("argv") or []
-    if not isinstance(argv, list):
-        argv = [argv]
-    w(st.head("trace-launch report") + "\n")
-    w(f"  program  {' '.join(_s(a) for a in argv) if argv else '?'}\n")
-    w(f"  gpu      {_s(meta.get('gpu', '?'))}  (compute capability "
-      f"{_s(meta.get('compute_capability', '?'))})\n")
-    w(f"  driver   {_s(meta.get('driver', '?'))}\n")
-    w(f"  capture  {_s(model.path)}  ({model.records} records, {len(model.processes)} process(es))\n")
-    if model.end is not None:
-        w(f"  exit     {model.end['exit_status']}\n")
-    for pid, p in sorted(model.processes.items()):
-        w(f"  pid {pid}: {_s(p.get('how', '?'))} "
-          f"{_s(' '.join(p.get('cmdline') or [p.get('exe', '?')]), 100)}"
-          f"  exit={p.get('exit')}\n")
-        if p.get("exit") is None and p.get("exit_record"):
-            w(f"  pid {pid}: exit record without a status (it returned from main, where the shim "
-              f"cannot see the status)\n")
-        elif p.get("exit") is None:
-            status = (model.end or {}).get("exit_status")
-            how = (f"the tracer saw signal {-status}" if isinstance(status, int) and status < 0
-                   else "the process died or was killed")
-            w(st.bad(f"  pid {pid} wrote no exit record: its records stop where it was cut ({how})")
-              + "\n")
+    render_header(model, out, color)
 
     _render_windows(model, w, st)
 
@@ -98,7 +74,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
             w(f"  pid {n['pid']}: {shown}\n" +
               (f"      code from rip-16: {printable(code, limit=NOTE_CHARS)}\n" if code else ""))
     shim = model.shim_stats
-    if shim.get("doorbells"):
+    if shim.get("doorbells") and "doorbells_hooked" not in shim:
+        # a selection of submissions (decoders/select.py): one doorbell each
+        w(f"  doorbells {shim['doorbells']} (one per selected submission)\n")
+    elif shim.get("doorbells"):
         w(f"  doorbells {shim['doorbells']}: {shim.get('doorbells_hooked', 0)} through a patched "
           f"store site, {shim.get('fallbacks', 0)} single-stepped, the rest emulated at a fault\n")
     render_ranks(model, w, st)
@@ -126,12 +105,7 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     w("\n" + st.head(f"NVIDIA mappings ({len(maps)})") + "\n")
     w("  address             length      prot  device            what\n")
     for m in maps:
-        what = ""
-        if model.objects is not None:
-            try:
-                what = model.objects.describe_cpu(m["addr"], pid=m["pid"]) or ""
-            except AttributeError:
-                what = ""
+        what = _mapping_what(model, m)
         w(f"  {m['addr']:#018x}  {m['length']:#10x}  {_prot(m['prot']):4s}  {_s(m['path']):16s}  {_s(what)}\n")
 
     w("\n" + st.head("submissions per channel") + "\n")
@@ -197,10 +171,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     for k in keys:
         if k in ("ioctls_by_device", "ioctls_by_escape", "shim"):
             continue
-        w(f"  {k:18s} {stats[k]}\n")
+        w(f"  {k:18s} {_value(stats[k])}\n")
     if show_stats:
         for k, v in stats["shim"].items():
-            w(f"  shim.{k:13s} {v}\n")
+            w(f"  shim.{k:13s} {_value(v)}\n")
         cov = coverage_stats(model)
         if cov:
             w(f"  named            {json.dumps(cov)}\n")
@@ -265,6 +239,100 @@ def render_ranks(model, w, st):
         for key, (n, nbytes) in sorted(colls.get(p["pid"], {}).items(),
                                        key=lambda kv: (-kv[1][0], kv[0])):
             w(f"    NCCL {_s(key)}: {n} work(s), {nbytes} B\n")
+
+
+def render_header(model, out, color=False):
+    """The report's first lines: the program, GPU, driver and capture, then how the run
+    ended (_render_outcome). `trace-decode --cost` prints them above its table too."""
+    st = Style(color)
+    w = out.write
+    meta = model.meta
+    argv = meta.get("argv") or []
+    if not isinstance(argv, list):
+        argv = [argv]
+    w(st.head("trace-launch report") + "\n")
+    w(f"  program  {' '.join(_s(a) for a in argv) if argv else '?'}\n")
+    w(f"  gpu      {_s(meta.get('gpu', '?'))}  (compute capability "
+      f"{_s(meta.get('compute_capability', '?'))})\n")
+    w(f"  driver   {_s(meta.get('driver', '?'))}\n")
+    w(f"  capture  {_s(model.path)}  ({model.records} records, {len(model.processes)} process(es))\n")
+    _render_outcome(model, w, st)
+
+
+def _mapping_what(model, m):
+    """The RM object behind a CPU mapping: the one the RM_MAP_MEMORY on the mmap's fd
+    prepared (decoders/rm/objects.py feed_mmap; the mmap's "object")."""
+    if m.get("errno"):
+        return f"failed (errno {m['errno']})"
+    handle = m.get("object")
+    if handle is not None and model.objects is not None:
+        return model.objects.describe_object(handle)
+    if "nvidia-uvm" in (m.get("path") or ""):
+        return "UVM range at its own address (no RM object: UVM maps it itself)"
+    return "no RM_MAP_MEMORY on this fd before it"
+
+
+def _value(v):
+    """A stats value in words: never a Python None/True/False, a dict as its items."""
+    if v is None:
+        return "not recorded"
+    if v is True or v is False:
+        return "yes" if v else "no"
+    if isinstance(v, dict):
+        return ", ".join(f"{_s(k)} {_value(x)}" for k, x in v.items()) or "none"
+    return _s(v) if isinstance(v, str) else str(v)
+
+
+def _render_outcome(model, w, st):
+    """How the run ended, first: the program's exit status as a shell shows it, each
+    process's, every failed API call (name, CUresult, when, thread, the launch before it),
+    calls that never returned, and the capture's problems (tracer/outcome.py)."""
+    from tracer import outcome as O
+    run = O.exit_of_run(model)
+    w(f"  exit     {O.exit_text(run) if run else 'unknown (no END record: the capture was cut short)'}\n")
+    for pid, p in sorted(model.processes.items()):
+        _, words = O.process_exit(model, p)
+        line = (f"  pid {pid}: {_s(p.get('how', '?'))} "
+                f"{_s(' '.join(p.get('cmdline') or [p.get('exe', '?')]), 100)}  exit {words}")
+        w((st.bad(line) if words.startswith("unknown (no exit") or "signal" in words
+           else line) + "\n")
+    t0 = (model.header or {}).get("t_start_ns")
+    calls = O.failed_calls(model)
+    if model.failed_call_count:
+        w(st.bad(f"  failed   {model.failed_call_count} CUDA API call(s) returned an error") + "\n")
+    for c in calls[:O.FAILED_SHOWN]:
+        when = f"+{c['seconds']:.6f} s" if c["seconds"] is not None else "at an unknown time"
+        line = (f"    {_s(c['name'])} = {c['result']} {_s(c['result_name'])} {when} "
+                f"(record {c['index']}, pid {c['pid']} tid {c['tid']})")
+        b = c["launch_before"]
+        if b is not None:
+            kernel = short_name(b["kernel"]) if b["kernel"] else "kernel ?"
+            line += (f"; the launch before it: launch {b['launch']}, {_s(kernel)} grid "
+                     f"{'x'.join(map(str, b['grid'] or []))} block "
+                     f"{'x'.join(map(str, b['block'] or []))}")
+            if b["api_call"]:
+                line += f" ({_s(b['api_call'])} record {b['api_call_index']})"
+        else:
+            line += "; no kernel launch of this process before it"
+        w(st.bad(line) + "\n")
+    more = model.failed_call_count - min(len(calls), O.FAILED_SHOWN)
+    if more > 0:
+        w(f"    ({more} more: --json lists {'them' if len(calls) >= model.failed_call_count else f'the first {len(calls)}'})\n")
+    api = model.api
+    for c in (api.unfinished if api is not None else ()):
+        when = f"+{(c.t_start - t0) / 1e9:.6f} s " if t0 and c.t_start else ""
+        w(st.bad(f"  unfinished {_s(c.name)} {when}(record {c.index}, pid {c.pid} tid {c.tid}) "
+                 f"never returned: the process died inside it") + "\n")
+    n = len(model.problems)
+    w(f"  problems {n if n else 'none'}" + (": each is a line on stderr after the report, "
+      "the first ones here" if n else "") + "\n")
+    for p in model.problems[:PROBLEMS_SHOWN]:
+        w(st.bad(f"    {_s(str(p), 250)}") + "\n")
+    if n > PROBLEMS_SHOWN:
+        w(f"    ({n - PROBLEMS_SHOWN} more on stderr)\n")
+
+
+PROBLEMS_SHOWN = 10
 
 
 def _call_names(model):
@@ -350,8 +418,8 @@ def _render_some_launches(model, w, st, limit, full_names):
             _render_launch(n, launches[n], w, full_names=full_names)
             shown += 1
     total = len(launches)
-    w(f"  ({total - shown:,} more launches decoded and counted below; `trace-decode "
-      f"{_s(model.path)}` shows every one, `--launch N` one of them)\n")
+    w(f"  ({total - shown:,} more launches decoded and counted below; --all-launches shows "
+      f"every one, --launch N one of them)\n")
     tally = model.kernel_tally
     w("\n" + st.head(f"kernel launches by kernel, grid and block "
                       f"({sum(sum(t.values()) for t in tally.values()):,}, plus "
@@ -449,25 +517,89 @@ def _clean(obj):
     return obj
 
 
-def to_json(model):
+# What the default JSON leaves out (issue 24: 10,100 launches made 287 MB, most of it every
+# field of every QMD, the driver's constant bank 0 words and the pushbuffer bytes of every
+# submission); `--all-fields` keeps them. Dotted paths as docs/json.md names them.
+ELIDED = ("launches[].qmd_fields", "launches[].cbank0_driver.hex",
+          "launches[].semaphores[].fields", "launches[].attribution.api_call",
+          "submissions[].segments[].hex")
+ALL_FIELDS_FLAG = "--all-fields"
+
+
+def _elided(all_fields):
+    return {"paths": [] if all_fields else list(ELIDED), "complete_with": ALL_FIELDS_FLAG}
+
+
+def _processes(model):
+    """meta.processes: each process with its exit status as a shell shows it and where
+    that came from (tracer/outcome.py process_exit)."""
+    from tracer.outcome import process_exit
+    return [dict(p, **process_exit(model, p)[0]) for p in processes_meta(model)]
+
+
+def _brief_launch(s):
+    """A launch summary without ELIDED's parts (new dicts; `s` is not changed). The
+    attribution's api_call is launches[].api_call, the same dict."""
+    s = dict(s)
+    s.pop("qmd_fields", None)
+    cb = s.get("cbank0_driver")
+    if isinstance(cb, dict) and "hex" in cb:
+        s["cbank0_driver"] = {k: v for k, v in cb.items() if k != "hex"}
+    if s.get("semaphores"):
+        s["semaphores"] = [{k: v for k, v in m.items() if k != "fields"}
+                           if isinstance(m, dict) else m for m in s["semaphores"]]
+    a = s.get("attribution")
+    if isinstance(a, dict) and "api_call" in a:
+        s["attribution"] = {k: v for k, v in a.items() if k != "api_call"}
+    return s
+
+
+def _brief_submission(s):
+    s = dict(s)
+    s["segments"] = [{k: v for k, v in g.items() if k != "hex"} for g in s["segments"]]
+    return s
+
+
+def _parts(model, all_fields=True):
+    """(key, value) of the JSON object in order: what to_json and render_json write."""
+    from tracer.outcome import run_json
     stats = model.stats()
     cov = coverage_stats(model)
     if cov:
         stats.update(cov)
-    return _clean({
-        "meta": dict(model.meta, capture=model.path, header=model.header,
-                     processes=processes_meta(model)),
-        "ioctls": model.ioctls,
-        "mmaps": model.mmaps,
-        "submissions": model.submissions,
-        "launches": [l.summary if hasattr(l, "summary") else l for l in model.launches],
-        "api_calls": model.api_calls,
-        "marks": model.marks,
-        "notes": model.notes,
-        **({"windows": model.windows} if model.windows else {}),
-        "stats": stats,
-        "problems": [str(p) for p in model.problems],
-    })
+    run = run_json(model)
+    return (
+        ("elided", _elided(all_fields)),
+        ("meta", dict(model.meta, capture=model.path, header=model.header,
+                      processes=_processes(model))),
+        ("exit", run["exit"]),
+        ("failed_calls", run["failed_calls"]),
+        ("ioctls", model.ioctls),
+        ("mmaps", model.mmaps),
+        ("submissions", model.submissions),
+        ("launches", model.launches),
+        ("api_calls", model.api_calls),
+        ("marks", model.marks),
+        ("notes", model.notes),
+    ) + ((("windows", model.windows),) if model.windows else ()) + (
+        ("stats", dict(stats, failed_api_calls=model.failed_call_count)),
+        ("problems", [str(p) for p in model.problems]),
+    )
+
+
+def to_json(model, all_fields=True):
+    """The JSON object as data (render_json writes the same, streamed). `all_fields`
+    False: without ELIDED's parts (what `trace-decode --json` prints by default)."""
+    out = {}
+    for key, value in _parts(model, all_fields):
+        if key == "launches":
+            value = [l.summary if hasattr(l, "summary") else l for l in value]
+            if not all_fields:
+                value = [_brief_launch(l) for l in value]
+        elif key == "submissions" and not all_fields:
+            value = [_brief_submission(x) for x in value]
+        out[key] = value
+    return _clean(out)
 
 
 def _json_at(obj, level):
@@ -607,33 +739,16 @@ def _launch_views(launches, texts=None):
         yield s
 
 
-def render_json(model, out):
-    """Write to_json(model) to `out`, byte for byte what json.dump(indent=1) writes, but
-    one array item at a time: a long capture's submissions and launches are never all in
-    memory (decoders/session.py SpillList)."""
-    stats = model.stats()
-    cov = coverage_stats(model)
-    if cov:
-        stats.update(cov)
-    parts = (
-        ("meta", dict(model.meta, capture=model.path, header=model.header,
-                      processes=processes_meta(model))),
-        ("ioctls", model.ioctls),
-        ("mmaps", model.mmaps),
-        ("submissions", model.submissions),
-        ("launches", model.launches),
-        ("api_calls", model.api_calls),
-        ("marks", model.marks),
-        ("notes", model.notes),
-    ) + ((("windows", model.windows),) if model.windows else ()) + (
-        ("stats", stats),
-        ("problems", [str(p) for p in model.problems]),
-    )
+def render_json(model, out, all_fields=True):
+    """Write to_json(model, all_fields) to `out`, byte for byte what json.dump(indent=1)
+    writes, but one array item at a time: a long capture's submissions and launches are
+    never all in memory (decoders/session.py SpillList)."""
     w = out.write
     w("{")
-    for k, (key, value) in enumerate(parts):
+    for k, (key, value) in enumerate(_parts(model, all_fields)):
         w(("," if k else "") + "\n " + json.dumps(key) + ": ")
-        if key in ("meta", "stats", "windows"):
+        if key not in ("ioctls", "mmaps", "submissions", "launches", "api_calls", "marks",
+                       "notes", "problems", "failed_calls"):
             w(_json_text(value, 1))
             continue
         first = [True]
@@ -643,7 +758,9 @@ def render_json(model, out):
                 w(("[\n  " if first[0] else ",\n  ") + text)
                 first[0] = False
         # the long lists: rendered a range at a time, by worker processes when long
-        render_ranges(value, _LaunchText() if key == "launches" else _item_text, chunk)
+        one = _LaunchText(all_fields) if key == "launches" else \
+            _item_text if key != "submissions" or all_fields else _submission_text
+        render_ranges(value, one, chunk)
         w("[]" if first[0] else "\n ]")
     w("\n}\n")
 
@@ -652,15 +769,27 @@ def _item_text(_, item):
     return _json_text(item, 2)
 
 
+def _submission_text(_, item):
+    return _json_text(_brief_submission(item), 2)
+
+
 class _LaunchText:
     """A launch's JSON text, each distinct QMD image's `qmd_fields` made once (what
-    _launch_views does for a stream of launches, one launch at a time)."""
+    _launch_views does for a stream of launches, one launch at a time); without
+    all_fields, the launch without ELIDED's parts (its QMD fields never extracted)."""
 
-    def __init__(self):
+    def __init__(self, all_fields=True):
         self.texts = {}
+        self.all_fields = all_fields
 
     def __call__(self, _, launch):
-        return _json_text(next(_launch_views((launch,), self.texts)), 2)
+        if self.all_fields:
+            return _json_text(next(_launch_views((launch,), self.texts)), 2)
+        s = launch.view(qmd_fields=_NO_FIELDS) if hasattr(launch, "view") else launch
+        return _json_text(_brief_launch(s), 2)
+
+
+_NO_FIELDS = _Text("null")      # stands in for qmd_fields, which _brief_launch drops
 
 
 class _LaunchLines:

@@ -45,14 +45,19 @@ def what_it_is(head, compressed=None):
                         (b"\x50\xed\x55\xba", "a fatbin")):
         if head.startswith(magic):
             return f"{inner}{name}"
+    if not head.strip(b"\0"):
+        return f"{inner}zero bytes (the first {len(head)} are all 0)"
     text = head.lstrip()
     if text[:1] in (b"{", b"["):
         return f"{inner}JSON text (a --json report is not a capture)"
     try:
-        head.decode("utf-8")
-        return f"{inner}text"
+        decoded = head.decode("utf-8")
     except UnicodeDecodeError:
-        return f"{inner}binary data that is not a capture"
+        decoded = None
+    # text: printable characters and line ends (a NUL or another control byte is not text)
+    if decoded is not None and all(c.isprintable() or c in "\t\n\r" for c in decoded):
+        return f"{inner}text"
+    return f"{inner}binary data that is not a capture"
 
 
 def why(exc):

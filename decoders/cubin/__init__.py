@@ -288,8 +288,11 @@ class _Demangler:
 def _cxxfilt(name):
     try:
         import cxxfilt     # noqa: PLC0415  (only where c++filt is not installed)
+    except ImportError:
+        return name
+    try:
         return cxxfilt.demangle(name) or name
-    except Exception:      # ImportError, cxxfilt.InvalidName, no libstdc++ found: as it is
+    except cxxfilt.Error:   # InvalidName (not a C++ name), LibraryNotFound (no libstdc++)
         return name
 
 

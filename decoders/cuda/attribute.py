@@ -376,7 +376,7 @@ class Attribution:
         if self.objects is not None:
             try:
                 text = self.objects.resolve_va(value)
-            except (TraceLaunchError, AttributeError):
+            except TraceLaunchError:
                 text = None
             if text:
                 return {"what": text}

@@ -424,6 +424,19 @@ class ObjectTree:
                             "no physical memory mapping seen")
         return None
 
+    def describe_object(self, handle):
+        """One line naming an RM object: handle, class name and number, size and memory
+        location when known (what the report's "NVIDIA mappings" list shows per mapping)."""
+        obj = self.objects.get(handle)
+        if obj is None:
+            return f"{handle:#x} (not allocated in this capture)"
+        text = f"{obj.handle:#x} {obj.class_name} (class {obj.hclass:#x})"
+        if obj.size is not None:
+            text += f" size {obj.size:#x}"
+        if obj.location and obj.location != "virtual":
+            text += f" {obj.location}"
+        return text
+
     def children(self, handle):
         return [o for o in self._in_order(self._children.get(handle, ()))
                 if o.parent == handle and o.handle != handle]

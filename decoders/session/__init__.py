@@ -21,7 +21,7 @@ from decoders.session.budget import (KEPT_BYTES, KEPT_ENTRIES, KEPT_IMAGES,  # n
                                      KEPT_OPEN_CALLS, STRING_CUT, _Budget)
 from decoders.session.entries import (_GP_KEYS, _SUBMISSION_BODY, _append_call,  # noqa: F401
                                       _at_record, _gp_entry, _submission_load, _submission_raw)
-from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, LaunchStage,  # noqa: F401
+from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, _VERIFIED, LaunchStage,  # noqa: F401
                                        gpu_family, _resolve_launch, _sm, _tally, repair_launch)
 from decoders.session.model import (DEFAULT_KEEP, CaptureModel, _api_call_load,  # noqa: F401
                                     _launch_dump, _launch_load, capture_header, channels,

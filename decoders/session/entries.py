@@ -33,7 +33,7 @@ def _opaque(entry, body, branch, tree):
     try:
         info = I._decode(body, branch)[1].info
         op = opaque_entry(info, body, tree)
-    except (TraceLaunchError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except TraceLaunchError:        # a damaged record: its summary already says so
         return
     if op is None:
         return
@@ -143,3 +143,16 @@ def _launch_problems(model, result, record_offsets=None):
         model.problems.append(p)
 
 
+
+
+FAILED_KEPT = 1000      # failed API calls kept for the report (all are counted)
+
+
+def _failed_call(model, call, kernel):
+    """A call that returned an error: counted, and the first FAILED_KEPT kept as JSON."""
+    model.failed_call_count += 1
+    if len(model.failed_calls) < FAILED_KEPT:
+        d = call.to_json()
+        if kernel:
+            d["kernel"] = kernel[0]
+        model.failed_calls.append(d)

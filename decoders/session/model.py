@@ -75,6 +75,11 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # API calls that returned a CUresult other than CUDA_SUCCESS (to_json() dicts, the first
+    # FAILED_KEPT of them), and how many there were: what the report's header lists first
+    failed_calls: list = field(default_factory=list)
+    failed_call_count: int = 0
+    shim_stats_by_pid: dict = field(default_factory=dict)   # pid -> its STATS counters
     # capture windows, one per process (decoders/window.py Windows.finish); [] without one
     windows: list = field(default_factory=list)
 

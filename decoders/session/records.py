@@ -5,8 +5,9 @@ decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
 from decoders.errors import TraceLaunchError
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
-from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record, _ioctl_entry,
-                                      _opaque, _submission_entry, _submission_raw)
+from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
+                                      _failed_call, _ioctl_entry, _opaque, _submission_entry,
+                                      _submission_raw)
 from decoders.spill import SpillList
 
 
@@ -108,6 +109,8 @@ class RecordHandlers:
             kernel = (k["name"] if k else None,)
         _append_call(self.model.api_calls, call, kernel)
         self.model.api_call_names[call.name] += 1
+        if call.result:     # not CUDA_SUCCESS
+            _failed_call(self.model, call, kernel)
 
     # -- the driver's files -------------------------------------------------------------
     def ioctl(self, rec):
@@ -125,11 +128,14 @@ class RecordHandlers:
     def mmap(self, rec):
         model, b = self.model, rec.body
         p = self.text(b.path, rec)
-        model.mmaps.append({"index": rec.index, "pid": rec.pid, "addr": b.addr,
-                            "length": b.length, "prot": b.prot, "flags": b.flags,
-                            "fd": b.fd, "offset": b.offset, "path": p, "errno": b.err})
-        if not b.err:
-            model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+        m = {"index": rec.index, "pid": rec.pid, "addr": b.addr, "length": b.length,
+             "prot": b.prot, "flags": b.flags, "fd": b.fd, "offset": b.offset, "path": p,
+             "errno": b.err, "object": None}
+        model.mmaps.append(m)
+        if not b.err:   # the RM memory object an RM_MAP_MEMORY on this fd prepared
+            obj = model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
+            if obj is not None:
+                m["object"] = obj.handle
 
     def munmap(self, rec):
         model, b = self.model, rec.body
@@ -190,8 +196,10 @@ class RecordHandlers:
 
     def stats(self, rec):
         stats = self.model.shim_stats
+        own = self.model.shim_stats_by_pid.setdefault(rec.pid, {})
         for name, v in zip(F.TL_STATS_NAMES, rec.body.counters):
             stats[name] = stats.get(name, 0) + v
+            own[name] = own.get(name, 0) + v
         if self.windows is not None:
             self.windows.stats_record(rec)
 

@@ -165,3 +165,57 @@ def test_a_function_named_by_the_driver_gets_its_cubin(tmp_path):
         assert s["attribution"]["shared_memory"] == old["attribution"]["shared_memory"]
         assert [a["type"] for a in s["attribution"]["args"]] == \
             [a["type"] for a in old["attribution"]["args"]]
+
+
+class _Call:
+    """What GraphExecs reads of a call: its name and index, and a set call's launch."""
+    def __init__(self, index, grid=None, args=None):
+        self.name, self.index, self.sections, self.bound = "cuGraphExecKernelNodeSetParams_v2", \
+            index, {}, None
+        self.launch_config = None if grid is None else {
+            "function": 1, "grid": grid, "block": [128, 1, 1], "shared_memory_bytes": 0,
+            "stream": None, "cluster": None, "cooperative": False, "attributes": []}
+        self.params = None if args is None else [
+            {"index": 0, "offset": 0, "size": 8, "bytes": args}]
+
+
+def test_a_replay_sees_the_node_setting_of_its_own_time():
+    """XLA sets a scan body's nodes to alternating argument sets between replays
+    (captures/jax-loops records 10670, 10730): a replay attributed after later sets were
+    fed is matched with the setting current at its own call."""
+    from decoders.cuda import graphs as G
+
+    class _Graph:
+        nodes = []
+    execs = G.GraphExecs()
+    walk = _Call(10)
+    n = G._from_call(_Call(10, [16, 1, 1], b"A" * 8), 0x77)
+    _Graph.nodes = [n]
+    execs.set_walk(0xE, walk, _Graph)
+    execs.set_node(0xE, 0x77, _Call(20, [16, 1, 1], b"B" * 8))
+    execs.set_node(0xE, 0x77, _Call(30, [16, 1, 1], b"A" * 8))
+    execs.set_node(0xE, 0x77, _Call(40, [4, 1, 1], b"C" * 8))
+    at = {i: execs.candidates(0xE, [16, 1, 1], [128, 1, 1], i) for i in (15, 25, 35, 45)}
+    assert [c[0].params[0]["bytes"] for c in (at[15], at[25], at[35])] == [b"A" * 8, b"B" * 8,
+                                                                              b"A" * 8]
+    assert at[45] == [] == execs.candidates(0xE, [16, 1, 1], [128, 1, 1])
+    assert execs.candidates(0xE, [4, 1, 1], [128, 1, 1], 45)[0].params[0]["bytes"] == b"C" * 8
+    assert execs.candidates(0xE, [4, 1, 1], [128, 1, 1], 35) == []
+    assert execs.candidates(0xF, [4, 1, 1], [128, 1, 1], 35) is None
+
+
+def test_jax_loops_scan_replays_match_cuptis_kernels():
+    """captures/jax-loops: every distinct (name, grid, block, registers) CUPTI lists for the
+    scan's graph replays is among the graph-node-matched, verified QMDs of cuGraphLaunch."""
+    from tests.conftest import manifest
+    truth = manifest("jax-loops")["ground_truth"]["scan"]["cupti"]["kernels"]
+    model = decode_capture(CAPTURES / "jax-loops" / "capture.tlc.gz")
+    got = {(s["attribution"]["kernel"]["name"], tuple(s["grid"]), tuple(s["block"]),
+            s["registers"]) for s in _replays(model)
+           if s["verified"] and s["attribution"]["graph_node"]}
+    want = {(k["name"], tuple(k["grid"]), tuple(k["block"]), k["registers"]) for k in truth
+            if k["name"] != "loop_broadcast_fusion"}     # launched on the stream, not a node
+    assert len(want) == 11 and want <= got
+    # 11 calls (a first one before the profiler's 10) of 6 replays of 11 kernel nodes
+    verified = [s for s in _replays(model) if s["verified"] and s["attribution"]["graph_node"]]
+    assert len(verified) >= 66 * 11

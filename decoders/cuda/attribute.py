@@ -506,9 +506,10 @@ class Attribution:
                 return None
             own = G.by_shape(g.nodes).get((G._t(grid), G._t(block)), [])
             if replay.kind == "GRAPH_EXEC_CHILD":
-                own = own + (self.execs.candidates(replay.args["hGraphExec"], grid, block) or [])
+                own = own + (self.execs.candidates(replay.args["hGraphExec"], grid, block,
+                                                   replay.index) or [])
             return own
-        return self.execs.candidates(replay.args.get("hGraphExec"), grid, block)
+        return self.execs.candidates(replay.args.get("hGraphExec"), grid, block, replay.index)
 
     def _unmatched_why(self, replay):
         if replay.kind in GRAPH_WALK_KINDS:

@@ -14,6 +14,7 @@ cuGraphExecChildGraphNodeSetParams', a kernel node's parameters by cuGraphExec(K
 SetParams. A replay's QMD is matched to a kernel node of its exec by grid, block and
 argument bytes (indexed by grid and block).
 """
+from bisect import bisect_right
 from collections import Counter, namedtuple
 
 from construct import ConstructError
@@ -217,19 +218,38 @@ def _kind_of(node):
 
 
 class GraphExecs:
-    """Graph exec handle -> its nodes as the capture last set them (only execs whose
-    instantiate or update walked the graph: an exec the capture never saw walked is
-    unknown, and replays of it are matched as before issue 25)."""
+    """Graph exec handle -> its nodes as the capture set them, call by call (only execs
+    whose instantiate or update walked the graph: an exec the capture never saw walked is
+    unknown, and replays of it are matched as before issue 25).
+
+    A replay's QMDs are attributed later than the calls that follow it are fed (the
+    attribution window), so each node keeps every setting with the index of the call that
+    made it, and a replay sees the setting current at its own call: XLA sets a scan body's
+    kernel nodes to alternating argument sets between replays (captures/jax-loops
+    records 10670 and 10730), and the latest set read for an earlier replay matched none."""
 
     def __init__(self):
-        self._execs = {}        # exec -> {"source": call, "nodes": {node handle: GraphNode}}
-        self._index = {}        # exec -> {(grid, block): [kernel nodes]} (made when asked for)
+        # exec -> {"source": call, "nodes": {node handle: GraphNode} (latest),
+        #          "history": {node handle: ([call index, ...], [GraphNode, ...])}}
+        self._execs = {}
+        self._index = {}        # exec -> {(grid, block): [node handles]} (made when asked for)
 
     def __contains__(self, exec_):
         return exec_ in self._execs
 
+    def _set(self, e, key, node, index):
+        e["nodes"][key] = node
+        at, versions = e["history"].setdefault(key, ([], []))
+        if at and at[-1] == index:
+            versions[-1] = node
+        else:
+            at.append(index)
+            versions.append(node)
+
     def set_walk(self, exec_, call, graph):
-        self._execs[exec_] = {"source": call, "nodes": _keyed(graph.nodes)}
+        e = self._execs[exec_] = {"source": call, "nodes": {}, "history": {}}
+        for key, n in _keyed(graph.nodes).items():
+            self._set(e, key, n, call.index)
         self._index.pop(exec_, None)
 
     def set_child(self, exec_, parent, call, graph):
@@ -243,7 +263,7 @@ class GraphExecs:
             del nodes[k]
         for n in graph.nodes:
             n.path = prefix + n.path[1:] if n.path and n.path[0][0] == parent else prefix + n.path
-            nodes[n.node or id(n)] = n
+            self._set(e, n.node or id(n), n, call.index)
         self._index.pop(exec_, None)
 
     def set_node(self, exec_, node, call):
@@ -253,9 +273,9 @@ class GraphExecs:
             return
         old = e["nodes"].get(node)
         if old is None:         # a node the walk did not record (past a limit): keep it too
-            e["nodes"][node] = _from_call(call, node)
+            self._set(e, node, _from_call(call, node), call.index)
         else:
-            e["nodes"][node] = old.from_setter(call)
+            self._set(e, node, old.from_setter(call), call.index)
         self._index.pop(exec_, None)
 
     def source(self, exec_):
@@ -266,15 +286,40 @@ class GraphExecs:
         e = self._execs.get(exec_)
         return list(e["nodes"].values()) if e else None
 
-    def candidates(self, exec_, grid, block):
-        """The exec's kernel nodes with this grid and block (None: exec not known)."""
+    def candidates(self, exec_, grid, block, at=None):
+        """The exec's kernel nodes with this grid and block, each as set by the last call
+        at or before call index `at` (None: the latest); None: exec not known."""
         e = self._execs.get(exec_)
         if e is None:
             return None
         index = self._index.get(exec_)
         if index is None:
-            index = self._index[exec_] = by_shape(e["nodes"].values())
-        return index.get((_t(grid), _t(block)), [])
+            index = self._index[exec_] = _shapes_of(e["history"])
+        out = []
+        for key in index.get((_t(grid), _t(block)), ()):
+            calls, versions = e["history"][key]
+            i = len(calls) if at is None else bisect_right(calls, at)
+            if i and key in e["nodes"]:
+                n = versions[i - 1]
+                cfg = n.launch_config
+                if n.is_kernel and (_t(cfg["grid"]), _t(cfg["block"])) == (_t(grid), _t(block)):
+                    out.append(n)
+        return out
+
+
+def _shapes_of(history):
+    """{(grid, block): [node handles]}: every shape any setting of a kernel node had."""
+    index = {}
+    for key, (_, versions) in history.items():
+        for n in versions:
+            if n.is_kernel:
+                cfg = n.launch_config
+                keys = index.setdefault((_t(cfg["grid"]), _t(cfg["block"])), [])
+                if not keys or keys[-1] != key:
+                    keys.append(key)
+    for keys in index.values():
+        keys[:] = list(dict.fromkeys(keys))
+    return index
 
 
 def _t(v):

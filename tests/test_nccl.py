@@ -124,7 +124,9 @@ def test_synthetic_mid_channels_and_chained_batches():
     first, second = d["works"]
     assert first["count"] == 100 + 2 * 200 + 50 and first["blocks"] == [0, 1, 2, 3]
     assert second["func"]["coll"] == "AllGather" and second["count"] == 7
-    assert second["blocks"] == [4] and "bytes" not in second        # AllGather names no type
+    # AllGather's count is in bytes (NCCL makes it ncclInt8: src/enqueue.cc collTaskAppend);
+    # this said "no bytes" before captures/ddp-2rank's broadcast showed the count is bytes
+    assert second["blocks"] == [4] and second["bytes"] == 7
 
 
 def test_synthetic_p2p_and_fifo_and_cut():

@@ -1,9 +1,9 @@
 """NCCL's device kernels: which collective a `ncclDevKernel_*` launch ran, on how many
 elements, of which type, with which reduction, algorithm and protocol (issue 26).
 
-Provenance: NVIDIA/nccl at tag v2.27.7-1 (what torch's nvidia-nccl-cu13 2.27 wheels ship;
-no NCCL package is installed beside this checkout to read a version from, so that is the
-version assumed), src/include/device.h (struct ncclDevKernelArgs, ncclDevWorkBatch,
+Provenance: NVIDIA/nccl at tag v2.27.7-1 (assumed before a capture existed; the first real
+one, captures/ddp-2rank, ran NCCL 2.28.9, torch 2.11.0+cu130's, whose layouts are the same:
+see below), src/include/device.h (struct ncclDevKernelArgs, ncclDevWorkBatch,
 ncclDevWorkColl, ncclDevWorkP2p, ncclDevWorkCollReg, NCCL_MAX_DIRECT_ARITY 7, MAXCHANNELS 64,
 enum ncclDevWorkType, enum ncclDevWorkStorageType, ncclDevFuncId()), src/include/
 nccl_common.h (NCCL_ALGO_*, NCCL_PROTO_*), src/device/generate.py (the lists of collectives,
@@ -20,9 +20,21 @@ Definitions are ours, written as data. Name prefix: NCCL's.
 A kernel's name says which specialised kernel ran (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`
 is the kernel NCCL builds for AllReduce of f32 sums); the function it ran is the batch's
 `funcId` (that kernel runs every AllReduce f32 sum, whatever the algorithm and protocol),
-decoded here through the function table. Counts: NCCL's own, in elements of the type: of
-the whole buffer for AllReduce, Broadcast and Reduce, per rank for AllGather and
-ReduceScatter (the count the user passed).
+decoded here through the function table. Counts: NCCL's own. For AllReduce, Reduce and
+ReduceScatter, elements of the type (of the whole buffer; per rank for ReduceScatter). For
+AllGather and Broadcast, bytes: src/enqueue.cc collTaskAppend (read at v2.28.7-1) multiplies their count by the type's size and makes the type ncclInt8, so their
+functions have no type and `bytes` is the count (per rank for AllGather).
+
+Checked on a real capture, captures/ddp-2rank (torch 2.11.0+cu130, whose
+torch.cuda.nccl.version() is 2.28.9 in each rank's manifest truth): every
+ncclDevKernel_AllReduce_Sum_f32_RING_LL launch's work struct decodes to funcId 258 =
+AllReduce Sum f32 RING LL, the kernel's own specialisation, on channels 0-23 of its 24
+blocks, and its counts are DDP's buckets exactly: 399370 f32 = 1,597,480 B at step 1, then
+the rebuilt 267786 + 131584 elements (1,071,144 + 526,336 B) at each of steps 2-20, then the
+script's one-float all-reduce. DDP's start-up parameter broadcast ran on the
+ncclDevKernel_Broadcast_RING_LL kernel with funcId Broadcast RING SIMPLE (a kernel runs the
+batch's function, whatever its name's protocol), count 1,597,480: bytes, the model's
+399,370 parameters x 4.
 """
 from construct import Array, Int8ul, Int32sl, Int32ul, Int64ul, Padding, Struct
 
@@ -46,6 +58,7 @@ ALGOS_OF_COLL = {
 }
 COLLS = tuple(ALGOS_OF_COLL)
 REDUCING = ("AllReduce", "Reduce", "ReduceScatter")
+BYTE_COUNTED = ("AllGather", "Broadcast")      # counted in bytes (ncclInt8): src/enqueue.cc
 TYPE_BYTES = {"i8": 1, "u8": 1, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f16": 2, "f32": 4,
               "f64": 8, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1}
 
@@ -197,6 +210,8 @@ def _coll_work(raw, func):
     ty = (func or {}).get("type")
     if ty in TYPE_BYTES:
         out["bytes"] = out["count"] * TYPE_BYTES[ty]
+    elif (func or {}).get("coll") in BYTE_COUNTED:
+        out["bytes"] = out["count"]
     return out
 
 
@@ -282,8 +297,11 @@ def summary_line(w):
     if w.get("workType") == "P2p":
         return (f"{name}: send {w['sendBytes']} B to rank {w['sendRank']}, receive "
                 f"{w['recvBytes']} B from rank {w['recvRank']}")
-    text = f"{name}: {w['count']} elements"
-    if "bytes" in w:
-        text += f" ({w['bytes']} B)"
+    if f.get("coll") in BYTE_COUNTED:
+        text = f"{name}: {w['count']} B"
+    else:
+        text = f"{name}: {w['count']} elements"
+        if "bytes" in w:
+            text += f" ({w['bytes']} B)"
     lo, hi = w["channels"]
     return text + (f", channel {lo}" if lo == hi else f", channels {lo}-{hi}")

@@ -14,6 +14,10 @@ ctrl2080/ctrl2080bus.h (BUS_GET_INFO, NV2080_CTRL_BUS_INFO_INDEX_*),
 ctrl2080/ctrl2080nvlink.h and ctrl2080nvlink_common.h (GET_NVLINK_CAPS, GET_NVLINK_STATUS,
 NV2080_CTRL_NVLINK_MAX_MASK_SIZE 1, linkInfo[64]), ctrl503c.h (UNREGISTER_VIDMEM), ctrl83de/ctrl83dedebug.h
 (DEBUG_READ_ALL_SM_ERROR_STATES, NV83DE_CTRL_DEBUG_MAX_SMS_PER_CALL 100: 4824 B).
+Added for the 2-rank NCCL capture (captures/ddp-2rank, where they were the only public
+controls left undecoded: 96 and 4 calls): ctrl0041.h (GET_SURFACE_INFO, its list entry
+NVXXXX_CTRL_XXX_INFO and NV0041_CTRL_SURFACE_INFO_INDEX_*; read in the stored copy at
+b5bf85a8e3eb2516b9abca4d1becaf1172d62822) and ctrl2080/ctrl2080tmr.h (TIMER_SET_GR_TICK_FREQ).
 Padding is ours (natural C alignment, NV_DECLARE_ALIGNED 8), named reserved*. Each sizeof
 equals the paramsSize libcuda passed on the H100 (tests/test_ioctl_tables.py): 2244, 56, 9240,
 1928, 48, 13344, 1352, 4, 16. Name prefix: NVIDIA's struct names.
@@ -31,6 +35,13 @@ NvHandle, NvBool, NV_STATUS = NvU32, NvU8, NvU32
 # --- entries of the lists params point to ------------------------------------------------
 NV2080_CTRL_GR_INFO = Struct("index" / NvU32, "data" / NvU32)
 NV2080_CTRL_BUS_INFO = Struct("index" / NvU32, "data" / NvU32)
+NV0041_CTRL_SURFACE_INFO = Struct("index" / NvU32, "data" / NvU32)    # NVXXXX_CTRL_XXX_INFO
+
+# NV0041_CTRL_SURFACE_INFO_INDEX_* (ctrl0041.h). PHYS_SIZE's data is in 4 KiB units
+# (NV0041_CTRL_SURFACE_INFO_PHYS_SIZE_SCALE_FACTOR 0x1000); ADDR_SPACE_TYPE's data takes
+# NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE_* values.
+NV0041_CTRL_SURFACE_INFO_INDEX = {0x1: "ATTRS", 0x5: "COMPR_COVERAGE", 0x7: "PHYS_SIZE",
+                                  0x8: "PHYS_ATTR", 0x9: "ADDR_SPACE_TYPE"}
 
 # NV0080_CTRL_GR_INFO_INDEX_* values (ctrl0080gr.h; ctrl2080gr.h names them NV2080_...).
 NV2080_CTRL_GR_INFO_INDEX = {
@@ -200,7 +211,15 @@ NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS_PARAMS = Struct(
     "linkInfo" / Array(64, NV2080_CTRL_NVLINK_LINK_STATUS_INFO))
 
 _LINK_MASK_HINTS = {"masks[]": "hex"}
+NV0041_CTRL_GET_SURFACE_INFO_PARAMS = Struct(
+    "surfaceInfoListSize" / NvU32, "reserved0" / Padding(4), "surfaceInfoList" / NvP64)
+NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS = Struct("bSetMaxFreq" / NvBool)
+
 CTRL_PARAMS_EXT = {
+    0x00410110: ("NV0041_CTRL_GET_SURFACE_INFO_PARAMS", NV0041_CTRL_GET_SURFACE_INFO_PARAMS,
+                 {"surfaceInfoList": "ptr"}),
+    0x20800407: ("NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS",
+                 NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS, {"bSetMaxFreq": "bool"}),
     0x00000A04: ("NV0000_SYNC_GPU_BOOST_GROUP_INFO_PARAMS", NV0000_SYNC_GPU_BOOST_GROUP_INFO_PARAMS,
                  {"groupCount": "count_of:pBoostGroups",
                   "pBoostGroups.": {"gpuCount": "count_of:gpuIds", "gpuIds[]": "hex",
@@ -260,6 +279,7 @@ TABLES_EXT = {
     "GR_FS_INFO_QUERY_DATA": NV2080_CTRL_GRMGR_GR_FS_INFO_QUERY_DATA,
     "GR_INFO_INDEX": NV2080_CTRL_GR_INFO_INDEX,
     "BUS_INFO_INDEX": NV2080_CTRL_BUS_INFO_INDEX,
+    "SURFACE_INFO_INDEX": NV0041_CTRL_SURFACE_INFO_INDEX,
 }
 
 # --- pointers inside params: what the shim follows (issue 18) ----------------------------
@@ -275,6 +295,8 @@ TABLES_EXT = {
 POINTER = namedtuple("POINTER", "field count entry hints")
 _STR = Bytes(1)
 POINTERS = {
+    0x00410110: (POINTER("surfaceInfoList", "surfaceInfoListSize", NV0041_CTRL_SURFACE_INFO,
+                         {"index": "enum:SURFACE_INFO_INDEX"}),),
     0x00000101: (POINTER("pDriverVersionBuffer", "sizeOfStrings", _STR, "str"),
                  POINTER("pVersionBuffer", "sizeOfStrings", _STR, "str"),
                  POINTER("pTitleBuffer", "sizeOfStrings", _STR, "str")),

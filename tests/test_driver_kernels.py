@@ -33,6 +33,10 @@ EXPECTED = {
     "torch-eager": {"cuMemcpyDtoDAsync": 1},
     "torch-graph": {"cuMemcpyDtoDAsync": 3},
     "jax-jit": {"cuMemsetD8Async": 2, "cuMemcpyDtoDAsync": 2, "cuMemsetD32Async": 70},
+    # 28 copies, four of them run as two kernels (4096-byte blocks, then the rest); its ten
+    # 4-byte cuMemsetD8Async ran no kernel
+    "torch-copies": {"cuMemcpyDtoDAsync": 32},
+    "torch-window-launches": {"cuMemcpyDtoDAsync": 9},
 }
 ELEMENT = {"cuMemsetD8": 1, "cuMemsetD8Async": 1, "cuMemsetD32": 4, "cuMemsetD32Async": 4}
 
@@ -91,23 +95,24 @@ def test_driver_kernels_are_named_and_match_their_calls(name):
             lo = args["value"].to_bytes(8, "little")[:esize]    # the char/int argument
             assert value.to_bytes(4, "little") == lo * (4 // esize)
             assert count * 4 == args["N"] * esize
-            assert reserved0 == reserved1 == 0
-            assert {"dst", "value", "count"} <= set(a["checked"])
-            if count % 2048 == 0:
-                assert s["grid"] == [count // 2048, 1, 1] and "grid" in a["checked"]
-            else:
-                assert [u["field"] for u in a["unchecked"]] == ["grid"]
+            assert reserved1 == 0 and reserved0 == 0     # (not in jax-loops: not compared)
+            assert s["grid"] == [count // 2048, 1, 1]      # the floor: 0x18c0 words -> 3
+            assert a["checked"] == ["dst", "value", "count", "grid"] and a["unchecked"] == []
         elif s["params"]["size"] == 24:
+            # the whole copy, or above 1 MiB what the 4096-byte blocks leave
+            n = args["ByteCount"]
+            start = n // 4096 * 4096 if n >= 1 << 20 else 0
             assert s["block"] == [256, 1, 1]
             dst, src, count = struct.unpack("<QQQ", raw)
-            assert (dst, src) == (args["dstDevice"], args["srcDevice"])
-            assert count * 4 == args["ByteCount"]
-            assert s["grid"] == [max(1, count // 256), 1, 1]
+            assert (dst, src) == (args["dstDevice"] + start, args["srcDevice"] + start)
+            assert count * 4 == n - start or n - start == count == 1
+            assert s["grid"] == [-(-count // 256), 1, 1]
             assert a["checked"] == ["dst", "src", "count", "grid"] and a["unchecked"] == []
         else:
             dst, src = struct.unpack("<QQ", raw)
             assert (dst, src) == (args["dstDevice"], args["srcDevice"])
-            assert a["checked"] == ["dst", "src"]
+            assert s["grid"] == [args["ByteCount"] // 4096, 1, 1]
+            assert a["checked"] == ["dst", "src", "grid"]
             assert [u["field"] for u in a["unchecked"]] == ["count"]
 
 
@@ -122,7 +127,7 @@ def test_memcpy_memset_against_the_manifest():
     (copy, _), (memset, _) = driver_launches(m)
     dst, src = struct.unpack("<QQ", params(copy))
     assert (dst, src) == (d2, d1)
-    assert copy["grid"][0] * copy["block"][0] * 16 == n     # the one size its grid was seen for
+    assert copy["grid"][0] * copy["block"][0] * 16 == n     # 4096 B a block
     dst, v, _, count, _ = struct.unpack("<QIIQQ", params(memset))
     assert dst == d1 and v == int.from_bytes(bytes([value]) * 4, "little") and count * 4 == n
     a = memset["attribution"]
@@ -130,6 +135,7 @@ def test_memcpy_memset_against_the_manifest():
     assert a["checked"] == ["dst", "value", "count", "grid"] and a["verified"] is True
     assert a["driver_kernel"] == {"operation": "memset", "layout": "memset of 32-bit words",
                                   "bytes": n, "element_size": 1,
+                                  "span": {"offset": 0, "bytes": n},
                                   "source": "docs/driver-kernels.md"}
     arg = {x["field"]: x for x in a["args"]}
     assert arg["dst"]["points_to"]["call"] == "cuMemAlloc_v2" and arg["dst"]["points_to"]["offset"] == 0
@@ -219,14 +225,109 @@ def test_synthetic_outside_the_recordings_is_not_checked(change, why):
     assert out["kernel"]["name"].startswith("[driver ")
 
 
-def test_synthetic_grid_outside_the_seen_counts_is_listed_unchecked():
+def test_synthetic_size_outside_the_seen_counts_is_not_checked():
+    """A memset twice the largest seen may split as the large copies do: not checked."""
     s, c = _one("jax-jit", "cuMemsetD32Async")
     words = list(struct.unpack("<QIIQQ", params(s)))
-    words[3] = 0x400000                 # twice the largest memset seen
+    words[3] = 0x400000
     raw = struct.pack("<QIIQQ", *words)
     out = D.check(fake_call(c, N=0x400000), _with_params(s, raw), raw)
-    assert out["verified"] is True and "grid" not in out["checked"]
-    assert out["unchecked"][0]["field"] == "grid" and "2,097,152" in out["unchecked"][0]["why"]
+    assert out["verified"] is None and out["differences"] == []
+    assert "no memset of 0x1000000 B is in the recordings" in out["why"]
+
+
+def test_grid_outside_its_rule_is_listed_unchecked():
+    lay = D.LAYOUTS[0]
+    out = {"checked": [], "unchecked": [], "differences": []}
+    D._check_grid(lay, lay.grid.hi + 1, [1, 1, 1], out)
+    assert out["checked"] == [] and out["differences"] == []
+    assert out["unchecked"][0]["field"] == "grid" and "2,097,153" in out["unchecked"][0]["why"]
+
+
+# -- torch-copies: copies of 8 sizes, aligned and from 4 bytes in, split above 1 MiB ----------
+
+def _copies():
+    """{call index: (call, [launch summaries in order])} for torch-copies' copies."""
+    out = {}
+    for s, c in driver_launches(model("torch-copies")):
+        out.setdefault(c["index"], (c, []))[1].append(s)
+    return out
+
+
+def test_torch_copies_against_the_manifest():
+    """CUPTI saw 28 device-to-device copies and 10 memsets; every copy ran one or two driver
+    kernels that cover its bytes exactly, in order (plain struct on constant bank 0), and the
+    4-byte memsets ran none."""
+    gt = manifest("torch-copies")["ground_truth"]["copies_memsets"]
+    copies = _copies()
+    assert len(copies) == gt["gpu_memcpy:Memcpy DtoD (Device -> Device)"] == 28
+    m = model("torch-copies")
+    memsets = [c for c in m.api_calls if c["base"] == "cuMemsetD8Async"]
+    assert len(memsets) == gt["gpu_memset:Memset (Device)"] == 10
+    assert not any(c["base"].startswith("cuMemset") for _, c in driver_launches(m))
+    split = 0
+    for c, launches in copies.values():
+        n, dst, src = c["args"]["ByteCount"], c["args"]["dstDevice"], c["args"]["srcDevice"]
+        at = 0
+        for s in launches:
+            raw = params(s)
+            if len(raw) == 16:                      # 4096-byte blocks, no count
+                d, r = struct.unpack("<QQ", raw)
+                length = s["grid"][0] * 4096
+            else:
+                d, r, count = struct.unpack("<QQQ", raw)
+                length = n - at if n - at < 4 else count * 4
+            assert (d, r) == (dst + at, src + at)
+            at += length
+            assert s["attribution"]["verified"] is True, s["attribution"]
+        assert at == n, (c["index"], n, at)
+        split += len(launches) == 2
+    assert split == 4
+
+
+@pytest.mark.parametrize("record,fmt,index,field", [
+    (1991, "<QQQ", 0, "dst"),       # the rest after 1023 blocks: dst + 0x3ff000
+    (1991, "<QQQ", 2, "count"),
+    (2097, "<QQQ", 1, "src"),
+    (1990, "<QQ", 1, "src"),        # the blocks of the same copy
+    (1268, "<QQQ", 2, "count"),     # 1 byte: count 1
+])
+def test_synthetic_changed_split_copy_fails(record, fmt, index, field):
+    (s, c), = [(s, c) for s, c in driver_launches(model("torch-copies"))
+               if s["record_index"] == record]
+    assert D.check(fake_call(c), s, params(s))["verified"] is True
+    words = list(struct.unpack(fmt, params(s)))
+    words[index] += 4
+    bad = struct.pack(fmt, *words)
+    out = D.check(fake_call(c), _with_params(s, bad), bad)
+    assert out["verified"] is False
+    assert [d["field"].split(" ")[0] for d in out["differences"]] == [field]
+
+
+def test_synthetic_changed_block_grid_fails():
+    (s, c), = [(s, c) for s, c in driver_launches(model("torch-copies"))
+               if s["record_index"] == 1990]
+    out = D.check(fake_call(c), dict(s, grid=[1024, 1, 1]), params(s))
+    assert out["verified"] is False
+    assert out["differences"] == [{"field": "grid", "api": [1023, 1, 1], "qmd": [1024, 1, 1]}]
+
+
+@pytest.mark.parametrize("record,change,why", [
+    (1268, dict(ByteCount=2), "not a multiple of 4 B, and the copy of 32-bit words layout "
+                              "was seen only for multiples and 1 B"),
+    (1268, dict(ByteCount=4097), "not a multiple of 4 B"),
+    (1798, dict(ByteCount=0x90000), "no copy of 0x90000 B is in the recordings"),
+    (1990, dict(ByteCount=0x2000000), "no copy of 0x2000000 B"),
+    (1798, dict(dstDevice=0x7fe6e7e48204), "dst is not a multiple of 16 B"),
+    (1798, dict(srcDevice=0x7fe6e7e00602), "src is not a multiple of 4 B"),
+    (1984, dict(ByteCount=0x40000), "was seen run as copy of 32-bit words, not as the copy "
+                                    "with no count layout"),
+])
+def test_synthetic_copy_outside_the_recordings_is_not_checked(record, change, why):
+    (s, c), = [(s, c) for s, c in driver_launches(model("torch-copies"))
+               if s["record_index"] == record]
+    out = D.check(fake_call(c, **change), s, params(s))
+    assert out["verified"] is None and out["differences"] == [] and why in out["why"], out
 
 
 def test_calls_that_are_not_copies_or_memsets_are_left_to_attribution():
@@ -249,6 +350,14 @@ def test_layout_table_lint():
         assert set(lay.calls) <= set(D.CALLS) and lay.seen
         assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)
         assert {call for _, _, call in lay.seen} == set(lay.calls)
+        assert lay.align[0] % lay.unit == 0 or lay.unit % lay.align[0] == 0
+    for x in D.SPLITS:
+        assert x.lo <= x.hi and {n for n, _ in x.parts} <= set(names) and x.seen
+        assert {span for _, span in x.parts} in ({"all"}, {"blocks", "rest"})
+    # no two ranges of one operation overlap
+    for a in D.SPLITS:
+        for b in D.SPLITS:
+            assert a is b or a.operation != b.operation or a.hi < b.lo or b.hi < a.lo
     # no two layouts answer the same (operation, parameter bytes, block)
     keys = [(lay.operation, D.PARAM_BYTES[lay.name], lay.block) for lay in D.LAYOUTS]
     assert len(set(keys)) == len(keys)
@@ -289,8 +398,19 @@ def test_report_tallies_driver_kernels_under_their_name():
                    ("[driver memset, cuMemsetD8Async]", "3x1x1"): (2, 2, 0, 0),
                    ("[driver copy, cuMemcpyDtoDAsync]", "256x1x1"): (1, 1, 0, 0),
                    ("[driver copy, cuMemcpyDtoDAsync]", "1x1x1"): (1, 1, 0, 0)}
-    assert "-> [driver memset, cuMemsetD8Async]: verified (dst, value, count); grid not " \
-           "checked: seen only for counts that are multiples of 2,048" in text
+    assert "-> [driver memset, cuMemsetD8Async]: verified (dst, value, count, grid)" in text
+
+
+def test_report_shows_the_part_of_a_split_copy():
+    from tracer.cli import print_report
+    out = io.StringIO()
+    print_report(str(CAPTURES / "torch-copies" / "capture.tlc.gz"), out,
+                 filters={"launches": (181, 183)})
+    text = out.getvalue()
+    assert "-> [driver copy, cuMemcpyDtoDAsync] [bytes 0x0..0x3ff000 of 0x3ffffc]: verified " \
+           "(dst, src, grid); count not checked" in text
+    assert "-> [driver copy, cuMemcpyDtoDAsync] [bytes 0x3ff000..0x3ffffc of 0x3ffffc]: " \
+           "verified (dst, src, count, grid)" in text
 
 
 def test_json_shows_the_name_and_the_checked_fields():

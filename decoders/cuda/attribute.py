@@ -644,6 +644,11 @@ def _describe(attr, full_names=False):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name'] if full_names else short_name(k['name'])}"
+    dk = attr.get("driver_kernel")
+    span = dk.get("span") if dk else None
+    if span and (span["offset"], span["bytes"]) != (0, dk["bytes"]):
+        # one of the kernels a call was split into (docs/driver-kernels.md)
+        head += f" [bytes {span['offset']:#x}..{span['offset'] + span['bytes']:#x} of {dk['bytes']:#x}]"
     sm = attr.get("shared_memory")
     smem = (f"; shared memory requested {sm['requested']} B, allocated {sm['allocated']} B "
             f"(granule {sm['granule']} B, {sm['reserve']} B reserved)") if sm else ""

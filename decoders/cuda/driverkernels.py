@@ -45,14 +45,25 @@ API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", 
 
 # One parameter-block field: its name, C type (for the report), construct type, and what
 # the call gives for it: "dst", "src", "value" (the call's value repeated to 32 bits),
-# "units" (the byte count over the layout's unit), or None (reserved: shown, not compared;
-# zero in every launch seen).
+# "units" (the bytes this kernel covers over the layout's unit), or None (reserved: shown,
+# not compared; not always zero: jax-loops leaves other bytes in the memset's reserved0).
 DriverField = namedtuple("DriverField", "name ctype construct holds")
-# The grid as a function of the count (in units): grid.x = count / per_block where the
-# count is a multiple of per_block and at most max_units (the largest seen); one block
-# where it is at most per_block and `one_block` (seen). Elsewhere the grid is not checked.
-GridRule = namedtuple("GridRule", "per_block max_units one_block")
-Layout = namedtuple("Layout", "name operation calls block unit grid fields no_count seen")
+# The grid as a function of the count (in units): grid.x = count / per_block, rounded as
+# `rounding` ("floor" or "ceil"), where the count is between lo and hi (the range seen).
+# Elsewhere the grid is not checked.
+GridRule = namedtuple("GridRule", "per_block rounding lo hi")
+# align: (dst, src) the call's addresses must be multiples of, as in every launch seen (src
+# None for memsets). sub_unit: byte counts below one unit seen run as this kernel with a
+# count of 1 (1 B is one 32-bit word rounded up or one byte: 1 either way).
+Layout = namedtuple("Layout", "name operation calls block unit align sub_unit grid fields "
+                              "no_count seen")
+# How a call's bytes are shared among the driver's kernels, for the byte counts seen: a call
+# of lo..hi bytes runs the kernels of `parts` in this order, each (layout name, span): "all"
+# (the whole call), "blocks" (whole 4096-byte blocks from the start: bytes // 4096 * 4096)
+# or "rest" (the bytes after those blocks: no kernel when there are none). A byte count
+# outside every range is not checked: another split may run.
+Split = namedtuple("Split", "operation lo hi parts seen")
+BLOCK_BYTES = 4096          # the 16-byte layout's block: 256 threads x 16 B
 
 _DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
 _SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
@@ -60,11 +71,12 @@ _SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
 LAYOUTS = (
     # 32-byte block, 512 threads: 4 words (16 B) per thread. The value is the call's value
     # repeated to 32 bits (0x5A -> 0x5a5a5a5a), the count is in 32-bit words (N / 4 for
-    # D8, N for D32).
+    # D8, N for D32). The grid is the floor of count / 2048 (0x18c0 -> 3, 0x1718 -> 2).
     Layout(
         name="memset of 32-bit words", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async"),
-        block=(512, 1, 1), unit=4, grid=GridRule(2048, 0x200000, False),
+        block=(512, 1, 1), unit=4, align=(4, None), sub_unit=(),
+        grid=GridRule(2048, "floor", 0x1718, 0x200000),
         fields=(_DST,
                 DriverField("value", "unsigned int value", Int32ul, "value"),
                 DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
@@ -75,27 +87,48 @@ LAYOUTS = (
               ("graph-replay", 775, "cuMemsetD8"), ("builtin-vadd", 806, "cuMemsetD32"),
               ("jax-jit", 953, "cuMemsetD8Async"),
               ("jax-jit", 1382, "cuMemsetD32Async"))),
-    # 24-byte block, 256 threads: one 32-bit word per thread, the count in words.
+    # 24-byte block, 256 threads: one 32-bit word per thread, the count in words, the grid
+    # the ceiling of count / 256 (1000 -> 4, 4095 -> 16). The whole copy up to 512 KiB, and
+    # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
     Layout(
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync",),
-        block=(256, 1, 1), unit=4, grid=GridRule(256, 0x10000, True),
+        block=(256, 1, 1), unit=4, align=(16, 4), sub_unit=(1,),
+        grid=GridRule(256, "ceil", 1, 0x20000),
         fields=(_DST, _SRC,
                 DriverField("count", "size_t count (32-bit words)", Int64ul, "units")),
         no_count=None,
         seen=(("torch-eager", 1724, "cuMemcpyDtoDAsync"),
               ("torch-graph", 1933, "cuMemcpyDtoDAsync"),
-              ("jax-jit", 1105, "cuMemcpyDtoDAsync"), ("jax-jit", 1134, "cuMemcpyDtoDAsync"))),
-    # 16-byte block, 256 threads: no count in constant bank 0. Seen once (1 MiB, grid 256:
-    # 16 B per thread if the grid covers the copy exactly), which is no rule to check by.
+              ("jax-jit", 1105, "cuMemcpyDtoDAsync"), ("jax-jit", 1134, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 1268, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 1798, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 1991, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 2097, "cuMemcpyDtoDAsync"))),
+    # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
+    # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
+    # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
     Layout(
         name="copy with no count", operation="copy",
-        calls=("cuMemcpyDtoD",),
-        block=(256, 1, 1), unit=16, grid=None,
+        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"),
+        block=(256, 1, 1), unit=16, align=(16, 4), sub_unit=(),
+        grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
-        no_count=("constant bank 0 holds none (the block is dst, src), and the grid was "
-                  "seen for one size only (1 MiB: 256x256, memcpy-memset record 783)"),
-        seen=(("memcpy-memset", 783, "cuMemcpyDtoD"),)),
+        no_count=("constant bank 0 holds none (the block is dst, src): the grid carries it, "
+                  "4096 B a block, and is checked instead"),
+        seen=(("memcpy-memset", 783, "cuMemcpyDtoD"),
+              ("torch-copies", 1984, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 1990, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 2096, "cuMemcpyDtoDAsync"))),
+)
+SPLITS = (
+    Split("memset", 0x5c60, 0x800000, (("memset of 32-bit words", "all"),),
+          seen=(("ddp-2rank", 0x5c60), ("jax-loops", 0x800000))),
+    Split("copy", 1, 0x80000, (("copy of 32-bit words", "all"),),
+          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000))),
+    Split("copy", 0x100000, 0x1000030,
+          (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
+          seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030))),
 )
 # construct Structs of the parameter blocks, made from the tables (one declaration each)
 STRUCTS = {lay.name: Struct(*(f.name / f.construct for f in lay.fields)) for lay in LAYOUTS}
@@ -163,7 +196,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None):
     nbytes = _call_bytes(call, operation, esize)
     out["driver_kernel"] = {"operation": operation, "layout": None, "bytes": nbytes,
                             "element_size": esize if operation == "memset" else None,
-                            "source": "docs/driver-kernels.md"}
+                            "span": None, "source": "docs/driver-kernels.md"}
     own = f"the driver's own {operation} kernel for {base}"
     params = s.get("params")
     if not params or not params.get("uploaded") or hw_bytes is None:
@@ -188,17 +221,42 @@ def check(call, s, hw_bytes, resolve=None, at_index=None):
             (operation == "memset" and value is None):
         out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
         return out
-    odd = [label for v, label in ((nbytes, "byte count"), (dst, "dst"),
-                                  (src if operation == "copy" else 0, "src")) if v % lay.unit]
+    odd = [f"{label} is not a multiple of {a} B" for v, a, label in
+           ((dst, lay.align[0], "dst"), (src, lay.align[1], "src")) if a and v % a]
     if odd:
-        out["why"] = (f"{own}: its {' and '.join(odd)} is not a multiple of {lay.unit} B, and "
-                      f"the {lay.name} layout was seen only for multiples (another kernel may "
-                      "run): not checked")
+        out["why"] = (f"{own}: its {' and its '.join(odd)}, and the {lay.name} layout was seen "
+                      f"only for dst at multiples of {lay.align[0]} B" +
+                      (f" and src at multiples of {lay.align[1]} B" if lay.align[1] else "") +
+                      " (another kernel may run): not checked")
+        return out
+    split = _split(operation, nbytes)
+    if split is None:
+        seen = ", ".join(f"{x.lo:#x}..{x.hi:#x}" for x in SPLITS if x.operation == operation)
+        out["why"] = (f"{own}: no {operation} of {nbytes:#x} B is in the recordings (they hold "
+                      f"{seen} B), and how the driver splits one among its kernels is not "
+                      "established: not checked")
+        return out
+    span = dict(split.parts).get(lay.name)
+    if span is None:
+        out["why"] = (f"{own}: a {operation} of {nbytes:#x} B was seen run as "
+                      f"{' then '.join(n for n, _ in split.parts)}, not as the {lay.name} layout")
+        return out
+    blocks = nbytes // BLOCK_BYTES * BLOCK_BYTES
+    start, length = {"all": (0, nbytes), "blocks": (0, blocks),
+                     "rest": (blocks, nbytes - blocks)}[span]
+    if length % lay.unit and length not in lay.sub_unit:
+        out["why"] = (f"{own}: its byte count is not a multiple of {lay.unit} B"
+                      + (f" ({length} B for this kernel)" if span != "all" else "") +
+                      f", and the {lay.name} layout was seen only for multiples" +
+                      (f" and {', '.join(map(str, lay.sub_unit))} B" if lay.sub_unit else "") +
+                      " (another kernel may run): not checked")
         return out
     fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])
-    expect = {"dst": dst, "src": src, "units": nbytes // lay.unit}
+    units = max(1, length // lay.unit)
+    expect = {"dst": dst + start, "src": None if src is None else src + start, "units": units}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
+    out["driver_kernel"]["span"] = {"offset": start, "bytes": length}
     base_off = params["offset"]
     args, checked, diffs = [], out["checked"], out["differences"]
     for i, f in enumerate(lay.fields):
@@ -223,25 +281,29 @@ def check(call, s, hw_bytes, resolve=None, at_index=None):
     out["args"] = args
     if lay.no_count:
         out["unchecked"].append({"field": "count", "why": lay.no_count})
-    _check_grid(lay, expect["units"], s.get("grid"), out)
+    _check_grid(lay, units, s.get("grid"), out)
     out["verified"] = not diffs
     return out
+
+
+def _split(operation, nbytes):
+    for x in SPLITS:
+        if x.operation == operation and x.lo <= nbytes <= x.hi:
+            return x
+    return None
 
 
 def _check_grid(lay, units, grid, out):
     rule = lay.grid
     if rule is None:
         return
-    if units <= rule.per_block and rule.one_block:
-        want = [1, 1, 1]
-    elif units % rule.per_block == 0 and units <= rule.max_units:
-        want = [units // rule.per_block, 1, 1]
-    else:
+    if not rule.lo <= units <= rule.hi:
         out["unchecked"].append({"field": "grid", "why": (
-            f"seen only for counts that are multiples of {rule.per_block:,} units up to "
-            f"{rule.max_units:,}" + (" or at most one block" if rule.one_block else "") +
-            f", and this is {units:,} units of {lay.unit} B")})
+            f"seen only for counts of {rule.lo:,} to {rule.hi:,} units ({rule.rounding} of "
+            f"count / {rule.per_block:,}), and this is {units:,} units of {lay.unit} B")})
         return
+    n = units // rule.per_block if rule.rounding == "floor" else -(-units // rule.per_block)
+    want = [n, 1, 1]
     out["checked"].append("grid")
     if list(grid or ()) != want:
         out["differences"].append({"field": "grid", "api": want, "qmd": grid})

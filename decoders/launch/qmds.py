@@ -194,6 +194,16 @@ def run_order(launches):
     submission gets "sent_order", its place as sent (0 first)."""
     if len(launches) < 2:
         return launches
+    kernels, backward = set(), False    # first, cheaply: can any pointer lead back?
+    for launch in launches:
+        s = launch._summary
+        if s["qmd_type"] != "GRID_NULL":
+            backward = backward or any(d["pointer"] in kernels for d in s["dependents"]
+                                       if d.get("why") == "already decoded")
+        if s["kernel"]:
+            kernels.add(s["qmd_address"])
+    if not backward:        # the usual submission: a launch and its GRID_NULL companion
+        return launches
     at = {}                 # QMD VA -> positions, in order
     for k, launch in enumerate(launches):
         at.setdefault(launch._summary["qmd_address"], []).append(k)

@@ -498,7 +498,7 @@ MAX_PACKETS = 1 << 16
 
 class DumpResult:
     """Packets, launches and problems of one decoded dump. `launches`: what the launch
-    decoder (decoders/launch.py) found in the packets alone (a QMD and constant bank the
+    decoder (decoders/launch) found in the packets alone (a QMD and constant bank the
     dump uploads inline, SEND_PCAS); `launch_problems`: what it could not follow (e.g. a
     QMD address the dump never wrote), reported apart from the stream's own problems."""
 

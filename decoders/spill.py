@@ -1,5 +1,5 @@
 """SpillList: a list that keeps its first items in memory and the rest, marshalled, in an
-anonymous temporary file (decoders/session.py keeps a capture's submissions, launches and
+anonymous temporary file (decoders/session keeps a capture's submissions, launches and
 API calls in them)."""
 import bisect
 import marshal

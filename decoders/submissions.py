@@ -7,6 +7,7 @@ from decoders.capture.format import TL_SF_COPIED, TL_SF_UNMAPPED, TL_SUB_LOST
 from decoders.errors import DecodeError
 from decoders.gpfifo import segment_lengths
 from decoders.launch import LaunchDecoder
+from decoders.launch.qmds import run_order
 from decoders.methods import class_info
 from decoders.pushbuf import StreamDecoder
 
@@ -168,6 +169,7 @@ class SubmissionDecoder:
             s["submission_index"] = n
             s["channel"] = token
             s["pid"] = pid
+        new = run_order(new)        # as the GPU runs them (a graph's first replay)
         sink = self.sink
         if sink is None:
             self.launches.extend(new)

@@ -1,5 +1,5 @@
 """Parts of a launch summary made when the summary is first read, not while decoding
-(decoders/launch.py Launch): cbank0_driver from the driver constants' bytes. The summary
+(decoders/launch/summary.py Launch): cbank0_driver from the driver constants' bytes. The summary
 read equals the one made at once, whether the launch stayed in memory or was spilled
 (keep=0: its bytes went through marshal) or its summary was read before it was spilled."""
 

@@ -47,6 +47,8 @@ def test_bar_on_a_terminal_after_the_delay():
             bar(41 << 20, 100 << 20)           # too soon after the last draw
             clock.t = 5.0
             bar(50 << 20, None)                # no total: no bar, no time left
+            clock.t = 10.0
+            bar(1000 << 20, 1000 << 20)        # done: the whole line still fits
     text = _drain(master).decode()
     os.close(master)
     draws = [d for d in text.split("\r") if d]
@@ -54,7 +56,9 @@ def test_bar_on_a_terminal_after_the_delay():
                         r"0:06 left\x1b\[K", draws[0]), draws
     assert len(draws[0]) <= 80 + 3     # one terminal line (80 columns when not set)
     assert draws[1] == "trace-decode: 50.0 MiB  10.0 MiB/s\x1b[K"
-    assert len(draws) == 3 and draws[2] == "\x1b[K"       # cleared on leaving
+    assert draws[2].endswith("100%  1000.0 MiB of 1000.0 MiB  100.0 MiB/s  0:00 left\x1b[K")
+    assert len(draws[2]) <= 80 + 3
+    assert len(draws) == 4 and draws[3] == "\x1b[K"       # cleared on leaving
 
 
 def test_no_bar_when_stderr_is_not_a_terminal():

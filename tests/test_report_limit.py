@@ -1,5 +1,5 @@
 """trace-launch's report after a run (tracer/cli.py SHOWN_LAUNCHES): the first launches in
-full, then every kernel launch counted by kernel, grid and block (decoders/session.py
+full, then every kernel launch counted by kernel, grid and block (decoders/session/launches.py
 kernel_tally). The counts are checked against the manifests' truth and against the full
 list of decoded launches."""
 import io

@@ -61,7 +61,7 @@ class Bar:
             tail += f"  {_time(max(total - done, 0) / rate)} left"
         text = f"{self.label}: "
         if frac is not None:
-            room = min(BAR, width - 1 - len(text) - len(tail) - 8)    # what fits: the bar
+            room = min(BAR, width - 1 - len(text) - len(tail) - 10)   # what fits: the bar
             bar = f"[{'#' * int(frac * room):{room}s}] " if room >= 5 else ""
             text += f"{bar}{frac:.0%}  "
         text += tail

@@ -443,6 +443,7 @@ def _render_launch(n, launch, w, full_names=False):
     if s.get("kernel") is False:   # the GRID_NULL QMD libcuda schedules ahead of each kernel
         w(f"  launch {n}: QMD {s.get('qmd_version')} at {_hx(s.get('qmd_address'))}: "
           f"{s.get('qmd_type')} scheduling QMD (no kernel)\n")
+        _sent_order(s, w)
         if res is not None:
             w(f"    QMD: {_where(res['qmd_address'])}\n")
         return
@@ -452,6 +453,7 @@ def _render_launch(n, launch, w, full_names=False):
       f"{', cluster ' + 'x'.join(map(str, cluster)) if cluster else ''}, "
       f"{s.get('registers')} registers, shared memory {s.get('shared_memory_bytes')} B, "
       f"program {_hx(s.get('program_address'))}\n")
+    _sent_order(s, w)
     if res is not None:
         w(f"    QMD: {_where(res['qmd_address'])}\n")
         w(f"    program: {_where(res['program_address'])}\n")
@@ -497,6 +499,14 @@ def _render_nccl(n, w):
         w(f"    NCCL: {_s(summary_line(work))}{bufs}\n")
     if len(n["works"]) > 4:
         w(f"    NCCL: ({len(n['works']) - 4} more work structs)\n")
+
+
+def _sent_order(s, w):
+    """A submission whose QMDs were sent in another order than they run (a CUDA graph's
+    first replay): launches are listed as they run; say where each was sent."""
+    if s.get("sent_order") is not None:
+        w(f"    sent as QMD {s['sent_order']} of its submission (0 first), which sent its QMDs "
+          f"in another order than their DEPENDENT_QMD chain runs them (listed as they run)\n")
 
 
 def coverage_stats(model):

@@ -243,7 +243,7 @@ TL_NOTE = Struct("level" / Int32ul, "text_len" / Int32ul, "text" / Padded8(this.
 #   of at most TRACE_LAUNCH_IMAGE_MAX (256 MiB by default; the largest in captures/ is 64 KiB).
 #   The large kinds are capped at 64 MiB to keep a decode under 512 MiB: a record's bytes
 #   are held about three times while it is read (stream window, body, parsed fields), and
-#   the session keeps up to 128 MiB of images and bodies besides (decoders/session.py).
+#   the session keeps up to 128 MiB of images and bodies besides (decoders/session/budget.py).
 # A record over its kind's maximum is reported; NOTE/MARK/OPEN/MMAP keep their first
 # TL_TEXT_MAX bytes of text (the true length stays in the length field), others are skipped.
 KIB, MIB = 1 << 10, 1 << 20

@@ -385,7 +385,7 @@ class Attribution:
     # -- one launch ------------------------------------------------------------------------
     def for_launch(self, launch, call):
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
-        # the summary without forcing every QMD field (decoders/launch.py Launch is lazy)
+        # the summary without forcing every QMD field (decoders/launch/summary.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
         self._pid = s.get("pid")    # pointers resolve to this process's allocations
         if call is None:

@@ -229,7 +229,7 @@ class ApiCall:
     @property
     def image(self):
         s = self.sections.get("IMAGE")
-        # NOT_KEPT: the session dropped the bytes (decoders/session.py KEPT_IMAGES)
+        # NOT_KEPT: the session dropped the bytes (decoders/session/budget.py KEPT_IMAGES)
         return s["data"] if s and "UNREADABLE" not in s["flags"] and \
             "NOT_KEPT" not in s["flags"] else None
 

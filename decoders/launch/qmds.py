@@ -2,6 +2,8 @@
 pointer) is read from the memory image, its version found, its summary made; enabled
 DEPENDENT_QMDn_POINTERs are followed (a CUDA graph replay's chain).
 Facts: h100-measured.md section 1 (launch order, cbank0 layout, cluster QMDs)."""
+import heapq
+
 from decoders import qmd as qmdmod
 from decoders.launch.channel import _problem, _word
 from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAIN, Launch, \
@@ -178,3 +180,72 @@ class QmdLaunches:
                 "uploaded": uploaded is not None})
         summary["params"] = params
         return arch, read_known(address, base), uploads.get(address)
+
+
+def run_order(launches):
+    """One submission's launches in the order the GPU runs them. A launch that another
+    launch's DEPENDENT_QMDn_POINTER leads to runs after that one: a CUDA graph's first
+    replay sends each node with its own SEND_PCAS_A, the last node first, and the nodes
+    wait for their chain (captures/graph-replay record 797 sends node 2, then node 1, whose
+    pointer leads to node 2); later replays send the first node and follow the chain. The
+    pointers of the driver's GRID_NULL QMDs, and those to them, order a stream's launches
+    across submissions, not these: left out. Otherwise the order as sent is kept.
+    Returns `launches` itself when nothing moves; else a new list, and each summary of the
+    submission gets "sent_order", its place as sent (0 first)."""
+    if len(launches) < 2:
+        return launches
+    kernels, backward = set(), False    # first, cheaply: can any pointer lead back?
+    for launch in launches:
+        s = launch._summary
+        if s["qmd_type"] != "GRID_NULL":
+            backward = backward or any(d["pointer"] in kernels for d in s["dependents"]
+                                       if d.get("why") == "already decoded")
+        if s["kernel"]:
+            kernels.add(s["qmd_address"])
+    if not backward:        # the usual submission: a launch and its GRID_NULL companion
+        return launches
+    at = {}                 # QMD VA -> positions, in order
+    for k, launch in enumerate(launches):
+        at.setdefault(launch._summary["qmd_address"], []).append(k)
+    after = [[] for _ in launches]      # position -> positions that run after it
+    waits = [0] * len(launches)         # position -> launches it runs after
+    backward = False
+    for k, launch in enumerate(launches):
+        s = launch._summary
+        if s["qmd_type"] == "GRID_NULL":
+            continue
+        for d in s["dependents"]:
+            where = at.get(d["pointer"], ())
+            if d.get("decoded"):        # followed here: the next launch made from it
+                t = next((t for t in where if t > k and
+                          launches[t]._summary["parent_qmd"] == s["qmd_address"]), None)
+            elif d.get("why") == "already decoded":     # sent earlier in this submission
+                t = next((t for t in reversed(where) if t < k), None)
+                if t is not None and not launches[t]._summary["kernel"]:
+                    t = None
+                backward = backward or t is not None
+            else:
+                t = None
+            if t is not None:
+                after[k].append(t)
+                waits[t] += 1
+    if not backward:
+        return launches
+    ready = [k for k in range(len(launches)) if not waits[k]]
+    heapq.heapify(ready)
+    order = []
+    while ready:        # the first as sent of those whose chain has come (Kahn)
+        k = heapq.heappop(ready)
+        order.append(k)
+        for t in after[k]:
+            waits[t] -= 1
+            if not waits[t]:
+                heapq.heappush(ready, t)
+    if len(order) < len(launches):      # pointers in a circle (a damaged capture): as sent
+        placed = set(order)
+        order += [k for k in range(len(launches)) if k not in placed]
+    if order == list(range(len(launches))):
+        return launches
+    for k, launch in enumerate(launches):
+        launch._summary["sent_order"] = k
+    return [launches[k] for k in order]

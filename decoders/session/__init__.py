@@ -29,9 +29,9 @@ from decoders.session.model import (DEFAULT_KEEP, CaptureModel, _api_call_load, 
 from decoders.session.records import RecordHandlers
 from decoders.spill import SpillList
 
-# Records between two calls of decode_capture's `progress` (and two young-object
-# collections: the reader's parse contexts are small cycles).
-PROGRESS_RECORDS = 1024
+PROGRESS_RECORDS = 4096     # records between two calls of decode_capture's `progress`
+COLLECT_RECORDS = 1024      # and between two collections of young objects (the reader's
+                            # parse contexts are small cycles)
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
@@ -93,9 +93,9 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
         stopped = False
         for rec in reader.records():
             nrecords += 1
-            if not nrecords % PROGRESS_RECORDS:
+            if not nrecords % COLLECT_RECORDS:
                 gc.collect(0)
-                if where is not None:
+                if where is not None and not nrecords % PROGRESS_RECORDS:
                     progress(*where())
             handler = table.get(rec.type)
             if handler is not None and handler(rec) is False:

@@ -66,7 +66,9 @@ class LaunchSink:
     def __call__(self, launch):
         model, attr = self.model, self.attr
         s = launch._summary
-        _resolve_launch(self.tree, s)
+        r = s.get("resolved")
+        if r is None or len(r["semaphores"]) < len(s["semaphores"]):    # (arrived did it)
+            _resolve_launch(self.tree, s)
         call = self._calls.pop(id(launch), None)
         a = None
         if attr.any_calls or call is not None:

@@ -219,3 +219,21 @@ def test_jax_loops_scan_replays_match_cuptis_kernels():
     # 11 calls (a first one before the profiler's 10) of 6 replays of 11 kernel nodes
     verified = [s for s in _replays(model) if s["verified"] and s["attribution"]["graph_node"]]
     assert len(verified) >= 66 * 11
+
+
+def test_jax_loops_each_scan_replay_runs_cuptis_kernels_once():
+    """captures/jax-loops: CUPTI lists 11 kernels per cuGraphLaunch of the scan (one
+    correlation id each). Each of the 66 replays, the later ones whose nodes the driver
+    rewrites and sends again after the head's chain reached them included, gives that
+    many kernel QMDs, every one verified against its graph node."""
+    from collections import Counter
+
+    from tests.conftest import manifest
+    truth = manifest("jax-loops")["ground_truth"]["scan"]["cupti"]["kernels"]
+    per_call = Counter(k["correlation"] for k in truth
+                       if k["name"] != "loop_broadcast_fusion")    # on the stream, not a node
+    (want,) = set(per_call.values())
+    model = decode_capture(CAPTURES / "jax-loops" / "capture.tlc.gz")
+    replays = Counter(s["api_call"]["index"] for s in _replays(model))
+    assert want == 11 and len(replays) == 66 and set(replays.values()) == {want}
+    assert all(s["verified"] and s["attribution"]["graph_node"] for s in _replays(model))

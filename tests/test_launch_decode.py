@@ -293,3 +293,36 @@ def test_planned_handler_calls_equal_packet_walk():
     as walking every packet."""
     for name in ("launch-loop-10k", "torch-small", "builtin-vadd", "two-streams"):
         assert _decode_captured(name, True) == _decode_captured(name, False), name
+
+
+def test_a_node_sent_after_its_chain_reached_it_runs_once_as_sent():
+    """A graph replay whose nodes the driver rewrites (captures/jax-loops record 10634,
+    cupy-fft record 1476): the head's SEND_PCAS_A, whose chain reaches the nodes' earlier
+    bytes, then each node rewritten and sent by its own SEND_PCAS_A. Each node runs once,
+    with the bytes as sent, in its place in the chain; listed as sent, run_order puts them
+    in chain order."""
+    from decoders.launch.qmds import run_order
+    head, b, c = QMD_VA, QMD_PREV_VA, QMD_PREV_VA + 0x200
+    chain = {"DEPENDENT_QMD_ENABLE(0)": 1, "DEPENDENT_QMD_ACTION(0)": 1}
+
+    def node(va, program, after=None):
+        return i2m(va, v04_qmd(PROGRAM_ADDRESS_LOWER=program,
+                               **({"DEPENDENT_QMD0_POINTER": after >> 8, **chain} if after else {})))
+
+    def send(va):
+        return encode(INC, C, 0x2B4, [va >> 8]) + encode(INC, C, 0x2C0, [0xA])
+
+    for resent in ([b, c], [c, b]):
+        words = node(c, 0x1000) + node(b, 0x2000, c) + node(head, 0x3000, b) + send(head)
+        for va in resent:       # rewritten (a new program address), then sent
+            words += node(va, 0x9000 + (va & 0xFFF), c if va == b else None) + send(va)
+        _, ld = decode(pack_words(words))
+        assert ld.problems == []
+        got = [l.summary for l in ld.launches]
+        assert [s["qmd_address"] for s in got] == [head] + resent
+        ran = [l.summary for l in run_order(ld.launches)]
+        assert [(s["qmd_address"], s["parent_qmd"], s["program_address"] & 0xFFFF)
+                for s in ran] == [(head, None, 0x3000), (b, head, 0x9200), (c, b, 0x9400)]
+        assert all(s["source"] == "SEND_PCAS_A" for s in ran)
+        assert [s.get("sent_order") for s in ran] == \
+            ([None] * 3 if resent == [b, c] else [0, 2, 1])

@@ -27,6 +27,10 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         # QMD VA -> bytes launched in the submission being fed (begin_submission): a CUDA
         # graph replay reaches each node once, however many paths lead to it
         self._this_submission = {}
+        # QMD VA -> (launch, its dependent targets): the launches of the submission being fed
+        # that a DEPENDENT_QMDn_POINTER led to (LaunchDecoder._launch_at replaces one sent
+        # again by its own SEND_PCAS_A)
+        self._chained = {}
         self._walk = []         # (launch, dependent targets, depth) still to follow
         # dst VA -> bytes of the last inline (I2M) upload that started there: the size of
         # a kernel's argument block is the size of the upload to cbank0 + param base.
@@ -40,6 +44,7 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
 
     def begin_submission(self, record_index=None):
         self._this_submission = {}
+        self._chained = {}
         self.memory.tag = record_index
 
     def resync(self, channel):

@@ -42,17 +42,43 @@ class QmdLaunches:
         summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
                                         plan.class_id, parent)
         launch = Launch(summary, data, None, version, words, driver)
-        self.launches.append(launch)
+        chained = self._chained.pop(va, None) if depth == 0 else None
+        if chained is not None and chained[1] == parts[4]:
+            self._sent_after_chain(chained[0], launch)
+        else:
+            self.launches.append(launch)
+            chained = None
         self._launched[va] = data
         self._this_submission[va] = (data, self.memory.writes)
         ch.last_launch = launch
-        if depth < MAX_DEPENDENT_CHAIN and parts[4]:
+        if depth:
+            self._chained[va] = (launch, parts[4])
+        if chained is None and depth < MAX_DEPENDENT_CHAIN and parts[4]:
             self._walk.append((launch, parts[4], depth))
             if depth == 0:
                 walk = self._walk
                 while walk:
                     self._follow_dependents(ch, *walk.pop(0), pkt, plan)
         return launch
+
+    def _sent_after_chain(self, chained, launch):
+        """`launch`, sent by its own SEND_PCAS_A, is the QMD that a dependent pointer already
+        led to in this submission (`chained`, decoded from the bytes there then): it runs
+        once, as sent. A graph replay whose nodes the driver rewrites (program address,
+        semaphore release) sends the head, whose chain reaches the nodes' earlier bytes, and
+        then each node, rewritten, with its SEND_PCAS_A (captures/jax-loops record 10634);
+        the chain fires only when the head completes, so the bytes as sent are what runs.
+        `launch` takes the chained one's place in the chain (its parent and the dependents
+        followed from it: the same pointers) and goes in the order as sent, replacing it."""
+        summary, was = launch._summary, chained._summary
+        summary["parent_qmd"] = was["parent_qmd"]
+        summary["dependents"] = was["dependents"]
+        launches = self.launches
+        for k in range(len(launches) - 1, -1, -1):
+            if launches[k] is chained:
+                del launches[k]
+                break
+        launches.append(launch)
 
     def _image(self, family, data, va, source, pkt):
         """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD
@@ -189,7 +215,9 @@ def run_order(launches):
     wait for their chain (captures/graph-replay record 797 sends node 2, then node 1, whose
     pointer leads to node 2); later replays send the first node and follow the chain. The
     pointers of the driver's GRID_NULL QMDs, and those to them, order a stream's launches
-    across submissions, not these: left out. Otherwise the order as sent is kept.
+    across submissions, not these: left out. A node that the chain reached and that was then
+    rewritten and sent again (_sent_after_chain) is listed where it was sent and keeps its
+    parent: it runs after it. Otherwise the order as sent is kept.
     Returns `launches` itself when nothing moves; else a new list, and each summary of the
     submission gets "sent_order", its place as sent (0 first)."""
     if len(launches) < 2:
@@ -200,6 +228,8 @@ def run_order(launches):
         if s["qmd_type"] != "GRID_NULL":
             backward = backward or any(d["pointer"] in kernels for d in s["dependents"]
                                        if d.get("why") == "already decoded")
+            # a node sent after a chain reached it (_sent_after_chain): in the order as sent
+            backward = backward or (s["parent_qmd"] is not None and s.get("source") == "SEND_PCAS_A")
         if s["kernel"]:
             kernels.add(s["qmd_address"])
     if not backward:        # the usual submission: a launch and its GRID_NULL companion
@@ -219,6 +249,10 @@ def run_order(launches):
             if d.get("decoded"):        # followed here: the next launch made from it
                 t = next((t for t in where if t > k and
                           launches[t]._summary["parent_qmd"] == s["qmd_address"]), None)
+                if t is None:       # sent again, rewritten, before its parent was
+                    t = next((t for t in where if t != k and
+                              launches[t]._summary["parent_qmd"] == s["qmd_address"]), None)
+                    backward = backward or t is not None
             elif d.get("why") == "already decoded":     # sent earlier in this submission
                 t = next((t for t in reversed(where) if t < k), None)
                 if t is not None and not launches[t]._summary["kernel"]:

@@ -1,0 +1,79 @@
+"""CUPTI as the outside oracle: for each capture whose manifest holds CUPTI's kernels
+(scripts/corpus/_cupti.py `kernel_configs`, or `cupti.kernels` lists written by the corpus
+programs), the distinct (name, grid, block, registers) configurations CUPTI saw, and how
+many of them the decode also shows: a kernel launch with that demangled name, grid, block
+and QMD register count. Nothing here reads what the shim recorded about the API.
+
+    python3 bench/cupti_coverage.py [CAPTURE_DIR ...]     (default: every captures/* with CUPTI truth)
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _norm(name):
+    return re.sub(r"\s+", " ", name or "").strip()
+
+
+def cupti_configs(truth):
+    """{(name, grid, block, registers)} of every CUPTI kernel list found in a manifest's
+    ground truth (walked: each corpus program nests its parts differently)."""
+    out = set()
+
+    def walk(d):
+        if isinstance(d, dict):
+            for k, v in d.items():
+                if k in ("kernels", "kernel_configs") and isinstance(v, list) and v and \
+                        isinstance(v[0], dict) and "registers" in v[0]:
+                    for e in v:
+                        out.add((_norm(e["name"]), tuple(e["grid"]), tuple(e["block"]),
+                                 e["registers"]))
+                else:
+                    walk(v)
+        elif isinstance(d, list):
+            for x in d:
+                walk(x)
+    walk(truth)
+    return out
+
+
+def decoded_configs(capture):
+    from decoders.session import decode_capture
+    m = decode_capture(str(capture))
+    seen = set()
+    for launch in m.launches:
+        s = launch._summary
+        if not s.get("kernel"):
+            continue
+        k = (s.get("attribution") or {}).get("kernel") or {}
+        seen.add((_norm(k.get("name")), tuple(s.get("grid") or ()), tuple(s.get("block") or ()),
+                  s.get("registers")))
+    return seen
+
+
+def coverage(capture_dir):
+    d = Path(capture_dir)
+    truth = json.loads((d / "manifest.json").read_text()).get("ground_truth", {})
+    want = cupti_configs(truth)
+    if not want:
+        return None
+    got = decoded_configs(d / "capture.tlc.gz")
+    missing = sorted(want - got)
+    return {"capture": d.name, "cupti_configs": len(want), "also_decoded": len(want) - len(missing),
+            "missing": [list(map(str, x)) for x in missing]}
+
+
+def main(argv):
+    dirs = argv or sorted(str(p.parent) for p in (ROOT / "captures").glob("*/manifest.json"))
+    for d in dirs:
+        r = coverage(d)
+        if r is not None:
+            print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

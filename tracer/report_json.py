@@ -1,0 +1,301 @@
+"""The JSON view of a CaptureModel (docs/json.md): the parts in order, the bulk --all-fields
+adds (ELIDED), and a writer that streams the long lists one item at a time, byte for byte what
+json.dump(indent=1) writes. tracer/report.py renders the text report and re-exports these."""
+import json
+
+from decoders.ranks import processes_meta
+from decoders.session import SpillList
+from tracer.parallel import render_ranges
+
+
+def coverage_stats(model):
+    try:
+        from decoders.ioctl import coverage
+    except ImportError:
+        return None
+    return coverage([i["_body"] for i in model.ioctls if i.get("_body") is not None], branch=str(model.meta.get("driver", "580")).split(".")[0])
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, (list, tuple, SpillList)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray)):
+        return bytes(obj).hex()
+    return obj
+
+
+# What the default JSON leaves out (issue 24: 10,100 launches made 287 MB, most of it every
+# field of every QMD, the driver's constant bank 0 words and the pushbuffer bytes of every
+# submission); `--all-fields` keeps them. Dotted paths as docs/json.md names them.
+ELIDED = ("launches[].qmd_fields", "launches[].cbank0_driver.hex",
+          "launches[].semaphores[].fields", "launches[].attribution.api_call",
+          "submissions[].segments[].hex")
+ALL_FIELDS_FLAG = "--all-fields"
+
+
+def _elided(all_fields):
+    return {"paths": [] if all_fields else list(ELIDED), "complete_with": ALL_FIELDS_FLAG}
+
+
+def _processes(model):
+    """meta.processes: each process with its exit status as a shell shows it and where
+    that came from (tracer/outcome.py process_exit)."""
+    from tracer.outcome import process_exit
+    return [dict(p, **process_exit(model, p)[0]) for p in processes_meta(model)]
+
+
+def _brief_launch(s):
+    """A launch summary without ELIDED's parts (new dicts; `s` is not changed). The
+    attribution's api_call is launches[].api_call, the same dict."""
+    s = dict(s)
+    s.pop("qmd_fields", None)
+    cb = s.get("cbank0_driver")
+    if isinstance(cb, dict) and "hex" in cb:
+        s["cbank0_driver"] = {k: v for k, v in cb.items() if k != "hex"}
+    if s.get("semaphores"):
+        s["semaphores"] = [{k: v for k, v in m.items() if k != "fields"}
+                           if isinstance(m, dict) else m for m in s["semaphores"]]
+    a = s.get("attribution")
+    if isinstance(a, dict) and "api_call" in a:
+        s["attribution"] = {k: v for k, v in a.items() if k != "api_call"}
+    return s
+
+
+def _brief_submission(s):
+    s = dict(s)
+    s["segments"] = [{k: v for k, v in g.items() if k != "hex"} for g in s["segments"]]
+    return s
+
+
+def _parts(model, all_fields=True):
+    """(key, value) of the JSON object in order: what to_json and render_json write."""
+    from tracer.outcome import run_json
+    stats = model.stats()
+    cov = coverage_stats(model)
+    if cov:
+        stats.update(cov)
+    run = run_json(model)
+    return (
+        ("elided", _elided(all_fields)),
+        ("meta", dict(model.meta, capture=model.path, header=model.header,
+                      processes=_processes(model))),
+        ("exit", run["exit"]),
+        ("failed_calls", run["failed_calls"]),
+        ("ioctls", model.ioctls),
+        ("mmaps", model.mmaps),
+        ("submissions", model.submissions),
+        ("launches", model.launches),
+        ("api_calls", model.api_calls),
+        ("marks", model.marks),
+        ("notes", model.notes),
+    ) + ((("windows", model.windows),) if model.windows else ()) + (
+        ("stats", dict(stats, failed_api_calls=model.failed_call_count)),
+        ("problems", [str(p) for p in model.problems]),
+    )
+
+
+def to_json(model, all_fields=True):
+    """The JSON object as data (render_json writes the same, streamed). `all_fields`
+    False: without ELIDED's parts (what `trace-decode --json` prints by default)."""
+    out = {}
+    for key, value in _parts(model, all_fields):
+        if key == "launches":
+            value = [l.summary if hasattr(l, "summary") else l for l in value]
+            if not all_fields:
+                value = [_brief_launch(l) for l in value]
+        elif key == "submissions" and not all_fields:
+            value = [_brief_submission(x) for x in value]
+        out[key] = value
+    return _clean(out)
+
+
+def _json_at(obj, level):
+    """obj as json.dump(indent=1) writes it nested `level` deep (JSON strings hold no raw
+    newline, so indenting every line is exact)."""
+    return json.dumps(obj, indent=1, default=str).replace("\n", "\n" + " " * level)
+
+
+_ENCODE = json.encoder.encode_basestring_ascii       # json.dumps' own (C) string encoder
+_INF = float("inf")
+
+
+def _float_text(o):
+    """json.dumps' text of a float (allow_nan)."""
+    if o != o:
+        return "NaN"
+    if o == _INF:
+        return "Infinity"
+    if o == -_INF:
+        return "-Infinity"
+    return float.__repr__(o)
+
+
+def _leaf_text(o):
+    """json.dumps(o, default=str)'s text of a value that is no dict, list or tuple."""
+    if isinstance(o, str):
+        return _ENCODE(o)
+    if o is None:
+        return "null"
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
+    if isinstance(o, int):
+        return int.__repr__(o)
+    if isinstance(o, float):
+        return _float_text(o)
+    return _ENCODE(str(o))
+
+
+_KEYS = {}      # dict key -> its JSON text and ": " ("" for a "_private" key)
+
+
+def _key_text(k):
+    text = "" if k.startswith("_") else _ENCODE(k) + ": "
+    if len(_KEYS) >= 65536:
+        _KEYS.clear()
+    _KEYS[k] = text
+    return text
+
+
+class _Text(str):
+    """JSON text written as it is by _emit (made by _json_text at the same level)."""
+
+
+def _emit(o, level, w):
+    """Write what _json_at(_clean(o), level) returns, in pieces, in one walk: json.dumps'
+    indent=1 layout, separators, key and string encoding (its C string encoder), float and
+    int text and default=str, without building the cleaned copy first or running json's
+    pure-Python indenting encoder (~5x slower on a long capture's launches)."""
+    if o.__class__ is _Text:
+        w(o)
+    elif isinstance(o, dict):
+        nl = "\n" + " " * (level + 1)
+        sep = "{" + nl
+        keys = _KEYS
+        for k, v in o.items():
+            kt = keys.get(k)
+            if kt is None:
+                kt = _key_text(k)
+            if not kt:                      # "_private" keys are not part of the JSON
+                continue
+            cls = v.__class__
+            if cls is int:
+                w(sep + kt + int.__repr__(v))
+            elif cls is str:
+                w(sep + kt + _ENCODE(v))
+            elif v is None:
+                w(sep + kt + "null")
+            else:
+                w(sep + kt)
+                _emit(v, level + 1, w)
+            sep = "," + nl
+        w("{}" if sep[0] == "{" else "\n" + " " * level + "}")
+    elif isinstance(o, (list, tuple, SpillList)):
+        first = True
+        nl = "\n" + " " * (level + 1)
+        for v in o:
+            w("[" + nl if first else "," + nl)
+            first = False
+            cls = v.__class__
+            if cls is str:
+                w(_ENCODE(v))
+            elif cls is int:
+                w(int.__repr__(v))
+            elif v is None:
+                w("null")
+            else:
+                _emit(v, level + 1, w)
+        w("[]" if first else "\n" + " " * level + "]")
+    elif isinstance(o, (bytes, bytearray)):
+        w('"' + bytes(o).hex() + '"')
+    else:
+        w(_leaf_text(o))
+
+
+def _json_text(obj, level):
+    """_json_at(_clean(obj), level), byte for byte."""
+    parts = []
+    _emit(obj, level, parts.append)
+    return "".join(parts)
+
+
+QMD_TEXTS = 1024    # QMD images whose fields' JSON text render_json keeps
+
+
+def _launch_views(launches, texts=None):
+    """Each launch's summary for the JSON, its `qmd_fields` text made once per distinct QMD
+    image (version, bytes): a launch loop's GRID_NULL QMDs repeat, and every field of a
+    384-byte QMD is most of a launch's JSON. Byte for byte what .summary renders to.
+    `texts`: the cache, kept by the caller across calls."""
+    texts = {} if texts is None else texts
+    for l in launches:
+        if not hasattr(l, "view"):
+            yield l
+            continue
+        key = (l.version, l.qmd_bytes)
+        text = texts.get(key)
+        if text is None:
+            s = l.view()
+            if len(texts) >= QMD_TEXTS:
+                texts.clear()
+            texts[key] = _Text(_json_text(s["qmd_fields"], 3))
+            s = dict(s, qmd_fields=texts[key])
+        else:
+            s = l.view(qmd_fields=text)
+        yield s
+
+
+def render_json(model, out, all_fields=True):
+    """Write to_json(model, all_fields) to `out`, byte for byte what json.dump(indent=1)
+    writes, but one array item at a time: a long capture's submissions and launches are
+    never all in memory (decoders/session.py SpillList)."""
+    w = out.write
+    w("{")
+    for k, (key, value) in enumerate(_parts(model, all_fields)):
+        w(("," if k else "") + "\n " + json.dumps(key) + ": ")
+        if key not in ("ioctls", "mmaps", "submissions", "launches", "api_calls", "marks",
+                       "notes", "problems", "failed_calls"):
+            w(_json_text(value, 1))
+            continue
+        first = [True]
+
+        def chunk(text):
+            if text:
+                w(("[\n  " if first[0] else ",\n  ") + text)
+                first[0] = False
+        # the long lists: rendered a range at a time, by worker processes when long
+        one = _LaunchText(all_fields) if key == "launches" else \
+            _item_text if key != "submissions" or all_fields else _submission_text
+        render_ranges(value, one, chunk)
+        w("[]" if first[0] else "\n ]")
+    w("\n}\n")
+
+
+def _item_text(_, item):
+    return _json_text(item, 2)
+
+
+def _submission_text(_, item):
+    return _json_text(_brief_submission(item), 2)
+
+
+class _LaunchText:
+    """A launch's JSON text, each distinct QMD image's `qmd_fields` made once (what
+    _launch_views does for a stream of launches, one launch at a time); without
+    all_fields, the launch without ELIDED's parts (its QMD fields never extracted)."""
+
+    def __init__(self, all_fields=True):
+        self.texts = {}
+        self.all_fields = all_fields
+
+    def __call__(self, _, launch):
+        if self.all_fields:
+            return _json_text(next(_launch_views((launch,), self.texts)), 2)
+        s = launch.view(qmd_fields=_NO_FIELDS) if hasattr(launch, "view") else launch
+        return _json_text(_brief_launch(s), 2)
+
+
+_NO_FIELDS = _Text("null")      # stands in for qmd_fields, which _brief_launch drops

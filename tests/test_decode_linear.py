@@ -31,9 +31,15 @@ def lines_run(fn, *args):
 
 
 def _call(index, name, **kw):
+    """A returned call with the fields a decoders/cuda/calls.py ApiCall has that
+    Attribution reads: one process, no FUNCTION_NAME or graph sections (ordered None)."""
     base = name
-    return SimpleNamespace(index=index, name=name, base=base, result=0, kind="PLAIN",
-                           launch_config=None, submissions=[], params=None, **kw)
+    fields = dict(index=index, name=name, base=base, result=0, kind="PLAIN", pid=1, tid=1,
+                  launch_config=None, submissions=[], params=None, args={}, out=None,
+                  sections={}, ordered=None, out_ordered=None, graph=None, names_seen=None,
+                  bound=None)
+    fields.update(kw)
+    return SimpleNamespace(**fields)
 
 
 # -- allocations: a program that allocates and frees as it runs -----------------------
@@ -98,11 +104,11 @@ def _capturing(nodes):
     attr = Attribution(sm=90)
     for k in range(nodes):
         attr.observe(_node(k, 1 + k % 7, k))
-    replay = SimpleNamespace(index=nodes + 1)
+    replay = _call(nodes + 1, "cuGraphLaunch", args={"hGraphExec": 0x1, "hStream": 0})
     k = 0       # the first node captured: a walk from the latest meets every other first
     s = {"grid": [1 + k % 7, 1, 1], "block": [128, 1, 1]}
-    got, w = lines_run(attr._graph_node, replay, s, k.to_bytes(8, "little"))
-    assert got.index == k
+    (got, how, why), w = lines_run(attr._graph_node, replay, s, k.to_bytes(8, "little"))
+    assert got.index == k and how == "grid, block and argument bytes"
     return w
 
 
@@ -118,11 +124,14 @@ def test_graph_node_lookup_is_the_latest_match():
         attr.observe(_node(10 * k, grid, arg))
     s = {"grid": [2, 1, 1], "block": [128, 1, 1]}
     five = (5).to_bytes(8, "little")
-    assert attr._graph_node(SimpleNamespace(index=100), s, five).index == 40
-    assert attr._graph_node(SimpleNamespace(index=35), s, five).index == 30
-    assert attr._graph_node(SimpleNamespace(index=5), s, five).index == 0
-    assert attr._graph_node(SimpleNamespace(index=100), s, (7).to_bytes(8, "little")) is None
-    assert attr._graph_node(SimpleNamespace(index=100), dict(s, grid=[9, 1, 1]), five) is None
+    def replay(index):
+        return _call(index, "cuGraphLaunch", args={"hGraphExec": 0x1, "hStream": 0})
+    node = attr._graph_node
+    assert node(replay(100), s, five)[0].index == 40
+    assert node(replay(35), s, five)[0].index == 30
+    assert node(replay(5), s, five)[0].index == 0
+    assert node(replay(100), s, (7).to_bytes(8, "little"))[0] is None
+    assert node(replay(100), dict(s, grid=[9, 1, 1]), five)[0] is None
 
 
 # -- the RM object tree: a program that allocates and frees memory as it runs ------------

@@ -393,6 +393,14 @@ class Attribution:
                    "verified": None, "checked": [], "differences": [], "shared_memory": None,
                    "why": "the doorbell rang outside any bracketed API call"}
             return self._by_address(out, s)
+        # The tables (functions, named_by, images, allocations) are keyed by the pid of the
+        # call that registered them: the launch's call is of the launch's process (its
+        # doorbell rang on that call's thread), and it holds the pid also where the launch
+        # does not (a submission fed without one: decoders/submissions.py, pid None)
+        pid = getattr(call, "pid", None)
+        if pid is None:
+            pid = s.get("pid")
+        self._pid = pid
         api_call = call.api_call_json()
         if not s.get("kernel"):     # (the same keys in the same order, made at once)
             return {"api_call": api_call, "graph_node": None, "kernel": None, "args": None,
@@ -436,7 +444,6 @@ class Attribution:
                                                 "scheduled ahead of the replays that run it")
             call = node
         cfg = call.launch_config
-        pid = s.get("pid")
         handle = (pid, cfg["function"])
         k = self.kernel(cfg["function"], call.bound, pid=pid)
         info = k["info"] if k else None
@@ -444,15 +451,15 @@ class Attribution:
             # one dict per kernel() entry, shared by its launches (read, never changed;
             # Launch.summary gives each its own copy)
             kj = self._kernel_json.get(handle)
-            if kj is None or kj["mangled"] != k["mangled"] or kj["image_call"] != k["image_call"]:
+            if kj is None or kj["mangled"] != k["mangled"] or kj["image_call"] != k["image_call"] \
+                    or kj.get("named_by") != k.get("named_by"):
                 kj = self._kernel_json[handle] = {
                     "name": k["name"], "mangled": k["mangled"], "module": k["module"],
                     "image_call": k["image_call"], "cubin_arch": k["cubin"]}
                 if "named_by" in k:     # the driver named the handle (issue 25)
                     kj["named_by"] = k["named_by"]
             out["kernel"] = kj
-            self._by_program[(pid, s.get("program_address"))] = kj
-        self._pid = pid
+            self._by_program[(s.get("pid"), s.get("program_address"))] = kj
         if k and k["name"] and k["name"].startswith("ncclDevKernel_"):    # which collective
             from decoders.cuda.nccl import describe
             out["nccl"] = describe(hw_bytes, k["name"], (s.get("grid") or [0])[0])

@@ -264,3 +264,20 @@ def test_page_in_chromium(tmp_path):
             assert errors == []
         finally:
             browser.close()
+
+
+def test_dependent_qmd_is_the_one_in_its_own_submission():
+    """QMD memory is a ring the driver reuses: launch-loop-10k's last kernel names its
+    GRID_NULL QMD at an address many earlier launches also used. The story names the launch
+    of the same submission (the nearest one), not the first launch ever at that address."""
+    model = decode_capture(os.path.join(CAPTURES, "launch-loop-10k", "capture.tlc.gz"))
+    last = len(model.launches) - 1
+    story = E.build_story(model, last)
+    text = io.StringIO()
+    E.render_text(story, text)
+    found = re.findall(r"dependent pointer names the QMD at (0x[0-9a-f]+) \(launch (\d+)", text.getvalue())
+    assert found
+    for va, n in found:
+        target = model.launches[int(n)]
+        assert target.record_index == model.launches[last].record_index
+        assert target._summary["qmd_address"] == int(va, 16)

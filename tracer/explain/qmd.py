@@ -99,8 +99,7 @@ def _qmd(rd, facts):
         *_smem_note(s), ", program at ", _v("program", _hex(s.get("program_address"))), " (",
         _where((s.get("resolved") or {}).get("program_address")), ")."]))
     for d in s.get("dependents") or []:
-        target = next((n for n, l in enumerate(rd.model.launches)
-                       if _summary(l).get("qmd_address") == d.get("pointer")), None)
+        target = rd.launch_at_qmd(d.get("pointer"))
         sec.lines.append(Line([
             "Its dependent pointer names the QMD at ", _v("dependent", _hex(d.get("pointer"))),
             f" (launch {target}" + (", the GRID_NULL QMD" if target is not None and

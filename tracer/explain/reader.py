@@ -86,6 +86,24 @@ class _Reader:
             self._neighbours = [(n, launches[n]) for n in range(lo, hi) if n != self.index]
         return self._neighbours
 
+    # how far back launch_at_qmd looks past the launch's own submission: QMD memory is a
+    # ring the driver reuses, so the nearest earlier launch at an address is the one meant
+    QMD_LOOKBACK = 4096
+
+    def launch_at_qmd(self, va):
+        """The index of the launch whose QMD sits at `va`: one of the launch's own submission
+        first, else the nearest earlier one (QMD addresses are reused), else None."""
+        if va is None:
+            return None
+        for n, other in self.same_submission():
+            if _summary(other).get("qmd_address") == va:
+                return n
+        launches = self.model.launches
+        for n in range(self.index - 1, max(-1, self.index - 1 - self.QMD_LOOKBACK), -1):
+            if _summary(launches[n]).get("qmd_address") == va:
+                return n
+        return None
+
     def obj(self, handle):
         return self.tree.objects.get(handle) if self.tree is not None and handle else None
 

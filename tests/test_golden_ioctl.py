@@ -151,9 +151,15 @@ def test_pushbuffer_segments_resolve_to_mapped_memory(name):
 
 
 # -- coverage and tables -----------------------------------------------------------------------
+# recording commit -> the controls whose params pointers its shim did not yet follow
+SHIM_FOLLOWS_LATER = {
+    "ae5f5558f536db39921e0310bb6e75c93725e382": {0x00410110},   # followed from 6fa5366
+}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_coverage_targets(name):
-    _, records, ioctls, _, branch = load(name)
+    man, records, ioctls, _, branch = load(name)
     cov = I.coverage([r.body for r in records if r.type == "IOCTL"], branch)
     named = cov["named"]
     assert named["escapes"] == 1.0
@@ -176,8 +182,17 @@ def test_coverage_targets(name):
     pointers = set(cov["params_pointers"])
     if name in ("multi-gpu", "sigkill"):
         assert pointers <= {"not_captured", "null"}, cov["params_pointers"]
-    else:
-        assert "followed" in pointers and pointers <= {"followed", "null"}, cov["params_pointers"]
+        return
+    assert "followed" in pointers, cov["params_pointers"]
+    # A shim follows the pointers of the controls in its table (shim/abi.h) at the commit it
+    # was built from. ddp-2rank was recorded at ae5f555 (manifest git_commit), before 6fa5366
+    # added NV0041_CTRL_CMD_GET_SURFACE_INFO's surfaceInfoList to that table: its 96 calls'
+    # lists are not in the capture. Every other pointer of every capture is followed or NULL.
+    late = SHIM_FOLLOWS_LATER.get(man.get("git_commit"), set())
+    missed = {i.control for _, _, i in ioctls if "not_captured" in i.pointers}
+    assert missed <= late, sorted(map(hex, missed - late))
+    assert pointers <= {"followed", "null"} | ({"not_captured"} if missed else set()), \
+        cov["params_pointers"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -268,6 +268,8 @@ def _mapping_what(model, m):
     prepared (decoders/rm/objects.py feed_mmap; the mmap's "object")."""
     if m.get("errno"):
         return f"failed (errno {m['errno']})"
+    if m.get("_object_what"):
+        return m["_object_what"]       # the object as it was when mapped
     handle = m.get("object")
     if handle is not None and model.objects is not None:
         return model.objects.describe_object(handle)

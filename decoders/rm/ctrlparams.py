@@ -96,6 +96,11 @@ NV0000_CTRL_GPU_GET_ID_INFO_PARAMS = Struct(
     "szName" / NvP64, "sliStatus" / NvU32, "boardId" / NvU32, "gpuInstance" / NvU32,
     "numaId" / NvS32)
 NV0000_CTRL_GPU_ATTACH_IDS_PARAMS = Struct("gpuIds" / Array(32, NvU32), "failedId" / NvU32)
+# ctrl0000gpu.h: gpuIds[NV0000_CTRL_GPU_MAX_ATTACHED_GPUS (32)], ended by
+# NV0000_CTRL_GPU_INVALID_ID (0xffffffff); 0x0000ffff is NV0000_CTRL_GPU_DETACH_ALL_ATTACHED_IDS.
+# Driver 580 issues it once in cupy-fft, jax-loops, torch-copies and torch-window-* (paramsSize
+# 128, gpuIds [7, 0xffffffff, 0, ...]: the GPU the process attached).
+NV0000_CTRL_GPU_DETACH_IDS_PARAMS = Struct("gpuIds" / Array(32, NvU32))
 NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS = Struct("enableMask" / NvU32)
 NV0000_CTRL_GPU_ACTIVE_DEVICE = Struct(
     "gpuId" / NvU32, "gpuInstanceId" / NvU32, "computeInstanceId" / NvU32)
@@ -302,6 +307,8 @@ CTRL_PARAMS.update({
                  {"gpuId": "hex", "gpuFlags": "hex", "szName": _PTR, "numaId": "dec"}),
     0x00000215: ("NV0000_CTRL_GPU_ATTACH_IDS_PARAMS", NV0000_CTRL_GPU_ATTACH_IDS_PARAMS,
                  {"gpuIds[]": "hex", "failedId": "hex"}),
+    0x00000216: ("NV0000_CTRL_GPU_DETACH_IDS_PARAMS", NV0000_CTRL_GPU_DETACH_IDS_PARAMS,
+                 {"gpuIds[]": "hex"}),
     0x0000027B: ("NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS", NV0000_CTRL_GPU_GET_MEMOP_ENABLE_PARAMS,
                  {"enableMask": "hex"}),
     0x00000288: ("NV0000_CTRL_GPU_GET_ACTIVE_DEVICE_IDS_PARAMS",

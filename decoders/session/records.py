@@ -136,6 +136,9 @@ class RecordHandlers:
             obj = model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
             if obj is not None:
                 m["object"] = obj.handle
+                # named now: a handle freed later may be reused for another object (driver
+                # 580 frees the HOPPER_USERMODE_A it mapped and reallocates its handle)
+                m["_object_what"] = model.objects.describe_object(obj.handle)
 
     def munmap(self, rec):
         model, b = self.model, rec.body

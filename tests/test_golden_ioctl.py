@@ -237,7 +237,16 @@ def test_every_undecoded_call_is_explained(name):
 
 
 # -- object tree -------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", NAMES)
+# ddp-2rank: a known bug, kept failing on purpose (strict): decoders/rm/objects.py keys RM
+# objects by handle alone, and the two ranks of a torchrun job allocate the same handles and
+# map the same UVM bases in their own address spaces, so one rank's objects overwrite the
+# other's (258 mappings live, 149 in the tree); the ranks also UVM-map ~49 handles that no
+# ioctl the tree follows created. Launch attribution, ranks and GPUs are per process already.
+_TREE_PER_PROCESS = pytest.mark.xfail(strict=True, reason="ObjectTree is not per process yet")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_TREE_PER_PROCESS)
+                                  if n == "ddp-2rank" else n for n in NAMES])
 def test_object_tree_channels_and_memory(name):
     _, records, ioctls, tree, _ = load(name)
     subs = _submissions(records)

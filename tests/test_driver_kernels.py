@@ -157,6 +157,17 @@ def _with_params(s, raw):
     return dict(s, params=dict(s["params"], hex=raw.hex(), size=len(raw)))
 
 
+def _changed_word_fails(s, c, fmt, index, field):
+    """The launch's parameter word `index` (of layout `fmt`) moved by 4: verified False, with
+    exactly `field` named as the difference."""
+    words = list(struct.unpack(fmt, params(s)))
+    words[index] += 4
+    bad = struct.pack(fmt, *words)
+    out = D.check(fake_call(c), _with_params(s, bad), bad)
+    assert out["verified"] is False
+    assert [d["field"].split(" ")[0] for d in out["differences"]] == [field]
+
+
 @pytest.mark.parametrize("name,base,fmt,index,field", [
     ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 3, "count"),
     ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 1, "value"),
@@ -168,12 +179,7 @@ def _with_params(s, raw):
 ])
 def test_synthetic_changed_cbank_fails(name, base, fmt, index, field):
     s, c = _one(name, base)
-    words = list(struct.unpack(fmt, params(s)))
-    words[index] += 4
-    bad = struct.pack(fmt, *words)
-    out = D.check(fake_call(c), _with_params(s, bad), bad)
-    assert out["verified"] is False
-    assert [d["field"].split(" ")[0] for d in out["differences"]] == [field]
+    _changed_word_fails(s, c, fmt, index, field)
     # and the real bytes pass
     assert D.check(fake_call(c), s, params(s))["verified"] is True
 
@@ -296,12 +302,7 @@ def test_synthetic_changed_split_copy_fails(record, fmt, index, field):
     (s, c), = [(s, c) for s, c in driver_launches(model("torch-copies"))
                if s["record_index"] == record]
     assert D.check(fake_call(c), s, params(s))["verified"] is True
-    words = list(struct.unpack(fmt, params(s)))
-    words[index] += 4
-    bad = struct.pack(fmt, *words)
-    out = D.check(fake_call(c), _with_params(s, bad), bad)
-    assert out["verified"] is False
-    assert [d["field"].split(" ")[0] for d in out["differences"]] == [field]
+    _changed_word_fails(s, c, fmt, index, field)
 
 
 def test_synthetic_changed_block_grid_fails():

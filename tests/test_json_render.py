@@ -75,3 +75,28 @@ def test_spill_list_ranges():
             a = rng.randrange(0, 1005)
             b = rng.randrange(a, 1010)
             assert [x["i"] for x in spill.iter_range(a, b)] == list(range(1000))[a:b]
+
+
+def test_compact_items_parse_to_their_clean_objects():
+    """The default JSON's long lists are one compact line per item (tracer/report_json.py
+    _compact, json's C encoder): each line parses to _clean(item), i.e. what the indented
+    walk writes, on every committed capture (their first 300 items of each list). This
+    also checks the premise that makes the C encoder right: no "_private" key inside them."""
+    import json
+
+    from conftest import ALL, capture_path
+    from decoders.session import decode_capture
+    from tracer import report_json as R
+    for name in ALL:
+        model = decode_capture(capture_path(name))
+        one = R._LaunchText(all_fields=False)
+        for k, launch in enumerate(list(model.launches)[:300]):
+            text = one(k, launch)
+            assert "\n" not in text
+            s = launch.view(qmd_fields=R._NO_FIELDS) if hasattr(launch, "view") else launch
+            assert json.loads(text) == json.loads(_json_text(R._brief_launch(s), 0)), (name, k)
+        for item in list(model.submissions)[:300]:
+            assert json.loads(R._submission_text(0, item)) == \
+                json.loads(_json_text(R._brief_submission(item), 0)), name
+        for item in list(model.api_calls)[:300]:
+            assert json.loads(R._compact_item(0, item)) == json.loads(_json_text(item, 0)), name

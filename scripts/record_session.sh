@@ -5,6 +5,9 @@
 #   windows    scripts/record_windows.sh (issue 24's capture windows)
 #   real:A,B   scripts/record.py real --only A,B (the real-workload corpus), one GPU
 #   ddp        scripts/record_ddp.sh (2 ranks; needs 2 GPUs)
+#   ddpbench   bench/ddp_overhead.py: launch overhead per rank against one GPU (needs 2 GPUs)
+#   scaling    scripts/record_scaling.py: the transformer at 20, 100, 500 steps natively, with
+#              --no-report and with the default report, 2 reps (issue 24's whole-job ratio)
 # Each step has its own timeout and writes its progress to $OUT/session/progress.txt; at the
 # end everything under $OUT is packed into $OUT/session.tar.part-* (cat | tar x).
 set -u
@@ -23,6 +26,9 @@ for job in "$@"; do
     real:*) CUDA_VISIBLE_DEVICES=0 timeout ${T_REAL:-220} python3 scripts/record.py --out "$S/real" real --only "${job#real:}" >"$S/real.log" 2>&1; step "real rc=$?"
             find "$S/real" -name capture.tlc -exec gzip -9 {} + ;;
     ddp) OUT=$S timeout ${T_DDP:-140} bash scripts/record_ddp.sh >"$S/ddp.log" 2>&1; step "ddp rc=$?";;
+    ddpbench) timeout ${T_DDPBENCH:-200} python3 bench/ddp_overhead.py --json "$S/ddp-overhead.json" >"$S/ddpbench.log" 2>&1; step "ddpbench rc=$?";;
+    scaling) CUDA_VISIBLE_DEVICES=0 timeout ${T_SCALING:-300} python3 scripts/record_scaling.py --out /tmp/scal --steps 20 100 500 --reps 2 --report --timeout 120 >"$S/scaling.log" 2>&1
+             step "scaling rc=$?"; cp /tmp/scal/scaling-record.json "$S/" 2>/dev/null;;
     *) step "unknown step $job";;
   esac
 done

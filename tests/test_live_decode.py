@@ -171,3 +171,45 @@ def test_run_traced_live_model(tmp_path, shim, monkeypatch):  # noqa: F811
     offline = decode_capture(str(out))
     watch.model.header = offline.header
     assert _json(watch.model) == _json(offline) and offline.records > 0
+
+
+def test_live_decode_shows_progress_once_the_program_exited(tmp_path, monkeypatch):
+    """tracer/live.py: the decode left when the program has exited draws a progress line
+    (issue 24: the report never waits silently), over the capture file's bytes, and ends
+    at the whole file; before finish() (the program still running) nothing is drawn."""
+    from tracer import live, progress
+    data = capture_bytes("runtime-vadd")
+    path = tmp_path / "c.tlc"
+    path.write_bytes(data)
+    drawn = []
+
+    class Recorder(progress.Bar):
+        def __init__(self, label, **kw):
+            super().__init__(label, delay=0)
+            self.on = True
+
+        def __call__(self, done, total=None):
+            drawn.append((self.label, done, total))
+
+        def close(self):
+            drawn.append("closed")
+    monkeypatch.setattr(progress, "Bar", Recorder)
+    monkeypatch.setenv("TRACE_LAUNCH_LIVE", "1")
+
+    class Output:
+        fd = os.open(path, os.O_RDONLY)
+
+        def __str__(self):
+            return str(path)
+    out = Output()
+    ld = live.LiveDecode(out)
+    ld._progress(1, 2)                  # the program still runs: no line
+    assert drawn == []
+    ld.start()
+    model = ld.finish()
+    os.close(out.fd)
+    assert model is not None and len(model.launches) == len(decode_capture(path).launches)
+    assert drawn[-1] == "closed"
+    lines = [d for d in drawn if d != "closed"]
+    assert lines and lines[-1][0].startswith("trace-launch: program exited")
+    assert lines[-1][1] == lines[-1][2] == len(data)

@@ -35,6 +35,7 @@ class LiveDecode:
         self.stream = LiveCapture(self.fd, self.finished)
         self.model = None
         self.error = None
+        self.bar = None         # tracer/progress.py Bar, once the program has exited
         self.thread = threading.Thread(target=self._run, name="trace-launch-decode",
                                        daemon=True)
 
@@ -45,14 +46,26 @@ class LiveDecode:
     def _run(self):
         from decoders.session import decode_capture
         try:
-            self.model = decode_capture(self.path, stream=self.stream)
+            self.model = decode_capture(self.path, stream=self.stream, progress=self._progress)
         except BaseException as exc:     # noqa: BLE001 - the file is decoded again instead
             self.error = exc
 
+    def _progress(self, done, total):
+        bar = self.bar          # (set by finish(), in the tracer's thread)
+        if bar is not None:
+            bar(done, total)
+
     def finish(self):
         """Once the END record is written: let the reader read to the end, wait for the
-        decode, and return its model (None when it failed)."""
+        decode, and return its model (None when it failed). What is left of the decode once
+        the program has exited shows a progress line (on a terminal, past a few seconds):
+        the report never waits silently."""
+        from tracer.progress import Bar
+        self.bar = Bar("trace-launch: program exited; decoding the capture")
         self.finished.set()
-        self.thread.join()
-        os.close(self.fd)
+        try:
+            self.thread.join()
+        finally:
+            self.bar.close()
+            os.close(self.fd)
         return self.model if self.error is None else None

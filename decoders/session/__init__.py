@@ -115,7 +115,16 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
 def _progress_source(stream, reader):
     """() -> (bytes of the capture read so far, their total or None), for progress: over
     the file on disk where open_capture() made the stream (a gzipped capture by its
-    compressed bytes), else the reader's offset in the stream, with no total."""
+    compressed bytes), else the reader's offset in the stream, with no total. A capture
+    read while it is written (decoders/capture/live.py) is done up to what was handed out,
+    of the file's size now."""
+    if getattr(stream, "live", False) and hasattr(stream, "fd"):
+        def live():
+            try:
+                return stream.pos, os.fstat(stream.fd).st_size
+            except OSError:
+                return stream.pos, None
+        return live
     raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else \
         stream if isinstance(stream, io.BufferedReader) else None
     if raw is not None:

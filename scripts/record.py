@@ -242,6 +242,12 @@ REAL = {
     "jax-loops": ("jax_loops.py", "JAX jit of lax.scan over value_and_grad and of lax.while_loop, "
                   "10 calls each (XLA command buffers: child graphs, conditional nodes); truth: "
                   "every kernel from CUPTI (torch.profiler)"),
+    "jax-cmdbuf": ("jax_cmdbuf.py", "jax_loops.py with XLA_FLAGS=--xla_gpu_enable_command_buffer="
+                   "+WHILE,+CONDITIONAL --xla_gpu_graph_min_graph_size=1: the loops as CUDA "
+                   "graphs with CONDITIONAL (WHILE) nodes; truth: every kernel from CUPTI"),
+    "torch-libs": ("torch_libs.py", "PyTorch through cuDNN (conv2d fwd/bwd), cuBLAS (fp32, bf16, "
+                   "bmm), cuFFT (rfft/irfft), CUB (sort, cumsum), cuSOLVER (cholesky), cuSPARSE "
+                   "(CSR matmul), twice each; truth: every kernel from CUPTI (torch.profiler)"),
 }
 
 
@@ -271,10 +277,14 @@ def job_real(out, args):
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep")
+        # torch-libs loads cuDNN, cuBLAS, cuFFT, cuSOLVER and cuSPARSE: cut at 64 KiB, as
+        # torch-small, or its images alone pass 7 MB
+        cut_at = (64 << 10) if name == "torch-libs" else (256 << 10)
         if cut:
-            os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(256 << 10)
+            os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(cut_at)
         m = record(out, name, argv, t, notes=notes + f"; source scripts/corpus/{script}" +
-                   ("; TRACE_LAUNCH_IMAGE_MAX=262144 (module images cut at 256 KiB)" if cut else ""))
+                   (f"; TRACE_LAUNCH_IMAGE_MAX={cut_at} (module images cut at "
+                    f"{cut_at >> 10} KiB)" if cut else ""))
         os.environ.pop("TRACE_LAUNCH_IMAGE_MAX", None)
         traced = log.read_text() if log.exists() else ""
         gt = m.setdefault("ground_truth", {})

@@ -71,12 +71,13 @@ _SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
 LAYOUTS = (
     # 32-byte block, 512 threads: 4 words (16 B) per thread. The value is the call's value
     # repeated to 32 bits (0x5A -> 0x5a5a5a5a), the count is in 32-bit words (N / 4 for
-    # D8, N for D32). The grid is the floor of count / 2048 (0x18c0 -> 3, 0x1718 -> 2).
+    # D8, N for D32). The grid is the floor of count / 2048 (0x18c0 -> 3, 0x1718 -> 2,
+    # 0x1300 -> 2, 0x800 -> 1).
     Layout(
         name="memset of 32-bit words", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async"),
         block=(512, 1, 1), unit=4, align=(4, None), sub_unit=(),
-        grid=GridRule(2048, "floor", 0x1718, 0x200000),
+        grid=GridRule(2048, "floor", 0x800, 0x200000),
         fields=(_DST,
                 DriverField("value", "unsigned int value", Int32ul, "value"),
                 DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
@@ -86,7 +87,8 @@ LAYOUTS = (
         seen=(("memcpy-memset", 789, "cuMemsetD8"), ("launch-paths", 793, "cuMemsetD32"),
               ("graph-replay", 775, "cuMemsetD8"), ("builtin-vadd", 806, "cuMemsetD32"),
               ("jax-jit", 953, "cuMemsetD8Async"),
-              ("jax-jit", 1382, "cuMemsetD32Async"))),
+              ("jax-jit", 1382, "cuMemsetD32Async"),
+              ("torch-libs", 4141, "cuMemsetD8Async"), ("torch-libs", 4204, "cuMemsetD8Async"))),
     # 24-byte block, 256 threads: one 32-bit word per thread, the count in words, the grid
     # the ceiling of count / 256 (1000 -> 4, 4095 -> 16). The whole copy up to 512 KiB, and
     # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
@@ -122,8 +124,9 @@ LAYOUTS = (
               ("torch-copies", 2096, "cuMemcpyDtoDAsync"))),
 )
 SPLITS = (
-    Split("memset", 0x5c60, 0x800000, (("memset of 32-bit words", "all"),),
-          seen=(("ddp-2rank", 0x5c60), ("jax-loops", 0x800000))),
+    Split("memset", 0x2000, 0x800000, (("memset of 32-bit words", "all"),),
+          seen=(("torch-libs", 0x2000), ("torch-libs", 0x4c00), ("ddp-2rank", 0x5c60),
+                ("jax-loops", 0x800000))),
     Split("copy", 1, 0x80000, (("copy of 32-bit words", "all"),),
           seen=(("torch-copies", 1), ("ddp-2rank", 0x80000))),
     Split("copy", 0x100000, 0x1000030,

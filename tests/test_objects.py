@@ -92,7 +92,7 @@ def test_munmap_and_free():
     assert not [m for m in t.objects[MEM].cpu_mappings if m["fd"] is not None]
     args = nvos.NVOS00_PARAMETERS.build(dict(hRoot=CLIENT, hObjectParent=CLIENT, hObjectOld=DEVICE,
                                              status=0))
-    t.feed_ioctl(rec(nv_request(0x29, 16), args))
+    t.feed_ioctl(rec(nv_request(0x29, 16), args), pid=100)    # (the tree is per process)
     assert t.objects[DEVICE].freed and t.objects[MEM].freed and t.channels[CHAN].freed
     assert not t.objects[CLIENT].freed
     assert t.resolve_va(0x200602000) is None

@@ -15,6 +15,10 @@ Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Fa
   doorbell token. The runlist shown is token >> 16: an inference from the tokens measured on
   the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
   runlists), not a documented field.
+RM handles, UVM bases and CPU addresses mean something within one process only: libcuda in
+every process allocates the same handles (0x5c0000xx) and the ranks of one torchrun job map
+the same UVM bases (captures/ddp-2rank). ObjectTree keeps one ProcessTree per pid and routes
+each record to its process's; lookups name the process (view(pid)).
 Only successful calls change the tree; failed ones are ignored.
 Lookups are indexed (children by parent, mappings by address granule, UVM mappings by
 base): no record's work grows with the objects the tree has seen (STYLE 13b).
@@ -125,15 +129,16 @@ class Resolved:
     cpu_addr: int = None
 
 
-class ObjectTree:
-    def __init__(self, branch="580"):
-        self.branch = branch_of(branch) or "580"
+class ProcessTree:
+    """The objects, channels and mappings of one process (ObjectTree keeps one per pid).
+    The driver branch, notes, unmatched mmaps and GPUs are the capture's: its owner's."""
+
+    def __init__(self, owner):
+        self.owner = owner              # the ObjectTree
         self.objects = {}
         self.channels = {}
         self.virtual_ranges = []        # [(va, limit, handle)]
         self._pending_mmap = {}         # (pid, fd) -> [(hMemory, offset, length)]
-        self.unmatched_mmaps = []
-        self.notes = []
         self._resolved = {}             # va -> Resolved/None, valid until the tree changes
         self._resolutions = {}          # va -> resolution() data, valid as long
         self.launch_memo = {}           # for callers' own resolution()-derived data, as long
@@ -144,7 +149,10 @@ class ObjectTree:
         self._cpu_index = _SpanIndex()  # CPU mappings
         self._uvm = {}                  # UVM_MAP_EXTERNAL_ALLOCATION base -> {handle: None}
         self._fd_mapped = {}            # handle -> None: objects with an mmap'd CPU mapping
-        self.gpus = GpuMap()            # which GPU each process's devices and channels are
+
+    branch = property(lambda self: self.owner.branch)
+    notes = property(lambda self: self.owner.notes)
+    unmatched_mmaps = property(lambda self: self.owner.unmatched_mmaps)
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -182,16 +190,8 @@ class ObjectTree:
         return out
 
     # -- feeding ------------------------------------------------------------------------
-    def feed_ioctl(self, rec, pid=None):
-        _, b = _decode(rec, self.branch)
-        info = b.info
-        if info.failed or not info.escape:
-            return
-        esc = info.escape.replace(" (via XFER)", "")
-        a = {**info.args_before, **info.args_after}
-        p = info.params_after or info.params_before
-        name = "_on_" + esc.replace("NV_ESC_", "").lower()
-        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
+    def feed(self, name, a, p, info, pid, rec):
+        """One successful ioctl of this process, decoded (ObjectTree.feed_ioctl)."""
         handler = getattr(self, name, None)
         if handler is not None:
             if name not in _KEEP_RESOLVED:
@@ -203,7 +203,7 @@ class ObjectTree:
         if isinstance(ver, (bytes, bytearray)):
             text = bytes(ver).split(b"\0", 1)[0].decode("ascii", "replace")
             if text:
-                self.branch = branch_of(text)
+                self.owner.branch = branch_of(text)
 
     def _new(self, handle, hclass, parent, client, params, pid):
         name, _ = class_name(hclass, self.branch)
@@ -494,3 +494,189 @@ def _remembered(cache, va, work):
         cache.clear()
     r = cache[va] = work(va)
     return r
+
+
+class ObjectTree:
+    """The RM object tree of a capture: one ProcessTree per process, in the order each first
+    fed it. Records are routed by pid (feed_*); lookups name the process: view(pid) is its
+    tree. A capture of one process is that tree, so its views, text and JSON are the tree's
+    own. Without a pid, several processes answer together: lists and counts hold every
+    process's objects, a handle is found only where one process alone holds it, and a VA is
+    resolved by the first process that maps it."""
+
+    def __init__(self, branch="580"):
+        self.branch = branch_of(branch) or "580"
+        self.unmatched_mmaps = []
+        self.notes = []
+        self.gpus = GpuMap()            # which GPU each process's devices and channels are
+        self.processes = {}             # pid -> ProcessTree
+        self._empty = ProcessTree(self)  # what a process that made no object sees (never fed)
+
+    def process(self, pid):
+        """The tree of process `pid`, made on its first record."""
+        tree = self.processes.get(pid)
+        if tree is None:
+            tree = self.processes[pid] = ProcessTree(self)
+        return tree
+
+    def view(self, pid=None):
+        """The tree that answers for process `pid` (an empty one when it made no object).
+        Without a pid: the only process's tree, an empty one when none fed the tree, and
+        this ObjectTree when several did (it answers for all of them, as the class says)."""
+        trees = self.processes
+        if pid is not None:
+            return trees.get(pid, self._empty)
+        if len(trees) <= 1:
+            return next(iter(trees.values()), self._empty)
+        return self
+
+    # -- feeding ------------------------------------------------------------------------
+    def feed_ioctl(self, rec, pid=None):
+        _, b = _decode(rec, self.branch)
+        info = b.info
+        if info.failed or not info.escape:
+            return
+        esc = info.escape.replace(" (via XFER)", "")
+        a = {**info.args_before, **info.args_after}
+        p = info.params_after or info.params_before
+        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
+        self.process(pid).feed("_on_" + esc.replace("NV_ESC_", "").lower(), a, p, info, pid,
+                               rec)
+
+    def feed_mmap(self, addr, length, fd, path, offset, pid=None):
+        tree = self.processes.get(pid)
+        if tree is None:        # no RM_MAP_MEMORY in that process: nothing is pending
+            self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
+                                         "path": path, "offset": offset, "pid": pid})
+            return None
+        return tree.feed_mmap(addr, length, fd, path, offset, pid=pid)
+
+    def feed_munmap(self, addr, length, pid=None):
+        for key in dict.fromkeys((pid, None)):  # (objects fed with no pid: any process's)
+            tree = self.processes.get(key)
+            if tree is not None:
+                tree.feed_munmap(addr, length, pid=pid)
+
+    def _forget(self):
+        for tree in self.processes.values():
+            tree._forget()
+
+    # -- queries: pid= names the process (see the class docstring) ------------------------
+    @property
+    def objects(self):
+        v = self.view()
+        return v.objects if v is not self else _Merged([t.objects for t in self.processes.values()])
+
+    @property
+    def channels(self):
+        v = self.view()
+        return v.channels if v is not self else _Merged([t.channels for t in self.processes.values()])
+
+    @property
+    def virtual_ranges(self):
+        v = self.view()
+        if v is not self:
+            return v.virtual_ranges
+        return [r for t in self.processes.values() for r in t.virtual_ranges]
+
+    @property
+    def launch_memo(self):
+        v = self.view()
+        return v.launch_memo if v is not self else {}
+
+    def _ask(self, method, arg, pid):
+        v = self.view(pid)
+        if v is not self:
+            return getattr(v, method)(arg)
+        for t in self.processes.values():
+            r = getattr(t, method)(arg)
+            if r is not None:
+                return r
+        return None
+
+    def resolve(self, va, pid=None):
+        return self._ask("resolve", va, pid)
+
+    def resolve_cached(self, va, pid=None):
+        return self._ask("resolve_cached", va, pid)
+
+    def resolution(self, va, pid=None):
+        return self._ask("resolution", va, pid)
+
+    def resolve_va(self, va, pid=None):
+        return self._ask("resolve_va", va, pid)
+
+    def describe_object(self, handle, pid=None):
+        v = self.view(pid)
+        if v is self:
+            held = [t for t in self.processes.values() if handle in t.objects]
+            v = held[0] if len(held) == 1 else self._empty
+        return v.describe_object(handle)
+
+    def children(self, handle, pid=None):
+        v = self.view(pid)
+        if v is not self:
+            return v.children(handle)
+        return [c for t in self.processes.values() for c in t.children(handle)]
+
+    def to_json(self):
+        v = self.view()
+        if v is not self:
+            return v.to_json()
+        return {"branch": self.branch,
+                "objects": [o.to_json() for t in self.processes.values()
+                            for o in t.objects.values()],
+                "channels": [dict(c.to_json(), pid=pid) for pid, t in self.processes.items()
+                             for c in t.channels.values()],
+                "unmatched_mmaps": self.unmatched_mmaps, "notes": self.notes}
+
+    def to_text(self):
+        v = self.view()
+        if v is not self:
+            return v.to_text()
+        parts = []
+        for pid, t in self.processes.items():
+            head, _, rest = t.to_text().partition("\n")
+            parts.append(f"{head[:-1]}, process {pid}:" + ("\n" + rest if rest else ""))
+        return "\n".join(parts)
+
+
+class _Merged:
+    """Several processes' handle -> object dicts read as one (ObjectTree.objects and .channels
+    of a capture of several processes): values(), items() and len() hold every process's, in
+    order; get(), [] and `in` find a handle only where one process alone holds it (the same
+    handle in two processes names no one object)."""
+
+    def __init__(self, maps):
+        self._maps = maps
+
+    def _holders(self, key):
+        return [m for m in self._maps if key in m]
+
+    def get(self, key, default=None):
+        held = self._holders(key)
+        return held[0][key] if len(held) == 1 else default
+
+    def __getitem__(self, key):
+        held = self._holders(key)
+        if len(held) != 1:
+            raise KeyError(key)
+        return held[0][key]
+
+    def __contains__(self, key):
+        return len(self._holders(key)) == 1
+
+    def __iter__(self):
+        return (k for m in self._maps for k in m)
+
+    def __len__(self):
+        return sum(len(m) for m in self._maps)
+
+    def __bool__(self):
+        return any(self._maps)
+
+    def values(self):
+        return [v for m in self._maps for v in m.values()]
+
+    def items(self):
+        return [kv for m in self._maps for kv in m.items()]

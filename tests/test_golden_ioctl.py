@@ -240,13 +240,7 @@ def test_every_undecoded_call_is_explained(name):
 # RM handles, UVM bases and CPU addresses are per process: the two ranks of ddp-2rank allocate
 # the same handles and map the same UVM bases in their own address spaces, so each fact below
 # is checked in the tree of the process whose record states it.
-# ddp-2rank: a known bug, kept failing on purpose (strict): the ranks UVM-map 48 handles each
-# that no ioctl the tree follows created (tree.notes).
-_TREE_IMPORTS = pytest.mark.xfail(strict=True, reason="ObjectTree does not follow imports yet")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_TREE_IMPORTS)
-                                  if n == "ddp-2rank" else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_object_tree_channels_and_memory(name):
     _, records, ioctls, tree, _ = load(name)
     subs = [r for r in records if r.type == "SUBMISSION"]
@@ -281,6 +275,38 @@ def test_object_tree_channels_and_memory(name):
     assert n_uvm > 0
     assert got == live
     assert not tree.notes
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_object_tree_follows_dup_and_import(name):
+    """Objects that no RM_ALLOC made: each successful RM_DUP_OBJECT's hObject (multi-gpu: 8,
+    libcuda duping pinned host memory onto the other GPU's device) is in its process's tree
+    under hParent with the class of the object hObjectSrc names there (its last RM_ALLOC
+    before the dup), and each object an OS_UNIX_IMPORT_OBJECTS_FROM_FD imported (ddp-2rank:
+    48 per rank) is there under hParent, as memory of the imported type."""
+    _, _, ioctls, tree, _ = load(name)
+    alloc, n = {}, 0
+    for r, _, i in ioctls:
+        if i.failed:
+            continue
+        a = {**i.args_before, **i.args_after}
+        if i.escape in ("NV_ESC_RM_ALLOC", "NV_ESC_RM_ALLOC_MEMORY"):
+            alloc[(r.pid, a["hObjectNew"])] = a["hClass"]
+        elif i.escape == "NV_ESC_RM_DUP_OBJECT":
+            n += 1
+            o = tree.view(r.pid).objects[a["hObject"]]
+            assert (o.parent, o.hclass) == (a["hParent"], alloc.get((r.pid, a["hObjectSrc"])))
+            alloc[(r.pid, a["hObject"])] = o.hclass
+        elif i.control == 0x3D0C:
+            p = i.params_after
+            for h, kind in zip(p["objects"][:p["numObjects"]], p["objectTypes"][:p["numObjects"]]):
+                if kind:
+                    n += 1
+                    o = tree.view(r.pid).objects[h]
+                    assert (o.parent, o.hclass, o.role) == (p["hParent"], None, "memory")
+                    assert o.class_name.endswith(("VIDMEM", "SYSMEM", "FABRIC", "FABRIC_MC"))
+    if not n:
+        pytest.skip(f"{name}: no RM_DUP_OBJECT or OS_UNIX_IMPORT_OBJECTS_FROM_FD")
 
 
 @pytest.mark.parametrize("name", NAMES[:1])

@@ -15,6 +15,15 @@ Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Fa
   doorbell token. The runlist shown is token >> 16: an inference from the tokens measured on
   the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
   runlists), not a documented field.
+* NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD dups the objects another process exported
+  to an fd under hParent, with the handles in objects[] (ctrl0000unix.h: "the exported objects
+  will be duped under these handles"); objectTypes[] (OUT) says what each became (VIDMEM,
+  SYSMEM, FABRIC, FABRIC_MC; NONE: not imported). Its class is the exporter's, which the
+  import does not name and the fd passed between the processes does not tie (captures/
+  ddp-2rank: NCCL's peer buffers, 48 per rank, then UVM-mapped): such an object has class
+  None and its import type as location. NV_ESC_RM_DUP_OBJECT (NVOS55) dups hObjectSrc under
+  hParent as hObject: the new object takes the source's class, size and location when the
+  source is in the same process's tree.
 RM handles, UVM bases and CPU addresses mean something within one process only: libcuda in
 every process allocates the same handles (0x5c0000xx) and the ranks of one torchrun job map
 the same UVM bases (captures/ddp-2rank). ObjectTree keeps one ProcessTree per pid and routes
@@ -32,6 +41,10 @@ from decoders.rm.classes import ROLE, class_name
 from decoders.fields import bits
 
 WORK_SUBMIT_TOKEN = 0xC36F0108
+IMPORT_OBJECTS_FROM_FD = 0x00003D0C
+# NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_TYPE_* (ctrl0000unix.h, 580) -> the location shown
+IMPORT_LOCATION = {1: "vidmem", 2: "sysmem", 3: "fabric", 4: "fabric multicast"}
+IMPORT_TYPE = {1: "VIDMEM", 2: "SYSMEM", 3: "FABRIC", 4: "FABRIC_MC"}
 # ioctl handlers that change no object or mapping: what was resolved still holds after them
 _KEEP_RESOLVED = frozenset(("_on_rm_control", "_on_check_version_str", "_on_rm_map_memory"))
 GRANULE = 2 << 20       # the address span an index bucket covers (GPU allocations: 2 MiB)
@@ -206,8 +219,12 @@ class ProcessTree:
                 self.owner.branch = branch_of(text)
 
     def _new(self, handle, hclass, parent, client, params, pid):
-        name, _ = class_name(hclass, self.branch)
-        obj = RmObject(handle, hclass, name or f"{hclass:#06x}", parent, client, dict(params or {}),
+        """A new object; hclass None: one whose class the capture does not say (imported)."""
+        if hclass is None:
+            name = "class ?"
+        else:
+            name = class_name(hclass, self.branch)[0] or f"{hclass:#06x}"
+        obj = RmObject(handle, hclass, name, parent, client, dict(params or {}),
                        pid=pid, role=ROLE.get(hclass, "other"))
         self.objects[handle] = obj
         self._position.setdefault(handle, len(self._position))
@@ -322,6 +339,38 @@ class ProcessTree:
             if ch is not None and token is not None:
                 ch.token = token
                 ch.runlist = bits(token, 16, 16)      # the token is runlist << 16 | channel id
+        elif info.control == IMPORT_OBJECTS_FROM_FD:
+            self._import_objects(a, info.params_after, pid)
+
+    def _import_objects(self, a, p, pid):
+        """NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD: objects[i] is a new object under
+        hParent when objectTypes[i] (OUT) is not NONE."""
+        handles, types = p.get("objects") or [], p.get("objectTypes") or []
+        n = min(p.get("numObjects") or 0, len(handles), len(types))
+        for handle, kind in zip(handles[:n], types[:n]):
+            if not handle or not kind:
+                continue
+            obj = self._new(handle, None, p.get("hParent", 0), a.get("hClient", 0),
+                            {"fd": p.get("fd"), "index": p.get("index"),
+                             "objectType": IMPORT_TYPE.get(kind, kind)}, pid)
+            obj.role, obj.location = "memory", IMPORT_LOCATION.get(kind)
+            obj.class_name = f"imported {IMPORT_TYPE.get(kind, kind)}"
+
+    def _on_rm_dup_object(self, a, p, info, pid, rec):
+        """NVOS55: hObjectSrc (of client hClientSrc) duped under hParent as hObject."""
+        handle = a.get("hObject")
+        if handle is None:
+            return
+        src = self.objects.get(a.get("hObjectSrc"))
+        if src is not None and src.freed:
+            src = None
+        obj = self._new(handle, src.hclass if src else None, a.get("hParent", 0),
+                        a.get("hClient", 0), {"hClientSrc": a.get("hClientSrc"),
+                                              "hObjectSrc": a.get("hObjectSrc")}, pid)
+        if src is not None:
+            obj.role, obj.size, obj.location = src.role, src.size, src.location
+        else:
+            obj.class_name = "duped (source not in this process)"
 
     def _on_uvm_map_external_allocation(self, a, p, info, pid, rec):
         obj = self.objects.get(a.get("hMemory"))
@@ -430,7 +479,8 @@ class ProcessTree:
         obj = self.objects.get(handle)
         if obj is None:
             return f"{handle:#x} (not allocated in this capture)"
-        text = f"{obj.handle:#x} {obj.class_name} (class {obj.hclass:#x})"
+        text = f"{obj.handle:#x} {obj.class_name}" + (
+            f" (class {obj.hclass:#x})" if obj.hclass is not None else "")
         if obj.size is not None:
             text += f" size {obj.size:#x}"
         if obj.location and obj.location != "virtual":

@@ -200,7 +200,8 @@ def test_each_rank_has_its_own_objects_and_channels():
         if i.escape in ("NV_ESC_RM_ALLOC", "NV_ESC_RM_ALLOC_MEMORY"):
             seen.add((r.pid, a["hObjectNew"]))
         elif i.control == 0x3D0C:
-            seen.update((r.pid, h) for h in i.params_after["objects"][:i.params_after["numObjects"]])
+            p = i.params_after
+            seen.update((r.pid, h) for h in p["objects"][:p["numObjects"]])
         elif i.escape == "UVM_MAP_EXTERNAL_ALLOCATION":
             assert (r.pid, a["hMemory"]) in seen, (r.pid, hex(a["hMemory"]))
             maps[r.pid] += 1

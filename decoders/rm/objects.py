@@ -615,12 +615,14 @@ class ObjectTree:
     @property
     def objects(self):
         v = self.view()
-        return v.objects if v is not self else _Merged([t.objects for t in self.processes.values()])
+        return v.objects if v is not self else \
+            _Merged([t.objects for t in self.processes.values()])
 
     @property
     def channels(self):
         v = self.view()
-        return v.channels if v is not self else _Merged([t.channels for t in self.processes.values()])
+        return v.channels if v is not self else \
+            _Merged([t.channels for t in self.processes.values()])
 
     @property
     def virtual_ranges(self):

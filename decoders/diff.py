@@ -95,6 +95,12 @@ def _launch(model, index):
     return model.launches[index]
 
 
+def _objects(model, launch):
+    """The object tree of the launch's process (RM handles and VAs are per process)."""
+    tree = model.objects
+    return tree.view(launch.pid) if tree is not None and hasattr(tree, "view") else tree
+
+
 # -- QMD --------------------------------------------------------------------------------
 def qmd_differences(sa, sb):
     out = []
@@ -236,7 +242,8 @@ def diff_launches(model_a, index_a, model_b, index_b):
     """Differences between launch index_a of model_a and launch index_b of model_b."""
     la, lb = _launch(model_a, index_a), _launch(model_b, index_b)
     sa, sb = _summary(la), _summary(lb)
-    out = qmd_differences(sa, sb) + cbank0_differences(sa, sb, model_a.objects, model_b.objects)
+    out = qmd_differences(sa, sb) + cbank0_differences(sa, sb, _objects(model_a, la),
+                                                       _objects(model_b, lb))
     out += method_differences(submission_methods(model_a, la.record_index),
                               submission_methods(model_b, lb.record_index))
     return out

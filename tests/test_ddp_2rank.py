@@ -138,3 +138,75 @@ def test_one_timeline_holds_every_rank():
         assert names[p["pid"]] == f"rank {rank} (GPU {g['index']}, {g['pci_bus_id']}) pid {p['pid']}"
     subs = {e["pid"] for e in ev if e.get("cat") == "submission"}
     assert {p["pid"] for p in procs.values()} <= subs
+
+
+def _created(ioctls, ranks):
+    """(pid, handle) -> (class, parent, client) of the last object each rank's own ioctls
+    made under that handle: RM_ALLOC / RM_ALLOC_MEMORY (hClass, hObjectParent, hRoot), and
+    NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD (objects[] duped under hParent in hClient;
+    the class is the exporter's, which the import does not name: None)."""
+    made = {}
+    for r, _, i in ioctls:
+        if i.failed or r.pid not in ranks:
+            continue
+        a = {**i.args_before, **i.args_after}
+        if i.escape in ("NV_ESC_RM_ALLOC", "NV_ESC_RM_ALLOC_MEMORY"):
+            made[(r.pid, a["hObjectNew"])] = (a["hClass"], a["hObjectParent"], a["hRoot"])
+        elif i.control == 0x3D0C:
+            p = i.params_after
+            for h, kind in zip(p["objects"][:p["numObjects"]], p["objectTypes"][:p["numObjects"]]):
+                if kind:
+                    made[(r.pid, h)] = (None, p["hParent"], a["hClient"])
+    return made
+
+
+def test_each_rank_has_its_own_objects_and_channels():
+    """libcuda in both ranks allocates the same RM handles and the ranks map the same UVM
+    bases (issue 26): each rank's object tree holds the channels its own SUBMISSION records
+    name (token, class, GPFIFO VA and client as the shim read them) and the objects its own
+    ioctls made, with their class, parent and client, though the other rank made other
+    objects under the same handles."""
+    from tests.test_golden_ioctl import load
+    _, records, ioctls, _, _ = load(NAME)
+    tree = _model().objects
+    ranks = {p["pid"] for p in _procs().values()}
+    subs = {(r.pid, r.body.hChannel): (r.body.token, r.body.hClass, r.body.gpfifo_va,
+                                        r.body.hClient)
+            for r in records if r.type == "SUBMISSION" and r.pid in ranks}
+    assert {pid for pid, _ in subs} == ranks
+    for (pid, h), (token, cls, gpfifo, client) in subs.items():
+        own = tree.view(pid)
+        ch = own.channels[h]
+        assert (ch.token, ch.hclass, ch.gpfifo_va) == (token, cls, gpfifo), (pid, hex(h))
+        assert (own.objects[h].client, own.objects[h].pid) == (client, pid)
+    # the same channel handles in both ranks, each its own rank's channel
+    a, b = sorted(ranks)
+    both = {h for pid, h in subs if pid == a} & {h for pid, h in subs if pid == b}
+    assert both and all(subs[(a, h)][3] != subs[(b, h)][3] for h in both)
+    made = _created(ioctls, ranks)
+    for (pid, h), (cls, parent, client) in made.items():
+        o = tree.view(pid).objects[h]
+        assert (o.hclass, o.parent, o.client, o.pid) == (cls, parent, client, pid), (pid, hex(h))
+    reused = [h for pid, h in made if pid == a and (b, h) in made and made[(a, h)] != made[(b, h)]]
+    assert len(reused) > 100, len(reused)
+    # memory: every UVM_MAP_EXTERNAL_ALLOCATION of a rank maps an object that rank made
+    # before (NCCL's peer buffers: imported); tests/test_golden_ioctl.py
+    # test_object_tree_channels_and_memory checks each mapping is on it in the tree
+    seen, maps = set(), {pid: 0 for pid in ranks}
+    for r, _, i in ioctls:
+        if r.pid not in ranks or i.failed:
+            continue
+        a = {**i.args_before, **i.args_after}
+        if i.escape in ("NV_ESC_RM_ALLOC", "NV_ESC_RM_ALLOC_MEMORY"):
+            seen.add((r.pid, a["hObjectNew"]))
+        elif i.control == 0x3D0C:
+            p = i.params_after
+            seen.update((r.pid, h) for h in p["objects"][:p["numObjects"]])
+        elif i.escape == "UVM_MAP_EXTERNAL_ALLOCATION":
+            assert (r.pid, a["hMemory"]) in seen, (r.pid, hex(a["hMemory"]))
+            maps[r.pid] += 1
+    assert all(maps.values()), maps
+    for pid in ranks:
+        imported = [o for o in tree.view(pid).objects.values() if o.hclass is None]
+        assert len(imported) == sum(1 for (p, _), m in made.items() if p == pid and m[0] is None)
+        assert imported and all(o.location == "vidmem" and o.role == "memory" for o in imported)

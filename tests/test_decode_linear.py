@@ -136,8 +136,8 @@ def test_graph_node_lookup_is_the_latest_match():
 
 # -- the RM object tree: a program that allocates and frees memory as it runs ------------
 def _tree(objects):
-    """A tree with `objects` memory objects, each mapped at its own GPU VA."""
-    tree = ObjectTree()
+    """A process's tree with `objects` memory objects, each mapped at its own GPU VA."""
+    tree = ObjectTree().process(1)
     for k in range(objects):
         h = 0x5c000100 + k
         tree._on_rm_alloc({"hObjectNew": h, "hClass": 0x3E, "hObjectParent": 0x5c000001,

@@ -84,12 +84,12 @@ def test_remembered_resolution_equals_general_path(name, monkeypatch):
     """session._resolve_launch with ObjectTree.launch_memo == resolving every VA anew."""
     fast = decode_capture(_path(name), keep=None)
     from decoders.rm import objects
-    real_init = objects.ObjectTree.__init__
+    real_init = objects.ProcessTree.__init__     # (each process's tree keeps its memo)
 
     def init(self, *a, **kw):
         real_init(self, *a, **kw)
         self.launch_memo = _NeverMemo()
-    monkeypatch.setattr(objects.ObjectTree, "__init__", init)
+    monkeypatch.setattr(objects.ProcessTree, "__init__", init)
     slow = decode_capture(_path(name), keep=None)
     assert len(fast.launches) == len(slow.launches) and fast.launches
     for a, b in zip(fast.launches, slow.launches):

@@ -237,27 +237,22 @@ def test_every_undecoded_call_is_explained(name):
 
 
 # -- object tree -------------------------------------------------------------------------------
-# ddp-2rank: a known bug, kept failing on purpose (strict): decoders/rm/objects.py keys RM
-# objects by handle alone, and the two ranks of a torchrun job allocate the same handles and
-# map the same UVM bases in their own address spaces, so one rank's objects overwrite the
-# other's (258 mappings live, 149 in the tree); the ranks also UVM-map ~49 handles that no
-# ioctl the tree follows created. Launch attribution, ranks and GPUs are per process already.
-_TREE_PER_PROCESS = pytest.mark.xfail(strict=True, reason="ObjectTree is not per process yet")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_TREE_PER_PROCESS)
-                                  if n == "ddp-2rank" else n for n in NAMES])
+# RM handles, UVM bases and CPU addresses are per process: the two ranks of ddp-2rank allocate
+# the same handles and map the same UVM bases in their own address spaces, so each fact below
+# is checked in the tree of the process whose record states it.
+@pytest.mark.parametrize("name", NAMES)
 def test_object_tree_channels_and_memory(name):
     _, records, ioctls, tree, _ = load(name)
-    subs = _submissions(records)
+    subs = [r for r in records if r.type == "SUBMISSION"]
     if not subs:
         pytest.skip(f"{name}: no SUBMISSION records")
-    for h in {s.hChannel for s in subs}:
-        ch = tree.channels[h]
+    for pid, h in {(r.pid, r.body.hChannel) for r in subs}:
+        proc = tree.view(pid)
+        ch = proc.channels[h]
         assert None not in (ch.token, ch.gpfifo_va, ch.entries, ch.userd_memory, ch.userd_offset,
                             ch.runlist)
         assert ch.engine not in (None, "NULL")
-        userd = tree.objects[ch.userd_memory]
+        userd = proc.objects[ch.userd_memory]
         assert userd.cpu_mappings, "USERD (GP_PUT) must be CPU-mapped for the shim to read it"
     # Every successful UVM_MAP_EXTERNAL_ALLOCATION gave its memory object a GPU VA, and a
     # successful UVM_FREE of that base took it away again. Replayed here from the calls alone:
@@ -266,19 +261,52 @@ def test_object_tree_channels_and_memory(name):
     # 0x7f98fa000000, RM_FREE of hMemory 0x5c000094, RM_ALLOC of a larger memory under the SAME
     # handle, and a map of it at 0x7f98da000000; 37 maps, 36 live at the end.)
     live, n_uvm = {}, 0
-    for _, _, i in ioctls:
+    for r, _, i in ioctls:
         if i.failed:
             continue
         if i.escape == "UVM_MAP_EXTERNAL_ALLOCATION":
             n_uvm += 1
-            live[i.args_before["base"]] = i.args_before["hMemory"]
+            live[(r.pid, i.args_before["base"])] = i.args_before["hMemory"]
         elif i.escape == "UVM_FREE":
-            live.pop(i.args_before["base"], None)
-    got = {m["va"]: o.handle for o in tree.objects.values() for m in o.gpu_mappings
+            live.pop((r.pid, i.args_before["base"]), None)
+    got = {(pid, m["va"]): o.handle for pid, proc in tree.processes.items()
+           for o in proc.objects.values() for m in o.gpu_mappings
            if m["via"] == "UVM_MAP_EXTERNAL_ALLOCATION"}
     assert n_uvm > 0
     assert got == live
     assert not tree.notes
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_object_tree_follows_dup_and_import(name):
+    """Objects that no RM_ALLOC made: each successful RM_DUP_OBJECT's hObject (multi-gpu: 8,
+    libcuda duping pinned host memory onto the other GPU's device) is in its process's tree
+    under hParent with the class of the object hObjectSrc names there (its last RM_ALLOC
+    before the dup), and each object an OS_UNIX_IMPORT_OBJECTS_FROM_FD imported (ddp-2rank:
+    48 per rank) is there under hParent, as memory of the imported type."""
+    _, _, ioctls, tree, _ = load(name)
+    alloc, n = {}, 0
+    for r, _, i in ioctls:
+        if i.failed:
+            continue
+        a = {**i.args_before, **i.args_after}
+        if i.escape in ("NV_ESC_RM_ALLOC", "NV_ESC_RM_ALLOC_MEMORY"):
+            alloc[(r.pid, a["hObjectNew"])] = a["hClass"]
+        elif i.escape == "NV_ESC_RM_DUP_OBJECT":
+            n += 1
+            o = tree.view(r.pid).objects[a["hObject"]]
+            assert (o.parent, o.hclass) == (a["hParent"], alloc.get((r.pid, a["hObjectSrc"])))
+            alloc[(r.pid, a["hObject"])] = o.hclass
+        elif i.control == 0x3D0C:
+            p = i.params_after
+            for h, kind in zip(p["objects"][:p["numObjects"]], p["objectTypes"][:p["numObjects"]]):
+                if kind:
+                    n += 1
+                    o = tree.view(r.pid).objects[h]
+                    assert (o.parent, o.hclass, o.role) == (p["hParent"], None, "memory")
+                    assert o.class_name.endswith(("VIDMEM", "SYSMEM", "FABRIC", "FABRIC_MC"))
+    if not n:
+        pytest.skip(f"{name}: no RM_DUP_OBJECT or OS_UNIX_IMPORT_OBJECTS_FROM_FD")
 
 
 @pytest.mark.parametrize("name", NAMES[:1])

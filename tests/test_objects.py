@@ -92,7 +92,7 @@ def test_munmap_and_free():
     assert not [m for m in t.objects[MEM].cpu_mappings if m["fd"] is not None]
     args = nvos.NVOS00_PARAMETERS.build(dict(hRoot=CLIENT, hObjectParent=CLIENT, hObjectOld=DEVICE,
                                              status=0))
-    t.feed_ioctl(rec(nv_request(0x29, 16), args))
+    t.feed_ioctl(rec(nv_request(0x29, 16), args), pid=100)    # (the tree is per process)
     assert t.objects[DEVICE].freed and t.objects[MEM].freed and t.channels[CHAN].freed
     assert not t.objects[CLIENT].freed
     assert t.resolve_va(0x200602000) is None
@@ -138,3 +138,90 @@ def test_uvm_free_then_same_handle_reallocated_and_remapped():
     assert [m["va"] for m in t.objects[SYSMEM].gpu_mappings] == [0x7FFE00000000]
     assert "offset 0x1ff00 in memory object" in t.resolve_va(0x7FFE0001FF00)
     assert not t.notes
+
+
+def test_two_processes_keep_their_own_objects():
+    """Two processes allocate the same handles and map the same UVM base (the ranks of
+    captures/ddp-2rank do): each keeps its own objects, mappings and channels."""
+    from decoders.uvm.ioctls import UVM_FREE_PARAMS_580
+    t = build_tree()                                    # process 100
+    t.feed_ioctl(alloc_rec(0x80, DEVICE, CLIENT), pid=200)
+    t.feed_ioctl(alloc_rec(0x3E, SYSMEM, DEVICE, mem_params(0x40000, 1 << 25)), pid=200)
+    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
+        base=0x7FFF00000000, length=0x40000, offset=0,
+        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
+                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
+        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=SYSMEM, rmStatus=0))
+    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=200)
+    a, b = t.view(100), t.view(200)
+    assert a.objects[SYSMEM].size == 0x10000 and b.objects[SYSMEM].size == 0x40000
+    assert a.objects[SYSMEM].pid == 100 and b.objects[SYSMEM].pid == 200
+    assert CHAN in a.channels and CHAN not in b.channels
+    assert t.resolution(0x7FFF00020000, pid=100) is None            # past 100's 0x10000
+    assert t.resolution(0x7FFF00020000, pid=200)["offset"] == 0x20000
+    assert t.view(300).resolution(0x7FFF00000000) is None           # made no object
+    # process 200's UVM_FREE of the same base leaves process 100's mapping
+    t.feed_ioctl(rec(34, UVM_FREE_PARAMS_580.build(dict(base=0x7FFF00000000, length=0x40000,
+                                                         rmStatus=0)), path=UVM_PATH), pid=200)
+    assert a.objects[SYSMEM].gpu_mappings and not b.objects[SYSMEM].gpu_mappings
+    # without a pid: every process's objects; a handle both hold names neither
+    assert t.view() is t and len(t.objects) == len(a.objects) + len(b.objects)
+    assert t.objects.get(SYSMEM) is None and t.objects.get(MEM) is a.objects[MEM]
+    text = t.to_text()
+    assert "process 100:" in text and "process 200:" in text
+    assert {c.get("pid") for c in t.to_json()["channels"]} == {100}
+
+
+IMPORT = 0x3D0C         # NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD
+
+
+def _import_params(fd, parent, handles, types):
+    from decoders.rm.ctrlparams_p2p import NV0000_CTRL_OS_UNIX_IMPORT_OBJECTS_FROM_FD_PARAMS as P
+    pad = 128 - len(handles)
+    return P.build(dict(fd=fd, hParent=parent, objects=list(handles) + [0] * pad,
+                        objectTypes=list(types) + [0] * pad, numObjects=len(handles), index=0))
+
+
+def test_imported_objects_are_memory_under_their_parent():
+    """IMPORT_OBJECTS_FROM_FD dups another process's exported objects under hParent as
+    objects[] (ctrl0000unix.h); objectTypes (OUT) says what each is, NONE: not imported
+    (captures/ddp-2rank: NCCL's peer buffers, then UVM-mapped)."""
+    t = build_tree()
+    before = _import_params(69, DEVICE, [0x5C00027A, 0x5C00027D], [0, 0])
+    after = _import_params(69, DEVICE, [0x5C00027A, 0x5C00027D], [1, 0])
+    t.feed_ioctl(control_rec(IMPORT, CLIENT, before, after), pid=100)
+    o = t.objects[0x5C00027A]
+    assert (o.hclass, o.parent, o.client, o.role, o.location, o.class_name) == \
+        (None, DEVICE, CLIENT, "memory", "vidmem", "imported VIDMEM")
+    assert 0x5C00027D not in t.objects                      # objectTypes NONE: not imported
+    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
+        base=0x7F3A56000000, length=0x200000, offset=0,
+        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
+                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
+        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=0x5C00027A, rmStatus=0))
+    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=100)
+    assert not t.notes
+    r = t.resolution(0x7F3A56000040, pid=100)
+    assert (r["handle"], r["class"], r["class_name"], r["memory"]) == \
+        (0x5C00027A, None, "imported VIDMEM", "vidmem")
+    assert t.describe_object(0x5C00027A) == "0x5c00027a imported VIDMEM vidmem"
+    assert f"{0x5C00027A:#x} imported VIDMEM vidmem gpu 0x7f3a56000000+0x200000" in t.to_text()
+
+
+def test_duped_object_takes_its_source_class():
+    """NV_ESC_RM_DUP_OBJECT (NVOS55): hObjectSrc duped under hParent as hObject; the source
+    in the same process gives the class, size and location, an unknown one gives none."""
+    t = build_tree()
+    dup = nvos.NVOS55_PARAMETERS.build(dict(hClient=CLIENT, hParent=DEVICE, hObject=0x5C000300,
+                                           hClientSrc=CLIENT, hObjectSrc=SYSMEM, flags=0,
+                                           status=0))
+    t.feed_ioctl(rec(nv_request(0x34, 28), dup, dup), pid=100)
+    o = t.objects[0x5C000300]
+    assert (o.hclass, o.parent, o.size, o.location, o.role) == (0x3E, DEVICE, 0x10000, "sysmem",
+                                                                 "memory")
+    dup = nvos.NVOS55_PARAMETERS.build(dict(hClient=CLIENT, hParent=DEVICE, hObject=0x5C000301,
+                                           hClientSrc=0xC1D00000, hObjectSrc=0x5C009999,
+                                           flags=0, status=0))
+    t.feed_ioctl(rec(nv_request(0x34, 28), dup, dup), pid=100)
+    assert t.objects[0x5C000301].hclass is None
+    assert t.describe_object(0x5C000301) == "0x5c000301 duped (source not in this process)"

@@ -272,7 +272,7 @@ def _mapping_what(model, m):
         return m["_object_what"]       # the object as it was when mapped
     handle = m.get("object")
     if handle is not None and model.objects is not None:
-        return model.objects.describe_object(handle)
+        return model.objects.describe_object(handle, pid=m.get("pid"))
     if "nvidia-uvm" in (m.get("path") or ""):
         return "UVM range at its own address (no RM object: UVM maps it itself)"
     return "no RM_MAP_MEMORY on this fd before it"

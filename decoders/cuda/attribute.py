@@ -375,7 +375,7 @@ class Attribution:
                                 f"at {a['base']:#x} (record {a['call_index']})")
         if self.objects is not None:
             try:
-                text = self.objects.resolve_va(value)
+                text = self.objects.resolve_va(value, pid=self._pid)
             except TraceLaunchError:
                 text = None
             if text:

@@ -15,6 +15,19 @@ Fed record by record (feed_ioctl / feed_mmap / feed_munmap) in capture order. Fa
   doorbell token. The runlist shown is token >> 16: an inference from the tokens measured on
   the H100 (h100-measured.md 3: 0xA.. on the GR runlist, 0x10012/0x30016/0xA001A on CE
   runlists), not a documented field.
+* NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD dups the objects another process exported
+  to an fd under hParent, with the handles in objects[] (ctrl0000unix.h: "the exported objects
+  will be duped under these handles"); objectTypes[] (OUT) says what each became (VIDMEM,
+  SYSMEM, FABRIC, FABRIC_MC; NONE: not imported). Its class is the exporter's, which the
+  import does not name and the fd passed between the processes does not tie (captures/
+  ddp-2rank: NCCL's peer buffers, 48 per rank, then UVM-mapped): such an object has class
+  None and its import type as location. NV_ESC_RM_DUP_OBJECT (NVOS55) dups hObjectSrc under
+  hParent as hObject: the new object takes the source's class, size and location when the
+  source is in the same process's tree.
+RM handles, UVM bases and CPU addresses mean something within one process only: libcuda in
+every process allocates the same handles (0x5c0000xx) and the ranks of one torchrun job map
+the same UVM bases (captures/ddp-2rank). ObjectTree keeps one ProcessTree per pid and routes
+each record to its process's; lookups name the process (view(pid)).
 Only successful calls change the tree; failed ones are ignored.
 Lookups are indexed (children by parent, mappings by address granule, UVM mappings by
 base): no record's work grows with the objects the tree has seen (STYLE 13b).
@@ -28,6 +41,10 @@ from decoders.rm.classes import ROLE, class_name
 from decoders.fields import bits
 
 WORK_SUBMIT_TOKEN = 0xC36F0108
+IMPORT_OBJECTS_FROM_FD = 0x00003D0C
+# NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_TYPE_* (ctrl0000unix.h, 580) -> the location shown
+IMPORT_LOCATION = {1: "vidmem", 2: "sysmem", 3: "fabric", 4: "fabric multicast"}
+IMPORT_TYPE = {1: "VIDMEM", 2: "SYSMEM", 3: "FABRIC", 4: "FABRIC_MC"}
 # ioctl handlers that change no object or mapping: what was resolved still holds after them
 _KEEP_RESOLVED = frozenset(("_on_rm_control", "_on_check_version_str", "_on_rm_map_memory"))
 GRANULE = 2 << 20       # the address span an index bucket covers (GPU allocations: 2 MiB)
@@ -125,15 +142,16 @@ class Resolved:
     cpu_addr: int = None
 
 
-class ObjectTree:
-    def __init__(self, branch="580"):
-        self.branch = branch_of(branch) or "580"
+class ProcessTree:
+    """The objects, channels and mappings of one process (ObjectTree keeps one per pid).
+    The driver branch, notes, unmatched mmaps and GPUs are the capture's: its owner's."""
+
+    def __init__(self, owner):
+        self.owner = owner              # the ObjectTree
         self.objects = {}
         self.channels = {}
         self.virtual_ranges = []        # [(va, limit, handle)]
         self._pending_mmap = {}         # (pid, fd) -> [(hMemory, offset, length)]
-        self.unmatched_mmaps = []
-        self.notes = []
         self._resolved = {}             # va -> Resolved/None, valid until the tree changes
         self._resolutions = {}          # va -> resolution() data, valid as long
         self.launch_memo = {}           # for callers' own resolution()-derived data, as long
@@ -144,7 +162,10 @@ class ObjectTree:
         self._cpu_index = _SpanIndex()  # CPU mappings
         self._uvm = {}                  # UVM_MAP_EXTERNAL_ALLOCATION base -> {handle: None}
         self._fd_mapped = {}            # handle -> None: objects with an mmap'd CPU mapping
-        self.gpus = GpuMap()            # which GPU each process's devices and channels are
+
+    branch = property(lambda self: self.owner.branch)
+    notes = property(lambda self: self.owner.notes)
+    unmatched_mmaps = property(lambda self: self.owner.unmatched_mmaps)
 
     def resolve_cached(self, va):
         """resolve(va), remembered until the next feed_* (a launch loop asks for the same
@@ -182,16 +203,8 @@ class ObjectTree:
         return out
 
     # -- feeding ------------------------------------------------------------------------
-    def feed_ioctl(self, rec, pid=None):
-        _, b = _decode(rec, self.branch)
-        info = b.info
-        if info.failed or not info.escape:
-            return
-        esc = info.escape.replace(" (via XFER)", "")
-        a = {**info.args_before, **info.args_after}
-        p = info.params_after or info.params_before
-        name = "_on_" + esc.replace("NV_ESC_", "").lower()
-        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
+    def feed(self, name, a, p, info, pid, rec):
+        """One successful ioctl of this process, decoded (ObjectTree.feed_ioctl)."""
         handler = getattr(self, name, None)
         if handler is not None:
             if name not in _KEEP_RESOLVED:
@@ -203,11 +216,15 @@ class ObjectTree:
         if isinstance(ver, (bytes, bytearray)):
             text = bytes(ver).split(b"\0", 1)[0].decode("ascii", "replace")
             if text:
-                self.branch = branch_of(text)
+                self.owner.branch = branch_of(text)
 
     def _new(self, handle, hclass, parent, client, params, pid):
-        name, _ = class_name(hclass, self.branch)
-        obj = RmObject(handle, hclass, name or f"{hclass:#06x}", parent, client, dict(params or {}),
+        """A new object; hclass None: one whose class the capture does not say (imported)."""
+        if hclass is None:
+            name = "class ?"
+        else:
+            name = class_name(hclass, self.branch)[0] or f"{hclass:#06x}"
+        obj = RmObject(handle, hclass, name, parent, client, dict(params or {}),
                        pid=pid, role=ROLE.get(hclass, "other"))
         self.objects[handle] = obj
         self._position.setdefault(handle, len(self._position))
@@ -322,6 +339,38 @@ class ObjectTree:
             if ch is not None and token is not None:
                 ch.token = token
                 ch.runlist = bits(token, 16, 16)      # the token is runlist << 16 | channel id
+        elif info.control == IMPORT_OBJECTS_FROM_FD:
+            self._import_objects(a, info.params_after, pid)
+
+    def _import_objects(self, a, p, pid):
+        """NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD: objects[i] is a new object under
+        hParent when objectTypes[i] (OUT) is not NONE."""
+        handles, types = p.get("objects") or [], p.get("objectTypes") or []
+        n = min(p.get("numObjects") or 0, len(handles), len(types))
+        for handle, kind in zip(handles[:n], types[:n]):
+            if not handle or not kind:
+                continue
+            obj = self._new(handle, None, p.get("hParent", 0), a.get("hClient", 0),
+                            {"fd": p.get("fd"), "index": p.get("index"),
+                             "objectType": IMPORT_TYPE.get(kind, kind)}, pid)
+            obj.role, obj.location = "memory", IMPORT_LOCATION.get(kind)
+            obj.class_name = f"imported {IMPORT_TYPE.get(kind, kind)}"
+
+    def _on_rm_dup_object(self, a, p, info, pid, rec):
+        """NVOS55: hObjectSrc (of client hClientSrc) duped under hParent as hObject."""
+        handle = a.get("hObject")
+        if handle is None:
+            return
+        src = self.objects.get(a.get("hObjectSrc"))
+        if src is not None and src.freed:
+            src = None
+        obj = self._new(handle, src.hclass if src else None, a.get("hParent", 0),
+                        a.get("hClient", 0), {"hClientSrc": a.get("hClientSrc"),
+                                              "hObjectSrc": a.get("hObjectSrc")}, pid)
+        if src is not None:
+            obj.role, obj.size, obj.location = src.role, src.size, src.location
+        else:
+            obj.class_name = "duped (source not in this process)"
 
     def _on_uvm_map_external_allocation(self, a, p, info, pid, rec):
         obj = self.objects.get(a.get("hMemory"))
@@ -430,7 +479,8 @@ class ObjectTree:
         obj = self.objects.get(handle)
         if obj is None:
             return f"{handle:#x} (not allocated in this capture)"
-        text = f"{obj.handle:#x} {obj.class_name} (class {obj.hclass:#x})"
+        text = f"{obj.handle:#x} {obj.class_name}" + (
+            f" (class {obj.hclass:#x})" if obj.hclass is not None else "")
         if obj.size is not None:
             text += f" size {obj.size:#x}"
         if obj.location and obj.location != "virtual":
@@ -494,3 +544,191 @@ def _remembered(cache, va, work):
         cache.clear()
     r = cache[va] = work(va)
     return r
+
+
+class ObjectTree:
+    """The RM object tree of a capture: one ProcessTree per process, in the order each first
+    fed it. Records are routed by pid (feed_*); lookups name the process: view(pid) is its
+    tree. A capture of one process is that tree, so its views, text and JSON are the tree's
+    own. Without a pid, several processes answer together: lists and counts hold every
+    process's objects, a handle is found only where one process alone holds it, and a VA is
+    resolved by the first process that maps it."""
+
+    def __init__(self, branch="580"):
+        self.branch = branch_of(branch) or "580"
+        self.unmatched_mmaps = []
+        self.notes = []
+        self.gpus = GpuMap()            # which GPU each process's devices and channels are
+        self.processes = {}             # pid -> ProcessTree
+        self._empty = ProcessTree(self)  # what a process that made no object sees (never fed)
+
+    def process(self, pid):
+        """The tree of process `pid`, made on its first record."""
+        tree = self.processes.get(pid)
+        if tree is None:
+            tree = self.processes[pid] = ProcessTree(self)
+        return tree
+
+    def view(self, pid=None):
+        """The tree that answers for process `pid` (an empty one when it made no object).
+        Without a pid: the only process's tree, an empty one when none fed the tree, and
+        this ObjectTree when several did (it answers for all of them, as the class says)."""
+        trees = self.processes
+        if pid is not None:
+            return trees.get(pid, self._empty)
+        if len(trees) <= 1:
+            return next(iter(trees.values()), self._empty)
+        return self
+
+    # -- feeding ------------------------------------------------------------------------
+    def feed_ioctl(self, rec, pid=None):
+        _, b = _decode(rec, self.branch)
+        info = b.info
+        if info.failed or not info.escape:
+            return
+        esc = info.escape.replace(" (via XFER)", "")
+        a = {**info.args_before, **info.args_after}
+        p = info.params_after or info.params_before
+        self.gpus.feed(rec, info, a, {**info.params_before, **info.params_after}, pid)
+        self.process(pid).feed("_on_" + esc.replace("NV_ESC_", "").lower(), a, p, info, pid,
+                               rec)
+
+    def feed_mmap(self, addr, length, fd, path, offset, pid=None):
+        tree = self.processes.get(pid)
+        if tree is None:        # no RM_MAP_MEMORY in that process: nothing is pending
+            self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
+                                         "path": path, "offset": offset, "pid": pid})
+            return None
+        return tree.feed_mmap(addr, length, fd, path, offset, pid=pid)
+
+    def feed_munmap(self, addr, length, pid=None):
+        for key in dict.fromkeys((pid, None)):  # (objects fed with no pid: any process's)
+            tree = self.processes.get(key)
+            if tree is not None:
+                tree.feed_munmap(addr, length, pid=pid)
+
+    def _forget(self):
+        for tree in self.processes.values():
+            tree._forget()
+
+    # -- queries: pid= names the process (see the class docstring) ------------------------
+    @property
+    def objects(self):
+        v = self.view()
+        return v.objects if v is not self else \
+            _Merged([t.objects for t in self.processes.values()])
+
+    @property
+    def channels(self):
+        v = self.view()
+        return v.channels if v is not self else \
+            _Merged([t.channels for t in self.processes.values()])
+
+    @property
+    def virtual_ranges(self):
+        v = self.view()
+        if v is not self:
+            return v.virtual_ranges
+        return [r for t in self.processes.values() for r in t.virtual_ranges]
+
+    @property
+    def launch_memo(self):
+        v = self.view()
+        return v.launch_memo if v is not self else {}
+
+    def _ask(self, method, arg, pid):
+        v = self.view(pid)
+        if v is not self:
+            return getattr(v, method)(arg)
+        for t in self.processes.values():
+            r = getattr(t, method)(arg)
+            if r is not None:
+                return r
+        return None
+
+    def resolve(self, va, pid=None):
+        return self._ask("resolve", va, pid)
+
+    def resolve_cached(self, va, pid=None):
+        return self._ask("resolve_cached", va, pid)
+
+    def resolution(self, va, pid=None):
+        return self._ask("resolution", va, pid)
+
+    def resolve_va(self, va, pid=None):
+        return self._ask("resolve_va", va, pid)
+
+    def describe_object(self, handle, pid=None):
+        v = self.view(pid)
+        if v is self:
+            held = [t for t in self.processes.values() if handle in t.objects]
+            v = held[0] if len(held) == 1 else self._empty
+        return v.describe_object(handle)
+
+    def children(self, handle, pid=None):
+        v = self.view(pid)
+        if v is not self:
+            return v.children(handle)
+        return [c for t in self.processes.values() for c in t.children(handle)]
+
+    def to_json(self):
+        v = self.view()
+        if v is not self:
+            return v.to_json()
+        return {"branch": self.branch,
+                "objects": [o.to_json() for t in self.processes.values()
+                            for o in t.objects.values()],
+                "channels": [dict(c.to_json(), pid=pid) for pid, t in self.processes.items()
+                             for c in t.channels.values()],
+                "unmatched_mmaps": self.unmatched_mmaps, "notes": self.notes}
+
+    def to_text(self):
+        v = self.view()
+        if v is not self:
+            return v.to_text()
+        parts = []
+        for pid, t in self.processes.items():
+            head, _, rest = t.to_text().partition("\n")
+            parts.append(f"{head[:-1]}, process {pid}:" + ("\n" + rest if rest else ""))
+        return "\n".join(parts)
+
+
+class _Merged:
+    """Several processes' handle -> object dicts read as one (ObjectTree.objects and .channels
+    of a capture of several processes): values(), items() and len() hold every process's, in
+    order; get(), [] and `in` find a handle only where one process alone holds it (the same
+    handle in two processes names no one object)."""
+
+    def __init__(self, maps):
+        self._maps = maps
+
+    def _holders(self, key):
+        return [m for m in self._maps if key in m]
+
+    def get(self, key, default=None):
+        held = self._holders(key)
+        return held[0][key] if len(held) == 1 else default
+
+    def __getitem__(self, key):
+        held = self._holders(key)
+        if len(held) != 1:
+            raise KeyError(key)
+        return held[0][key]
+
+    def __contains__(self, key):
+        return len(self._holders(key)) == 1
+
+    def __iter__(self):
+        return (k for m in self._maps for k in m)
+
+    def __len__(self):
+        return sum(len(m) for m in self._maps)
+
+    def __bool__(self):
+        return any(self._maps)
+
+    def values(self):
+        return [v for m in self._maps for v in m.values()]
+
+    def items(self):
+        return [kv for m in self._maps for kv in m.items()]

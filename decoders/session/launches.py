@@ -148,6 +148,7 @@ def _resolve_launch(tree, s):
     submission is decoded (a semaphore set by a later method: when that one is).
     Lists follow constant_buffers and semaphores index for index."""
     r = s.get("resolved")
+    tree = tree.view(s.get("pid"))     # handles and VAs are the launching process's
     res = tree.resolution
     if r is None:
         # A launch loop's QMDs sit in a ring of slots and share their program and constant

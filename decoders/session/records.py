@@ -116,7 +116,7 @@ class RecordHandlers:
     def ioctl(self, rec):
         model, b = self.model, rec.body
         e = _ioctl_entry(rec, self.branch)
-        _opaque(e, b, self.branch, model.objects)
+        _opaque(e, b, self.branch, model.objects.view(rec.pid))    # handles are per process
         if not self.budget.keep(rec.length, rec):
             e["_body"] = None
         model.ioctls.append(e)
@@ -138,7 +138,7 @@ class RecordHandlers:
                 m["object"] = obj.handle
                 # named now: a handle freed later may be reused for another object (driver
                 # 580 frees the HOPPER_USERMODE_A it mapped and reallocates its handle)
-                m["_object_what"] = model.objects.describe_object(obj.handle)
+                m["_object_what"] = model.objects.describe_object(obj.handle, pid=rec.pid)
 
     def munmap(self, rec):
         model, b = self.model, rec.body

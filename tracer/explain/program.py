@@ -186,8 +186,15 @@ def _object_line(rd, sec, o, indent=1):
         extra += f", {o.size:#x} bytes"
     if o.location:
         extra += f", {o.location}"
-    sec.lines.append(Line([head, "RM_ALLOC ", _v("class-name", o.class_name, True),
-                           f" (class {o.hclass:#06x}) ", _v(f"handle-{o.handle:x}", _hex(o.handle)),
+    # an object imported from another process, or duped from an object the process does not
+    # hold, has no class here (decoders/rm/objects.py)
+    made, cls = "RM_ALLOC ", f" (class {o.hclass:#06x}) " if o.hclass is not None else " "
+    if "hObjectSrc" in o.params:
+        made = "RM_DUP_OBJECT "
+    elif o.hclass is None:
+        made = "OS_UNIX_IMPORT_OBJECTS_FROM_FD "
+    sec.lines.append(Line([head, made, _v("class-name", o.class_name, True),
+                           cls, _v(f"handle-{o.handle:x}", _hex(o.handle)),
                            " under ", _hex(o.parent), extra], indent=indent, code=True))
 
 

@@ -58,7 +58,8 @@ class _Reader:
         self.s = _summary(launch)
         self.pid = launch.pid
         self.sub, self._sub_at = _submission(model, launch)
-        self.tree = model.objects
+        # the launching process's objects: RM handles and VAs are per process (ddp-2rank)
+        self.tree = model.objects.view(self.pid) if model.objects is not None else None
         self._ioctls = [i for i in model.ioctls if self.pid is None or i["pid"] == self.pid]
         self._neighbours = None
 

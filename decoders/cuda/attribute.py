@@ -165,6 +165,7 @@ class Attribution:
         self._named_by = {}
         self._looked_up = {}    # (pid, mangled name) -> the module/library a lookup found it in
         self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
+        self._ran = (None, set())       # (replay call index, node handles its QMDs matched so far)
 
     def names(self, c):
         """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):
@@ -503,8 +504,13 @@ class Attribution:
         if nodes is not None:
             prefer = (self._by_program.get((s.get("pid"), s.get("program_address"))) or
                       {}).get("mangled")
-            node, how = G.match(nodes, hw_bytes, prefer)
+            # the nodes that already ran in this replay (its launches come in run order)
+            if self._ran[0] != replay.index:
+                self._ran = (replay.index, set())
+            node, how = G.match(nodes, hw_bytes, prefer, self._ran[1])
             if node is not None:
+                if node.node:
+                    self._ran[1].add(node.node)
                 return node, how, None
             return None, None, self._unmatched_why(replay)
         node = self._captured_node(replay, s, hw_bytes)

@@ -380,10 +380,12 @@ def _from_call(call, node):
     return n
 
 
-def match(candidates, hw_bytes, prefer=None):
+def match(candidates, hw_bytes, prefer=None, used=()):
     """(node, how) of the candidate kernel nodes (same grid and block) whose argument bytes
     are the QMD's; among several, the one whose kernel is `prefer` (a mangled name) when
-    given. (None, None) when none."""
+    given, and first those not in `used` (node handles that already ran in this replay: a
+    conditional body may hold the same kernel with the same arguments as the top level,
+    XLA's loop_compare_fusion and set_while_condition in out/run7). (None, None) when none."""
     hw_bytes = hw_bytes or b""
     exact, loose = [], []
     for n in candidates:
@@ -399,6 +401,9 @@ def match(candidates, hw_bytes, prefer=None):
             continue
         loose.append(n)     # no parameters, or their bytes not in the capture
     for group, how in ((exact, "grid, block and argument bytes"), (loose, "grid and block")):
+        if group and used:
+            group = [n for n in group if n.node not in used] + \
+                    [n for n in group if n.node in used]
         if group:
             if prefer is not None:
                 for n in group:

@@ -785,6 +785,9 @@ def _describe(attr, full_names=False):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name'] if full_names else short_name(k['name'])}"
+    cond = (attr.get("graph_node") or {}).get("conditional")
+    if cond:    # a node of a conditional body (docs/graphs.md): which one; not which iteration
+        head += f" [{cond['type']} body {cond['body']} of node {cond['node']:#x}]"
     dk = attr.get("driver_kernel")
     span = dk.get("span") if dk else None
     if span and (span["offset"], span["bytes"]) != (0, dk["bytes"]):

@@ -641,6 +641,7 @@
 #define TL_API_KIND_GRAPH_EXEC_UPDATE 10
 #define TL_API_KIND_GRAPH_EXEC_CHILD 11
 #define TL_API_KIND_GRAPH_NODE_PARAMS 12
+#define TL_API_KIND_GRAPH_COPY_NODE 13
 #define TL_API_SEC_PARAM_LAYOUT 1
 #define TL_API_SEC_PARAM_DATA 2
 #define TL_API_SEC_EXTRA_BUFFER 3
@@ -700,7 +701,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 83
+#define TL_API_COUNT 87
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -783,6 +784,10 @@
     X(80, cuGraphAddNode_v2, TL_API_KIND_GRAPH_NODE_PARAMS, 6) \
     X(81, cuGraphNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 2) \
     X(82, cuGraphExecNodeSetParams, TL_API_KIND_GRAPH_NODE_PARAMS, 3) \
+    X(83, cuGraphExecMemcpyNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 4) \
+    X(84, cuGraphExecMemsetNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 4) \
+    X(85, cuGraphMemcpyNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 2) \
+    X(86, cuGraphMemsetNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 2) \
     X(71, cuProfilerStart, TL_API_KIND_PLAIN, 0) \
     X(72, cuProfilerStop, TL_API_KIND_PLAIN, 0) \
 
@@ -853,6 +858,8 @@
     [77] = TL_WIN_ROLE_GRAPH_PREPARE, \
     [78] = TL_WIN_ROLE_GRAPH_PREPARE, \
     [82] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [83] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [84] = TL_WIN_ROLE_GRAPH_PREPARE, \
     [71] = TL_WIN_ROLE_PROFILER_START, \
     [72] = TL_WIN_ROLE_PROFILER_STOP, \
 }

@@ -841,6 +841,31 @@ static uint32_t node_added_sections(int slot, const uint64_t *a, uint8_t *gp, st
     return 1;
 }
 
+/* cuGraph(Exec)MemcpyNodeSetParams / cuGraph(Exec)MemsetNodeSetParams at entry: the node's
+ * new CUDA_MEMCPY3D or CUDA_MEMSET_NODE_PARAMS as a GRAPH_NODE section of its own type (the
+ * exec-level ones: exec, node, params, ctx; the graph-level ones: node, params). */
+static uint32_t copy_node_sections(int slot, const uint64_t *a, uint8_t *gp, struct sec *sec) {
+    struct api_slot *s = &g_slots[slot];
+    /* "cuGraph[Exec]Memcpy..." or "cuGraph[Exec]Memset...": the letter after "Mem" (no libc
+     * string functions in the shim: tests/test_shim_vector.py) */
+    int exec = s->nargs >= 4, memcpy_node = s->name[exec ? 14 : 10] == 'c';
+    uint32_t psize = memcpy_node ? CUDA_MEMCPY3D__SIZE : CUDA_MEMSET_NODE_PARAMS__SIZE;
+    uint64_t np = a[exec ? 2 : 1];
+    uint8_t *h = gp;
+    /* gp is api_call's CUgraphNodeParams + GRAPH_NODE buffer; the section is built at its start */
+    _Static_assert(TL_GRAPH_NODE__FIXED + CUDA_MEMCPY3D__SIZE <=
+                   CUgraphNodeParams__SIZE + TL_GRAPH_NODE__FIXED + NODE_UNION, "fits api_call's gp");
+    if (!np || !safe_read(h + TL_GRAPH_NODE__params, np, psize)) return 0;
+    w64(h, TL_GRAPH_NODE__graph, 0); w64(h, TL_GRAPH_NODE__node, a[exec ? 1 : 0]);
+    w64(h, TL_GRAPH_NODE__parent, 0);
+    w32(h, TL_GRAPH_NODE__type, memcpy_node ? TL_CU_GRAPH_NODE_TYPE_MEMCPY : TL_CU_GRAPH_NODE_TYPE_MEMSET);
+    w16(h, TL_GRAPH_NODE__depth, 0); w16(h, TL_GRAPH_NODE__body, 0);
+    w32(h, TL_GRAPH_NODE__flags, 0); w32(h, TL_GRAPH_NODE__params_size, psize);
+    *sec = (struct sec){ .tag = TL_API_SEC_GRAPH_NODE, .size = TL_GRAPH_NODE__FIXED + psize,
+                         .full = TL_GRAPH_NODE__FIXED + psize, .local = h };
+    return 1;
+}
+
 static uint32_t api_call(int slot, const uint64_t *a) {
     struct api_slot *s = &g_slots[slot];
     api_fn real = slot_real(s);
@@ -901,6 +926,9 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     }
     case TL_API_KIND_GRAPH_NODE_PARAMS:
         nsec = node_params_sections(slot, a, gp, secs, off, size, ptr, lay, namebuf);
+        break;
+    case TL_API_KIND_GRAPH_COPY_NODE:
+        nsec = copy_node_sections(slot, a, gp, secs);
         break;
     case TL_API_KIND_GRAPH_INSTANTIATE: case TL_API_KIND_GRAPH_EXEC_UPDATE:
         walked = graph_walk(&walk, s->name, a[1], 0);

@@ -172,6 +172,23 @@ def test_generic_node_set_params(runs):
         assert n.node == c.args[node_arg] == 0x7001 and "GENERIC" in n.flags
 
 
+def test_exec_copy_and_memset_node_sets(runs):
+    """cuGraphExecMemcpyNodeSetParams / cuGraphExecMemsetNodeSetParams (slots 83, 84): the
+    node's new CUDA_MEMCPY3D / CUDA_MEMSET_NODE_PARAMS as a GRAPH_NODE of its own type (not
+    GENERIC), read as graphprog.c passed them (XLA moves its copies this way: docs/graphs.md)."""
+    _, calls, _ = runs["full"]
+    (c,) = _by_name(calls, "cuGraphExecMemcpyNodeSetParams")
+    (n,) = c.graph.nodes
+    assert (n.node, n.type_name, n.flags) == (0x7010, "MEMCPY", [])
+    assert n.parsed["srcDevice"] == 0x7f0000001000 and n.parsed["dstDevice"] == 0x7f0000002000
+    assert (n.parsed["src"], n.parsed["dst"], n.parsed["WidthInBytes"]) == ("DEVICE", "DEVICE", 4096)
+    (c,) = _by_name(calls, "cuGraphExecMemsetNodeSetParams")
+    (n,) = c.graph.nodes
+    assert (n.node, n.type_name, n.flags) == (0x7002, "MEMSET", [])
+    assert (n.parsed["dst"], n.parsed["value"], n.parsed["elementSize"], n.parsed["width"]) == \
+        (0x7f0000003000, 0x5a, 1, 64)
+
+
 def test_walk_limits_are_flagged_and_noted(runs):
     """A chain of child graphs 12 deep stops below TL_WALK_MAX_DEPTH (8); a graph of 5,000
     nodes at TL_WALK_MAX_NODES (4,096): each walk says so, and a NOTE names it."""

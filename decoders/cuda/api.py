@@ -38,6 +38,12 @@ KINDS = {
     # a kernel node's params as GRAPH_KERNEL_NODE's; a conditional node's body graphs read
     # at exit (the driver fills phGraph_out); out=arg0 read at exit for cuGraphAddNode
     "GRAPH_NODE_PARAMS": 12,
+    # a MEMCPY or MEMSET node set (cuGraph(Exec)MemcpyNodeSetParams, cuGraph(Exec)Memset-
+    # NodeSetParams): the CUDA_MEMCPY3D or CUDA_MEMSET_NODE_PARAMS the node argument's
+    # next argument points to, as a GRAPH_NODE section of that type (not GENERIC). XLA
+    # moves a command buffer's device copies between replays this way (out/run7: the
+    # copies of a loop's carried values ran at new addresses no recorded call gave them)
+    "GRAPH_COPY_NODE": 13,
 }
 
 _LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
@@ -147,6 +153,12 @@ FUNCTIONS = [Api(*a) for a in (
      ("phGraphNode", "hGraph", "dependencies", "dependencyData", "numDependencies", "nodeParams")),
     (81, "cuGraphNodeSetParams", "GRAPH_NODE_PARAMS", ("hNode", "nodeParams")),
     (82, "cuGraphExecNodeSetParams", "GRAPH_NODE_PARAMS", ("hGraphExec", "hNode", "nodeParams")),
+    (83, "cuGraphExecMemcpyNodeSetParams", "GRAPH_COPY_NODE",
+     ("hGraphExec", "hNode", "copyParams", "ctx")),
+    (84, "cuGraphExecMemsetNodeSetParams", "GRAPH_COPY_NODE",
+     ("hGraphExec", "hNode", "memsetParams", "ctx")),
+    (85, "cuGraphMemcpyNodeSetParams", "GRAPH_COPY_NODE", ("hNode", "nodeParams")),
+    (86, "cuGraphMemsetNodeSetParams", "GRAPH_COPY_NODE", ("hNode", "nodeParams")),
     # cudaProfilerStart/Stop reach the driver here (cudaProfiler.h, CUDA 13.0): the edges of
     # a --capture-range=cudaProfilerApi window (WINDOW_ROLES below)
     (71, "cuProfilerStart", "PLAIN", ()),
@@ -193,7 +205,9 @@ def window_role(f):
     if base == "cuGraphLaunch":
         return "GRAPH_LAUNCH"
     if base in GRAPH_PREPARE or base in ("cuGraphExecKernelNodeSetParams",
-                                         "cuGraphExecNodeSetParams"):
+                                         "cuGraphExecNodeSetParams",
+                                         "cuGraphExecMemcpyNodeSetParams",
+                                         "cuGraphExecMemsetNodeSetParams"):
         return "GRAPH_PREPARE"
     if base.startswith(_WORK):
         return "WORK"

@@ -19,6 +19,7 @@ import re
 from decoders.cubin import demangle, image_cubin
 from decoders.cuda import graphs as G
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
+from decoders.cuda import graphdriver as GD
 from decoders.cuda.driverkernels import check as driver_kernel
 from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
@@ -163,6 +164,7 @@ class Attribution:
         self._named_by = {}
         self._looked_up = {}    # (pid, mangled name) -> the module/library a lookup found it in
         self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
+        self._ran = (None, set())       # (replay call index, node handles its QMDs matched so far)
 
     def names(self, c):
         """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):
@@ -205,6 +207,10 @@ class Attribution:
                 self.execs.set_node(c.args["hGraphExec"], c.args["hNode"], c)
             return
         if c.kind == "GRAPH_NODE_PARAMS":
+            return
+        if c.kind == "GRAPH_COPY_NODE":
+            if "hGraphExec" in c.args:      # the copy or memset its replays run from now on
+                self.execs.set_params(c.args["hGraphExec"], c.args["hNode"], c)
             return
         if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
             self._kernels.clear()
@@ -417,9 +423,12 @@ class Attribution:
             graph = call.base == "cuGraphLaunch" or call.base in GRAPH_PREPARE
             node, how, why = self._graph_node(call, s, hw_bytes) if graph else (None, None, None)
             if node is None:
-                # a copy or memset the driver runs as a kernel: named and checked there
-                own = None if graph else driver_kernel(call, s, hw_bytes, self.resolve,
-                                                       launch.record_index)
+                # a copy or memset the driver runs as a kernel (for a call, or for a graph's
+                # memcpy / memset node), or its kernel for a conditional node: named and
+                # checked there
+                own = GD.driver_kernel_of_replay(self, call, s, hw_bytes, launch.record_index) \
+                    if graph else driver_kernel(call, s, hw_bytes, self.resolve,
+                                                launch.record_index)
                 if own is not None:
                     out.update(own)
                     return out
@@ -437,8 +446,7 @@ class Attribution:
             out["graph_node"] = gn = {"call": node.name, "index": node.index, "matched_by": how}
             if isinstance(node, G.GraphNode):
                 # a node of a graph walk (issue 25): where it sits in the launched exec
-                gn.update(exec=call.args.get("hGraphExec"), graph=node.graph, node=node.node,
-                          path=[{"node": h, "kind": k, "body": b} for h, k, b in node.path])
+                gn.update(GD.where(call, node))
             if call.base in GRAPH_PREPARE:
                 out["graph_node"]["sent_by"] = (f"{call.base}: the node's QMD is written and "
                                                 "scheduled ahead of the replays that run it")
@@ -495,8 +503,13 @@ class Attribution:
         if nodes is not None:
             prefer = (self._by_program.get((s.get("pid"), s.get("program_address"))) or
                       {}).get("mangled")
-            node, how = G.match(nodes, hw_bytes, prefer)
+            # the nodes that already ran in this replay (its launches come in run order)
+            if self._ran[0] != replay.index:
+                self._ran = (replay.index, set())
+            node, how = G.match(nodes, hw_bytes, prefer, self._ran[1])
             if node is not None:
+                if node.node:
+                    self._ran[1].add(node.node)
                 return node, how, None
             return None, None, self._unmatched_why(replay)
         node = self._captured_node(replay, s, hw_bytes)
@@ -651,6 +664,9 @@ def _describe(attr, full_names=False):
     head = (f"{call['name']} (record {call['index']})" if call else "no API call")
     if k:
         head += f" -> {k['name'] if full_names else short_name(k['name'])}"
+    cond = (attr.get("graph_node") or {}).get("conditional")
+    if cond:    # a node of a conditional body (docs/graphs.md): which one; not which iteration
+        head += f" [{cond['type']} body {cond['body']} of node {cond['node']:#x}]"
     dk = attr.get("driver_kernel")
     span = dk.get("span") if dk else None
     if span and (span["offset"], span["bytes"]) != (0, dk["bytes"]):

@@ -28,6 +28,7 @@ PROVENANCE = {
     "prefix": "none",
 }
 
+GRAPH_MEMCPY, GRAPH_MEMSET = "graph MEMCPY node", "graph MEMSET node"
 # The calls whose kernels are the driver's: (operation, element size in bytes). Their
 # arguments by cuda.h's (CUDA 13.0) names, as decoders/cuda/api.py declares them.
 CALLS = {
@@ -38,6 +39,10 @@ CALLS = {
     "cuMemcpyDtoD": ("copy", 1), "cuMemcpyDtoDAsync": ("copy", 1),
     "cuMemcpyHtoD": ("copy", 1), "cuMemcpyHtoDAsync": ("copy", 1),
     "cuMemcpyDtoH": ("copy", 1), "cuMemcpyDtoHAsync": ("copy", 1),
+    # a CUDA graph's MEMCPY and MEMSET nodes, run by the same kernels at a replay (the
+    # node's parameters as the call's arguments: decoders/cuda/graphs.py copy_node_args;
+    # a memset node's element size is its own)
+    GRAPH_MEMCPY: ("copy", 1), GRAPH_MEMSET: ("memset", None),
 }
 # What each compared quantity is called among a call's arguments (first one present).
 API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", "srcHost"),
@@ -94,7 +99,7 @@ LAYOUTS = (
     # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
     Layout(
         name="copy of 32-bit words", operation="copy",
-        calls=("cuMemcpyDtoDAsync",),
+        calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
         block=(256, 1, 1), unit=4, align=(16, 4), sub_unit=(1,),
         grid=GridRule(256, "ceil", 1, 0x20000),
         fields=(_DST, _SRC,
@@ -106,7 +111,10 @@ LAYOUTS = (
               ("torch-copies", 1268, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1798, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1991, "cuMemcpyDtoDAsync"),
-              ("torch-copies", 2097, "cuMemcpyDtoDAsync"))),
+              ("torch-copies", 2097, "cuMemcpyDtoDAsync"),
+              # jax-loops with XLA_FLAGS=--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL
+              # (out/run7, not committed; docs/graphs.md): nodes of 4 to 32768 B
+              ("out/run7", 9966, GRAPH_MEMCPY), ("out/run7", 10317, GRAPH_MEMCPY))),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
@@ -179,7 +187,7 @@ def _layout(operation, size, block):
     return None
 
 
-def check(call, s, hw_bytes, resolve=None, at_index=None):
+def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     """What a kernel the driver ran for `call` is and what of it matches the call, or None
     when `call` is not one whose kernels are the driver's copies or memsets.
 
@@ -190,7 +198,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None):
     what = CALLS.get(base)
     if what is None:
         return None
-    operation, esize = what
+    operation, esize = what[0], what[1] or esize
     name = kernel_name(operation, base)
     out = {"kernel": {"name": name, "mangled": None, "module": None, "image_call": None,
                       "cubin_arch": None},
@@ -310,3 +318,59 @@ def _check_grid(lay, units, grid, out):
     out["checked"].append("grid")
     if list(grid or ()) != want:
         out["differences"].append({"field": "grid", "api": want, "qmd": grid})
+
+
+# -- conditional nodes -------------------------------------------------------------------------
+# The kernel the driver runs for a CUDA graph's CONDITIONAL node (docs/graphs.md, measured on
+# out/run7: jax-loops with +WHILE,+CONDITIONAL, three WHILE nodes, 44 launches): grid 1x1x1,
+# block 32x1x1, one program (0x7f5d2b7a9300, in none of the program's modules) and a 32-byte
+# parameter block. Two run per replay of an exec with one WHILE node: one at the end of the
+# body's DEPENDENT_QMD chain (word0 = 2) and one sent last in the replay, on its own (word0 =
+# 0). What it does is not in the capture: the body's later iterations (CUPTI: 6 per call of
+# the scan) are not in the pushbuffer, so the GPU launches them. The fields are ours; none is
+# a call's argument, so nothing is compared: the report shows them.
+ConditionalField = namedtuple("ConditionalField", "name ctype construct")
+CONDITIONAL_FIELDS = (
+    ConditionalField("word0", "unsigned int word0 (0: sent alone; 2: ends the body)", Int32ul),
+    ConditionalField("word1", "unsigned int word1 (1 in every launch seen)", Int32ul),
+    ConditionalField("pointer0", "void *pointer0 (driver memory)", Int64ul),
+    ConditionalField("pointer1", "void *pointer1 (driver memory)", Int64ul),
+    ConditionalField("pointer2", "void *pointer2 (driver memory)", Int64ul),
+)
+CONDITIONAL_STRUCT = Struct(*(f.name / f.construct for f in CONDITIONAL_FIELDS))
+CONDITIONAL_SHAPE = {"grid": (1, 1, 1), "block": (32, 1, 1),
+                     "param_bytes": CONDITIONAL_STRUCT.sizeof(), "word0": (0, 2)}
+CONDITIONAL_SEEN = (("out/run7", 9967), ("out/run7", 10318), ("out/run7", 10479))
+
+
+def conditional_kernel(s, hw_bytes, where):
+    """The driver's kernel for a conditional node, when this QMD has its shape and parameter
+    block (CONDITIONAL_SHAPE), else None. `where`: which conditional node(s) of the exec it
+    can be (text)."""
+    params = s.get("params")
+    shape = CONDITIONAL_SHAPE
+    if not params or not params.get("uploaded") or hw_bytes is None or \
+            params["size"] != shape["param_bytes"] or \
+            tuple(s.get("grid") or ()) != shape["grid"] or \
+            tuple(s.get("block") or ()) != shape["block"]:
+        return None
+    fields = CONDITIONAL_STRUCT.parse(hw_bytes[:shape["param_bytes"]])
+    if fields.word0 not in shape["word0"]:
+        return None
+    args, at = [], 0
+    for i, f in enumerate(CONDITIONAL_FIELDS):
+        width = f.construct.sizeof()
+        args.append({"index": i, "type": f.ctype, "offset": at, "size": width,
+                     "hex": hw_bytes[at:at + width].hex(), "value": fields[f.name],
+                     "api_hex": None, "field": f.name})
+        at += width
+    role = ("at the end of a body" if fields.word0 == 2 else "sent on its own, last")
+    return {"kernel": {"name": "[driver kernel, conditional node]", "mangled": None,
+                       "module": None, "image_call": None, "cubin_arch": None},
+            "driver_kernel": {"operation": "conditional", "layout": "conditional node",
+                              "bytes": None, "element_size": None, "span": None,
+                              "source": "docs/graphs.md"},
+            "args": args, "verified": None, "checked": [], "unchecked": [], "differences": [],
+            "why": (f"the driver's own kernel for {where} ({role}): it runs on the GPU what the "
+                    "condition decides, and none of its parameters is an argument the capture "
+                    "records, so nothing is checked (docs/graphs.md)")}

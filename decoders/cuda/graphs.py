@@ -278,6 +278,22 @@ class GraphExecs:
             self._set(e, node, old.from_setter(call), call.index)
         self._index.pop(exec_, None)
 
+    def set_params(self, exec_, node, call):
+        """An exec-level set of a MEMCPY or MEMSET node (cuGraphExecMemcpyNodeSetParams,
+        cuGraphExecMemsetNodeSetParams): its GRAPH_NODE section is the node from now on,
+        where the walk put it."""
+        e = self._execs.get(exec_)
+        g = call.graph
+        if e is None or g is None or not g.nodes:
+            return
+        new = g.nodes[0]
+        old = e["nodes"].get(node)
+        if old is not None:
+            new.graph, new.parent, new.depth, new.body, new.path = \
+                old.graph, old.parent, old.depth, old.body, old.path
+        new.node = node
+        self._set(e, node, new, call.index)
+
     def source(self, exec_):
         e = self._execs.get(exec_)
         return e["source"] if e else None
@@ -285,6 +301,20 @@ class GraphExecs:
     def nodes(self, exec_):
         e = self._execs.get(exec_)
         return list(e["nodes"].values()) if e else None
+
+    def typed(self, exec_, types, at=None):
+        """The exec's nodes of these CU_GRAPH_NODE_TYPE numbers, each as set by the last call
+        at or before call index `at` (None: the latest); None when the exec is not known.
+        (Only asked for a QMD that matched no kernel node: the driver's own kernels.)"""
+        e = self._execs.get(exec_)
+        if e is None:
+            return None
+        out = []
+        for key, (calls, versions) in e["history"].items():
+            i = len(calls) if at is None else bisect_right(calls, at)
+            if i and key in e["nodes"] and versions[i - 1].type in types:
+                out.append(versions[i - 1])
+        return out
 
     def candidates(self, exec_, grid, block, at=None):
         """The exec's kernel nodes with this grid and block, each as set by the last call
@@ -350,10 +380,12 @@ def _from_call(call, node):
     return n
 
 
-def match(candidates, hw_bytes, prefer=None):
+def match(candidates, hw_bytes, prefer=None, used=()):
     """(node, how) of the candidate kernel nodes (same grid and block) whose argument bytes
     are the QMD's; among several, the one whose kernel is `prefer` (a mangled name) when
-    given. (None, None) when none."""
+    given, and first those not in `used` (node handles that already ran in this replay: a
+    conditional body may hold the same kernel with the same arguments as the top level,
+    XLA's loop_compare_fusion and set_while_condition in out/run7). (None, None) when none."""
     hw_bytes = hw_bytes or b""
     exact, loose = [], []
     for n in candidates:
@@ -369,6 +401,9 @@ def match(candidates, hw_bytes, prefer=None):
             continue
         loose.append(n)     # no parameters, or their bytes not in the capture
     for group, how in ((exact, "grid, block and argument bytes"), (loose, "grid and block")):
+        if group and used:
+            group = [n for n in group if n.node not in used] + \
+                    [n for n in group if n.node in used]
         if group:
             if prefer is not None:
                 for n in group:
@@ -376,6 +411,47 @@ def match(candidates, hw_bytes, prefer=None):
                         return n, how
             return group[0], how
     return None, None
+
+
+MEMCPY, MEMSET, CONDITIONAL = 1, 2, 13      # CU_GRAPH_NODE_TYPE
+
+
+def copy_node_args(node):
+    """A MEMCPY or MEMSET node's parameters as the arguments of the call the driver's kernel
+    would run for (decoders/cuda/driverkernels.py API_ARGS), or (None, why not)."""
+    p = node.parsed
+    if p is None:
+        return None, "the capture's record of the node's parameters does not parse"
+    if node.type == MEMCPY:
+        if (p["src"], p["dst"]) != ("DEVICE", "DEVICE"):
+            return None, f"a {p['src']} to {p['dst']} copy (only device to device is measured)"
+        if (p["Height"], p["Depth"]) != (1, 1):
+            return None, (f"a {p['WidthInBytes']}x{p['Height']}x{p['Depth']} copy (only "
+                          "one row is measured)")
+        return {"dstDevice": p["dstDevice"], "srcDevice": p["srcDevice"],
+                "ByteCount": p["WidthInBytes"]}, None
+    if p["height"] != 1:
+        return None, f"a {p['width']}x{p['height']} memset (only one row is measured)"
+    return {"dstDevice": p["dst"], "N": p["width"], "value": p["value"]}, None
+
+
+def copy_node_span(node):
+    """(dst, bytes, src or None) a MEMCPY or MEMSET node writes, or None."""
+    p = node.parsed
+    if p is None or node.type not in (MEMCPY, MEMSET):
+        return None
+    if node.type == MEMCPY:
+        return p["dstDevice"], p["WidthInBytes"] * p["Height"] * p["Depth"], p["srcDevice"]
+    return p["dst"], p["width"] * p["height"] * p["elementSize"], None
+
+
+def conditional_where(node):
+    """'WHILE body 0 of conditional node 0x..' for a node inside conditional bodies (the
+    innermost), or None."""
+    for h, kind, body in reversed(node.path):
+        if kind and kind.startswith("CONDITIONAL"):
+            return kind[len("CONDITIONAL "):], body, h
+    return None
 
 
 def unmatched_why(base, exec_, source, nodes):

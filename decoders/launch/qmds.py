@@ -35,7 +35,7 @@ class QmdLaunches:
             if seen is None:
                 return None
         data, words, version, parts = seen
-        if self._ran_here(va, data):
+        if self._ran_here(va, data) and not (depth == 0 and self._args_since_chain(va)):
             # sent again in the same submission, not uploaded again (the driver schedules a
             # graph's first node twice in its first replay): it runs once
             return None
@@ -79,6 +79,26 @@ class QmdLaunches:
                 del launches[k]
                 break
         launches.append(launch)
+
+    def _args_since_chain(self, va):
+        """The QMD at va, which a dependent pointer reached earlier in this submission, is
+        sent by its own SEND_PCAS_A after the argument bytes in its constant bank 0 changed:
+        it runs with the bytes as sent. A graph replay whose nodes XLA gave new arguments
+        (cuGraphExecKernelNodeSetParams) patches only the changed bytes of each node's bank,
+        then sends each node (out/run7 records 10522, 10551, ...: a conditional body's
+        nodes); the QMD bytes are the same, so only the bank tells."""
+        chained = self._chained.get(va)
+        if chained is None:
+            return False
+        params = chained[0]._summary.get("params")
+        if not params:
+            return False
+        cb0 = chained[0]._summary["constant_buffers"]
+        cb0 = next((cb for cb in cb0 if cb.get("index") == 0), None)
+        if cb0 is None:
+            return False
+        old = bytes.fromhex(params["hex"])
+        return self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old
 
     def _image(self, family, data, va, source, pkt):
         """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD

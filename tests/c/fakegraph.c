@@ -172,6 +172,16 @@ int cuGraphExecNodeSetParams(u64 exec, u64 node, struct node_params *p) {
     return exec == 0x8001 ? 0 : 400;
 }
 
+/* exec-level copy / memset node sets (shim slot 83, 84): accepted for exec 0x8001 */
+int cuGraphExecMemcpyNodeSetParams(u64 exec, u64 node, const void *copy, u64 ctx) {
+    (void)node; (void)copy; (void)ctx;
+    return exec == 0x8001 ? 0 : 400;
+}
+int cuGraphExecMemsetNodeSetParams(u64 exec, u64 node, const void *memset_params, u64 ctx) {
+    (void)node; (void)memset_params; (void)ctx;
+    return exec == 0x8001 ? 0 : 400;
+}
+
 int cuGraphInstantiateWithFlags(u64 *exec, u64 graph, unsigned long long flags) {
     (void)flags;
     *exec = graph == 0x6100 ? 0x8001 : 0x8000 + (graph & 0xfff);

@@ -68,12 +68,25 @@ int main(int argc, char **argv) {
     kp.type = 0; kp.u.kernel = (struct kparams){ 0x1000, { 5, 1, 1 }, { 32, 1, 1 }, 0, 0, sparams, 0, 0, 0 };
     int r_exec_set = exec_set(exec, 0x7001, &kp);
     int r_node_set = node_set(0x7001, &kp);
+    /* a memcpy node and a memset node moved (CUDA_MEMCPY3D: srcMemoryType at 32, srcDevice
+     * at 48, dstMemoryType at 120, dstDevice at 136, WidthInBytes at 176, Height, Depth;
+     * CUDA_MEMSET_NODE_PARAMS: dst, pitch, value, elementSize, width, height) */
+    int (*copy_set)(u64, u64, const void *, u64) = (int (*)(u64, u64, const void *, u64))dlsym(h, "cuGraphExecMemcpyNodeSetParams");
+    int (*memset_set)(u64, u64, const void *, u64) = (int (*)(u64, u64, const void *, u64))dlsym(h, "cuGraphExecMemsetNodeSetParams");
+    uint8_t m3d[200]; memset(m3d, 0, sizeof m3d);
+    unsigned dev = 2; u64 src = 0x7f0000001000ull, dst = 0x7f0000002000ull, width = 4096, one = 1;
+    memcpy(m3d + 32, &dev, 4); memcpy(m3d + 48, &src, 8); memcpy(m3d + 120, &dev, 4);
+    memcpy(m3d + 136, &dst, 8); memcpy(m3d + 176, &width, 8); memcpy(m3d + 184, &one, 8); memcpy(m3d + 192, &one, 8);
+    struct { u64 dst, pitch; unsigned value, esize; u64 width, height; } ms = { 0x7f0000003000ull, 0, 0x5a, 1, 64, 1 };
+    int r_memset_set = memset_set ? memset_set(exec, 0x7002, &ms, 0) : -1;     /* N2, the memset */
+    if (r_memset_set) return 4;
     int r_launch = graph_launch(exec, 0);
     int r_update = update(exec, 0x6400, 0);
     graph_launch(exec, 0);
     u64 iparams[4] = { 0, 0, 0, 0 };
     int r_deep = inst_params(&e2, 0x6600, iparams);
     int r_wide = inst_v1(&e3, 0x6900, 0, 0, 0);
+    if ((copy_set ? copy_set(exec, 0x7010, m3d, 0) : -1) != 0) return 4;   /* after the replays */
 
     fprintf(out, "{\"results\": [%d, %d, %d, %d, %d, %d, %d, %d, %d],\n", r_add, r_inst, r_update,
             r_child, r_exec_set, r_node_set, r_launch, r_deep, r_wide);

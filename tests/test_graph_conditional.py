@@ -1,0 +1,190 @@
+"""CUDA graphs with conditional nodes (issue 25, docs/graphs.md): the driver's kernels of a
+replay named by their node (MEMCPY / MEMSET nodes as the driver's copy and memset kernels,
+the conditional-node kernel), and body launches placed in their conditional body.
+
+The synthetic tests (synthetic-* graphs: handles, addresses and bytes made up here) drive
+decoders/cuda/attribute.py with graph nodes made the way the walk's are; the out/run7 test
+reads the capture docs/graphs.md measures and skips where it is absent (out/ is not
+committed)."""
+import struct
+from collections import Counter
+from types import SimpleNamespace
+
+import pytest
+
+from decoders.cuda import driverkernels as DK
+from decoders.cuda import graphs as G
+from decoders.cuda import types as T
+from decoders.cuda.attribute import Attribution
+from run7 import need_run7
+
+EXEC, GRAPH, BODY = 0x8801, 0x6601, 0x6602
+
+
+def _node(graph, node, ntype, params, parent=0, body=0, path=(),
+          by=("cuGraphInstantiateWithFlags", 100)):
+    head = G._NODE.parse(G._NODE.build(dict(graph=graph, node=node, parent=parent, type=ntype,
+                                            depth=1 if parent else 0, body=body, flags=0,
+                                            params_size=len(params), params=params)))
+    n = G.GraphNode(SimpleNamespace(name=by[0], index=by[1]), head)   # the call that recorded it
+    n.finish()
+    n.path = path
+    return n
+
+
+def _memcpy(dst, src, width):
+    return T.CUDA_MEMCPY3D.build(dict(
+        srcXInBytes=0, srcY=0, srcZ=0, srcLOD=0, srcMemoryType=2, srcHost=0, srcDevice=src,
+        srcArray=0, reserved0=0, srcPitch=0, srcHeight=0, dstXInBytes=0, dstY=0, dstZ=0,
+        dstLOD=0, dstMemoryType=2, dstHost=0, dstDevice=dst, dstArray=0, reserved1=0,
+        dstPitch=0, dstHeight=0, WidthInBytes=width, Height=1, Depth=1))
+
+
+class _Replay:
+    """What Attribution reads of a cuGraphLaunch call (synthetic)."""
+    kind, base, name, pid, ordered, graph, names_seen = "PLAIN", "cuGraphLaunch", \
+        "cuGraphLaunch", 1, None, None, None
+
+    def __init__(self, index=200):
+        self.index = index
+        self.args = {"hGraphExec": EXEC, "hStream": 0}
+        self.out = None
+
+    def api_call_json(self):
+        return {"name": self.name, "index": self.index, "launch": None, "t_start": 0}
+
+
+class _Qmd:
+    def __init__(self, grid, block, params):
+        self._summary = {"kernel": True, "qmd_type": "GRID_CTA", "grid": grid, "block": block,
+                         "cluster": None, "shared_memory_bytes": 1024, "pid": 1,
+                         "shared_memory_driver_reserved_bytes": 1024, "program_address": 0x1000,
+                         "params": {"hex": params.hex(), "size": len(params), "offset": 0x210,
+                                    "uploaded": True}}
+        self.record_index = 300
+
+
+def _attribution():
+    """A synthetic-WHILE exec: a MEMCPY node (0x100 bytes), a WHILE node (handle 1, one body)
+    and, in the body, one kernel node."""
+    attr = Attribution(None)
+    cond = T.CUDA_CONDITIONAL_NODE_PARAMS.build(dict(
+        handle=1, type=1, size=1, phGraph_out=0, ctx=0)) + struct.pack("<Q", BODY)
+    nodes = [_node(GRAPH, 0x7001, 1, _memcpy(0x7f0000002000, 0x7f0000001000, 0x100)),
+             _node(GRAPH, 0x7002, 13, cond)]
+    kern = _node(BODY, 0x7003, 0, b"", parent=0x7002,
+                 path=((0x7002, "CONDITIONAL WHILE", 0),))
+    kern.launch_config = {"function": 0x1000, "grid": [4, 1, 1], "block": [64, 1, 1],
+                          "shared_memory_bytes": 0, "stream": None, "cluster": None,
+                          "cooperative": False, "attributes": []}
+    kern.params = [{"index": 0, "offset": 0, "size": 8, "bytes": struct.pack("<Q", 0xABCD)}]
+    kern.bound = (None, None)
+    nodes.append(kern)
+    attr.execs.set_walk(EXEC, SimpleNamespace(name="cuGraphInstantiateWithFlags", index=100),
+                        SimpleNamespace(nodes=nodes))
+    return attr, cond
+
+
+def test_synthetic_memcpy_node_runs_as_the_driver_copy_and_is_checked():
+    attr, _ = _attribution()
+    a = attr.for_launch(_Qmd([1, 1, 1], [256, 1, 1],
+                             struct.pack("<QQQ", 0x7f0000002000, 0x7f0000001000, 0x40)), _Replay())
+    assert a["kernel"]["name"] == "[driver copy, graph MEMCPY node]"
+    assert a["verified"] is True and {"dst", "src", "count", "grid"} <= set(a["checked"])
+    assert a["graph_node"]["node"] == 0x7001 and a["graph_node"]["exec"] == EXEC
+    # the copy's count is not the node's: a mismatch, field by field
+    a = attr.for_launch(_Qmd([1, 1, 1], [256, 1, 1],
+                             struct.pack("<QQQ", 0x7f0000002000, 0x7f0000001000, 0x41)), _Replay())
+    assert a["verified"] is False and [d["field"].split()[0] for d in a["differences"]] == ["count"]
+
+
+def test_synthetic_copy_the_capture_holds_no_node_for_is_named_not_checked():
+    attr, _ = _attribution()
+    a = attr.for_launch(_Qmd([1, 1, 1], [256, 1, 1],
+                             struct.pack("<QQQ", 0x7f0000009000, 0x7f0000008000, 0x40)), _Replay())
+    assert a["kernel"]["name"] == "[driver copy, graph MEMCPY node]" and a["verified"] is None
+    assert "cuGraphExecMemcpyNodeSetParams" in a["why"] and "0x7f0000009000" in a["why"]
+
+
+def test_synthetic_conditional_kernel_is_named_with_its_node():
+    attr, _ = _attribution()
+    for word0, role in ((2, "at the end of a body"), (0, "sent on its own, last")):
+        a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1],
+                                 struct.pack("<IIQQQ", word0, 1, 0x10, 0x20, 0x30)), _Replay())
+        assert a["kernel"]["name"] == "[driver kernel, conditional node]"
+        assert a["verified"] is None and role in a["why"] and "0x7002 (WHILE" in a["why"]
+        assert a["graph_node"]["node"] == 0x7002
+        assert [x["value"] for x in a["args"]] == [word0, 1, 0x10, 0x20, 0x30]
+    # another shape, or a word0 never seen: not taken for it
+    for grid, block, params in (([1, 1, 1], [64, 1, 1], struct.pack("<IIQQQ", 0, 1, 1, 2, 3)),
+                                ([1, 1, 1], [32, 1, 1], struct.pack("<IIQQQ", 1, 1, 1, 2, 3))):
+        a = attr.for_launch(_Qmd(grid, block, params), _Replay())
+        assert a["kernel"] is None or a["kernel"]["name"] != "[driver kernel, conditional node]"
+
+
+def test_synthetic_body_launch_says_its_conditional_body():
+    attr, _ = _attribution()
+    a = attr.for_launch(_Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xABCD)), _Replay())
+    assert a["verified"] is True and a["graph_node"]["node"] == 0x7003
+    c = a["graph_node"]["conditional"]
+    assert (c["type"], c["body"], c["node"], c["iteration"]) == ("WHILE", 0, 0x7002, None)
+    assert "not known" in c["why"]
+
+
+def test_synthetic_exec_memcpy_set_moves_the_node():
+    """An exec-level cuGraphExecMemcpyNodeSetParams (GRAPH_COPY_NODE) replaces the node for
+    the replays after it, keeping where the walk put it."""
+    attr, _ = _attribution()
+    moved = _node(0, 0x7001, 1, _memcpy(0x7f0000009000, 0x7f0000008000, 0x100),
+                  by=("cuGraphExecMemcpyNodeSetParams", 150))
+    call = SimpleNamespace(kind="GRAPH_COPY_NODE", result=0, ordered=None, names_seen=None,
+                           args={"hGraphExec": EXEC, "hNode": 0x7001}, index=150,
+                           name="cuGraphExecMemcpyNodeSetParams", graph=SimpleNamespace(
+                               nodes=[moved], names=[]))
+    attr.observe(call)
+    a = attr.for_launch(_Qmd([1, 1, 1], [256, 1, 1],
+                             struct.pack("<QQQ", 0x7f0000009000, 0x7f0000008000, 0x40)), _Replay())
+    assert a["verified"] is True and a["graph_node"]["call"] == "cuGraphExecMemcpyNodeSetParams"
+    assert a["graph_node"]["graph"] == GRAPH
+    # a replay before the set still ran the node as instantiated
+    a = attr.for_launch(_Qmd([1, 1, 1], [256, 1, 1],
+                             struct.pack("<QQQ", 0x7f0000002000, 0x7f0000001000, 0x40)), _Replay(120))
+    assert a["verified"] is True and a["graph_node"]["index"] == 100
+
+
+# -- out/run7 (not committed) -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run7():
+    from decoders.session import decode_capture
+    return decode_capture(str(need_run7()))
+
+
+def test_run7_every_kernel_named_and_nothing_differs(run7):
+    kernels = [l.summary for l in run7.launches if l.summary["kernel"]]
+    att = [s["attribution"] for s in kernels]
+    assert all((a["kernel"] or {}).get("name") for a in att)
+    assert not any(a["verified"] is False for a in att)
+    assert run7.verified["verified"] >= 1543
+    why = Counter((a["kernel"]["name"], "cuGraphExecMemcpyNodeSetParams" in (a["why"] or ""))
+                  for a in att if a["verified"] is None)
+    # what is left: the conditional-node kernels (2 per replay of the 22 replays) and the
+    # copies XLA moved with the call this capture's shim did not bracket (docs/graphs.md)
+    assert why == {("[driver kernel, conditional node]", False): 44,
+                   ("[driver copy, graph MEMCPY node]", True): 42}
+
+
+def test_run7_bodies_once_per_replay(run7):
+    """Each body kernel node runs once per replay in the capture (the GPU's further
+    iterations are not in it), each launch saying its WHILE body."""
+    body = Counter()
+    for l in run7.launches:
+        gn = (l.summary.get("attribution") or {}).get("graph_node") or {}
+        if gn.get("conditional"):
+            assert gn["conditional"]["type"] == "WHILE" and gn["conditional"]["iteration"] is None
+            body[(gn["exec"], gn["node"])] += 1
+    per_exec = Counter()
+    for (exec_, _), n in body.items():
+        per_exec[(exec_, n)] += 1
+    # exec -> (launches per body node, body kernel nodes): 1, 11 and 10 replays
+    assert per_exec == {(0x43b7dd20, 1): 13, (0x453c1960, 11): 5, (0x4c58c500, 10): 13}

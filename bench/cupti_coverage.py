@@ -19,6 +19,15 @@ def _norm(name):
     return re.sub(r"\s+", " ", name or "").strip()
 
 
+# CUPTI's names for the driver's own kernels, and the name the decode gives them
+# (decoders/cuda/driverkernels.py, graphdriver.py): a graph MEMCPY node ran as a kernel that
+# CUPTI lists as "memcpy32_post" (captures/jax-cmdbuf, H100: grid 1 and 16, block 256, 16
+# registers), the decode's "[driver copy, graph MEMCPY node]". Grid, block and registers
+# are still compared as CUPTI gives them. (cudaMemcpyAsync's copy kernels are memcpy
+# activities in CUPTI, not kernels: nothing to map.)
+DRIVER_KERNELS = {"memcpy32_post": "[driver copy, graph MEMCPY node]"}
+
+
 def cupti_configs(truth):
     """{(name, grid, block, registers)} of every CUPTI kernel list found in a manifest's
     ground truth (walked: each corpus program nests its parts differently)."""
@@ -30,8 +39,9 @@ def cupti_configs(truth):
                 if k in ("kernels", "kernel_configs") and isinstance(v, list) and v and \
                         isinstance(v[0], dict) and "registers" in v[0]:
                     for e in v:
-                        out.add((_norm(e["name"]), tuple(e["grid"]), tuple(e["block"]),
-                                 e["registers"]))
+                        name = _norm(e["name"])
+                        out.add((DRIVER_KERNELS.get(name, name), tuple(e["grid"]),
+                                 tuple(e["block"]), e["registers"]))
                 else:
                     walk(v)
         elif isinstance(d, list):

@@ -80,7 +80,7 @@ def _attribution():
     kern.params = [{"index": 0, "offset": 0, "size": 8, "bytes": struct.pack("<Q", 0xABCD)}]
     kern.bound = (None, None)
     nodes.append(kern)
-    attr.execs.set_walk(EXEC, SimpleNamespace(name="cuGraphInstantiateWithFlags", index=100),
+    attr.execs.set_walk((1, EXEC), SimpleNamespace(name="cuGraphInstantiateWithFlags", index=100),
                         SimpleNamespace(nodes=nodes))
     return attr, cond
 
@@ -137,7 +137,7 @@ def test_synthetic_exec_memcpy_set_moves_the_node():
     attr, _ = _attribution()
     moved = _node(0, 0x7001, 1, _memcpy(0x7f0000009000, 0x7f0000008000, 0x100),
                   by=("cuGraphExecMemcpyNodeSetParams", 150))
-    call = SimpleNamespace(kind="GRAPH_COPY_NODE", result=0, ordered=None, names_seen=None,
+    call = SimpleNamespace(kind="GRAPH_COPY_NODE", result=0, ordered=None, names_seen=None, pid=1,
                            args={"hGraphExec": EXEC, "hNode": 0x7001}, index=150,
                            name="cuGraphExecMemcpyNodeSetParams", graph=SimpleNamespace(
                                nodes=[moved], names=[]))

@@ -237,3 +237,42 @@ def test_jax_loops_each_scan_replay_runs_cuptis_kernels_once():
     replays = Counter(s["api_call"]["index"] for s in _replays(model))
     assert want == 11 and len(replays) == 66 and set(replays.values()) == {want}
     assert all(s["verified"] and s["attribution"]["graph_node"] for s in _replays(model))
+
+
+def test_exec_handle_instantiated_again_keeps_each_generation():
+    """A graph exec handle the driver hands out again after the first exec is destroyed
+    (captures/jax-cmdbuf: cuGraphInstantiateWithFlags records 1068 and 1104 both returned
+    0x391e1860) names two graphs: a replay, attributed after later calls were fed, is
+    matched against the walk current at its own call, and the latest only after that."""
+    from decoders.cuda import graphs as G
+
+    class _First:
+        nodes = [G._from_call(_Call(10, [16, 1, 1], b"A" * 8), 0x77)]
+
+    class _Second:
+        nodes = [G._from_call(_Call(30, [8, 1, 1], b"B" * 8), 0x77)]
+    execs = G.GraphExecs()
+    execs.set_walk((1, 0xE), _Call(10), _First)
+    execs.set_walk((1, 0xE), _Call(30), _Second)
+    assert execs.candidates((1, 0xE), [16, 1, 1], [128, 1, 1], 20)[0].params[0]["bytes"] == b"A" * 8
+    assert execs.candidates((1, 0xE), [8, 1, 1], [128, 1, 1], 20) == []
+    assert execs.candidates((1, 0xE), [8, 1, 1], [128, 1, 1], 35)[0].params[0]["bytes"] == b"B" * 8
+    assert execs.source((1, 0xE), 20).index == 10 and execs.source((1, 0xE)).index == 30
+    assert execs.candidates((1, 0xE), [16, 1, 1], [128, 1, 1], 5) is None   # before both
+    assert execs.candidates((2, 0xE), [16, 1, 1], [128, 1, 1], 20) is None  # another process
+    for k in range(G.GraphExecs.GENERATIONS + 5):          # bounded, whatever the run's length
+        execs.set_walk((1, 0xE), _Call(40 + k), _Second)
+    assert len(execs._execs[(1, 0xE)]) == G.GraphExecs.GENERATIONS
+
+
+def test_jax_cmdbuf_replays_are_matched_to_the_generation_they_ran(tmp_path):
+    """captures/jax-cmdbuf: no cuGraphLaunch QMD is reported against an instantiate that
+    came after it."""
+    if not (CAPTURES / "jax-cmdbuf" / "capture.tlc.gz").exists():
+        pytest.skip("captures/jax-cmdbuf not in this tree")
+    model = decode_capture(CAPTURES / "jax-cmdbuf" / "capture.tlc.gz")
+    import re
+    for s in _replays(model):
+        why = (s.get("attribution") or {}).get("why") or ""
+        m = re.search(r"record (\d+), and the exec-level sets", why)
+        assert m is None or int(m.group(1)) < s["api_call"]["index"], why

@@ -204,13 +204,13 @@ class Attribution:
             if not c.submissions and c.launch_config:
                 self._capture(c)
             if "hGraphExec" in c.args and c.launch_config:     # an exec-level kernel node set
-                self.execs.set_node(c.args["hGraphExec"], c.args["hNode"], c)
+                self.execs.set_node((c.pid, c.args["hGraphExec"]), c.args["hNode"], c)
             return
         if c.kind == "GRAPH_NODE_PARAMS":
             return
         if c.kind == "GRAPH_COPY_NODE":
             if "hGraphExec" in c.args:      # the copy or memset its replays run from now on
-                self.execs.set_params(c.args["hGraphExec"], c.args["hNode"], c)
+                self.execs.set_params((c.pid, c.args["hGraphExec"]), c.args["hNode"], c)
             return
         if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
             self._kernels.clear()
@@ -251,11 +251,11 @@ class Attribution:
                 n.bound = (entry, self.images.get((c.pid, entry[1])) if entry else None)
         if c.kind == "GRAPH_INSTANTIATE":
             if c.out is not None:
-                self.execs.set_walk(c.out, c, g)
+                self.execs.set_walk((c.pid, c.out), c, g)
         elif c.kind == "GRAPH_EXEC_UPDATE":
-            self.execs.set_walk(c.args["hGraphExec"], c, g)
+            self.execs.set_walk((c.pid, c.args["hGraphExec"]), c, g)
         else:
-            self.execs.set_child(c.args["hGraphExec"], c.args["hNode"], c, g)
+            self.execs.set_child((c.pid, c.args["hGraphExec"]), c.args["hNode"], c, g)
 
     # -- lookups ---------------------------------------------------------------------------
     def allocation(self, value, at_index):
@@ -526,17 +526,19 @@ class Attribution:
                 return None
             own = G.by_shape(g.nodes).get((G._t(grid), G._t(block)), [])
             if replay.kind == "GRAPH_EXEC_CHILD":
-                own = own + (self.execs.candidates(replay.args["hGraphExec"], grid, block,
-                                                   replay.index) or [])
+                own = own + (self.execs.candidates((replay.pid, replay.args["hGraphExec"]),
+                                                   grid, block, replay.index) or [])
             return own
-        return self.execs.candidates(replay.args.get("hGraphExec"), grid, block, replay.index)
+        return self.execs.candidates((replay.pid, replay.args.get("hGraphExec")), grid, block,
+                                     replay.index)
 
     def _unmatched_why(self, replay):
         if replay.kind in GRAPH_WALK_KINDS:
             return G.unmatched_why(replay.base, replay.out or 0, replay, replay.graph.nodes)
         exec_ = replay.args.get("hGraphExec")
-        return G.unmatched_why(replay.base, exec_, self.execs.source(exec_),
-                               self.execs.nodes(exec_))
+        key = (replay.pid, exec_)       # exec handles are per process
+        return G.unmatched_why(replay.base, exec_, self.execs.source(key, replay.index),
+                               self.execs.nodes(key, replay.index))
 
     def _captured_node(self, replay, s, hw_bytes):
         """The captured launch call (no submission, before the replay) this QMD replays:

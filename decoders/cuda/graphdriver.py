@@ -53,7 +53,8 @@ def driver_kernel_of_replay(attr, replay, s, hw_bytes, at_index):
         nodes = [n for n in g.nodes if n.type in _DRIVER_NODES] \
             if g is not None and g.walk is not None else None
     else:
-        nodes = attr.execs.typed(replay.args.get("hGraphExec"), _DRIVER_NODES, replay.index)
+        nodes = attr.execs.typed((replay.pid, replay.args.get("hGraphExec")), _DRIVER_NODES,
+                                replay.index)
     if not nodes or hw_bytes is None or len(hw_bytes) < 8:
         return None
     dst = int.from_bytes(hw_bytes[:8], "little")

@@ -218,7 +218,7 @@ def _kind_of(node):
 
 
 class GraphExecs:
-    """Graph exec handle -> its nodes as the capture set them, call by call (only execs
+    """Graph exec (pid, handle) -> its nodes as the capture set them, call by call (only execs
     whose instantiate or update walked the graph: an exec the capture never saw walked is
     unknown, and replays of it are matched as before issue 25).
 
@@ -228,14 +228,32 @@ class GraphExecs:
     kernel nodes to alternating argument sets between replays (captures/jax-loops
     records 10670 and 10730), and the latest set read for an earlier replay matched none."""
 
+    GENERATIONS = 16    # instantiations of one exec handle kept (a freed handle is reused)
+
     def __init__(self):
-        # exec -> {"source": call, "nodes": {node handle: GraphNode} (latest),
-        #          "history": {node handle: ([call index, ...], [GraphNode, ...])}}
+        # exec -> [generation, ...], one per walk that made it (an instantiate, an exec
+        # update), oldest first: {"since": call index, "source": call, "nodes": {node
+        # handle: GraphNode} (latest), "history": {node handle: ([call index, ...],
+        # [GraphNode, ...])}, "index": {(grid, block): [node handles]} or None (made when
+        # asked for)}. A handle XLA destroys and gets again from the next instantiate
+        # (captures/jax-cmdbuf records 1068 and 1104) names two graphs: a replay's QMDs,
+        # attributed after later calls are fed, read the generation current at the replay.
         self._execs = {}
-        self._index = {}        # exec -> {(grid, block): [node handles]} (made when asked for)
 
     def __contains__(self, exec_):
         return exec_ in self._execs
+
+    def _gen(self, exec_, at=None):
+        """The generation of `exec_` current at call index `at` (None: the latest)."""
+        gens = self._execs.get(exec_)
+        if not gens:
+            return None
+        if at is None:
+            return gens[-1]
+        for e in reversed(gens):
+            if e["since"] <= at:
+                return e
+        return None
 
     def _set(self, e, key, node, index):
         e["nodes"][key] = node
@@ -247,13 +265,15 @@ class GraphExecs:
             versions.append(node)
 
     def set_walk(self, exec_, call, graph):
-        e = self._execs[exec_] = {"source": call, "nodes": {}, "history": {}}
+        e = {"since": call.index, "source": call, "nodes": {}, "history": {}, "index": None}
+        gens = self._execs.setdefault(exec_, [])
+        gens.append(e)
+        del gens[:-self.GENERATIONS]
         for key, n in _keyed(graph.nodes).items():
             self._set(e, key, n, call.index)
-        self._index.pop(exec_, None)
 
     def set_child(self, exec_, parent, call, graph):
-        e = self._execs.get(exec_)
+        e = self._gen(exec_)
         if e is None:
             return
         nodes = e["nodes"]
@@ -264,11 +284,11 @@ class GraphExecs:
         for n in graph.nodes:
             n.path = prefix + n.path[1:] if n.path and n.path[0][0] == parent else prefix + n.path
             self._set(e, n.node or id(n), n, call.index)
-        self._index.pop(exec_, None)
+        e["index"] = None
 
     def set_node(self, exec_, node, call):
         """An exec-level set call gave kernel node `node` new parameters."""
-        e = self._execs.get(exec_)
+        e = self._gen(exec_)
         if e is None or call.launch_config is None:
             return
         old = e["nodes"].get(node)
@@ -276,13 +296,13 @@ class GraphExecs:
             self._set(e, node, _from_call(call, node), call.index)
         else:
             self._set(e, node, old.from_setter(call), call.index)
-        self._index.pop(exec_, None)
+        e["index"] = None
 
     def set_params(self, exec_, node, call):
         """An exec-level set of a MEMCPY or MEMSET node (cuGraphExecMemcpyNodeSetParams,
         cuGraphExecMemsetNodeSetParams): its GRAPH_NODE section is the node from now on,
         where the walk put it."""
-        e = self._execs.get(exec_)
+        e = self._gen(exec_)
         g = call.graph
         if e is None or g is None or not g.nodes:
             return
@@ -293,20 +313,21 @@ class GraphExecs:
                 old.graph, old.parent, old.depth, old.body, old.path
         new.node = node
         self._set(e, node, new, call.index)
+        e["index"] = None
 
-    def source(self, exec_):
-        e = self._execs.get(exec_)
+    def source(self, exec_, at=None):
+        e = self._gen(exec_, at)
         return e["source"] if e else None
 
-    def nodes(self, exec_):
-        e = self._execs.get(exec_)
+    def nodes(self, exec_, at=None):
+        e = self._gen(exec_, at)
         return list(e["nodes"].values()) if e else None
 
     def typed(self, exec_, types, at=None):
         """The exec's nodes of these CU_GRAPH_NODE_TYPE numbers, each as set by the last call
         at or before call index `at` (None: the latest); None when the exec is not known.
         (Only asked for a QMD that matched no kernel node: the driver's own kernels.)"""
-        e = self._execs.get(exec_)
+        e = self._gen(exec_, at)
         if e is None:
             return None
         out = []
@@ -319,12 +340,12 @@ class GraphExecs:
     def candidates(self, exec_, grid, block, at=None):
         """The exec's kernel nodes with this grid and block, each as set by the last call
         at or before call index `at` (None: the latest); None: exec not known."""
-        e = self._execs.get(exec_)
+        e = self._gen(exec_, at)
         if e is None:
             return None
-        index = self._index.get(exec_)
+        index = e["index"]
         if index is None:
-            index = self._index[exec_] = _shapes_of(e["history"])
+            index = e["index"] = _shapes_of(e["history"])
         out = []
         for key in index.get((_t(grid), _t(block)), ()):
             calls, versions = e["history"][key]

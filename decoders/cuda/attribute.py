@@ -123,6 +123,9 @@ def _no_kernel_why(qmd_type, base):
     return text
 
 
+_SHARED = {}        # _by_program: an address more than one kernel ran at (names none)
+
+
 class Attribution:
     """Fed each API call as it returns (`observe`); `for_launch(launch, call)` per decoded
     launch, with the call its doorbell rang in (None outside any bracketed call). Keeps only
@@ -467,7 +470,13 @@ class Attribution:
                 if "named_by" in k:     # the driver named the handle (issue 25)
                     kj["named_by"] = k["named_by"]
             out["kernel"] = kj
-            self._by_program[(s.get("pid"), s.get("program_address"))] = kj
+            key = (s.get("pid"), s.get("program_address"))
+            was = self._by_program.get(key)
+            # an address two kernels ran at names neither: libcuda points every top-level
+            # node of a graph with a conditional node at one shared program (docs/graphs.md),
+            # and a module loaded again may put another kernel where one was
+            self._by_program[key] = kj if was is None or (
+                was is not _SHARED and was["mangled"] == kj["mangled"]) else _SHARED
         if k and k["name"] and k["name"].startswith("ncclDevKernel_"):    # which collective
             from decoders.cuda.nccl import describe
             out["nccl"] = describe(hw_bytes, k["name"], (s.get("grid") or [0])[0])
@@ -502,7 +511,7 @@ class Attribution:
         nodes = self._exec_candidates(replay, s)
         if nodes is not None:
             prefer = (self._by_program.get((s.get("pid"), s.get("program_address"))) or
-                      {}).get("mangled")
+                      {}).get("mangled")     # (_SHARED: {}, no preference)
             # the nodes that already ran in this replay (its launches come in run order)
             if self._ran[0] != replay.index:
                 self._ran = (replay.index, set())
@@ -558,7 +567,7 @@ class Attribution:
 
     def _by_address(self, out, s):
         k = self._by_program.get((s.get("pid"), s.get("program_address")))
-        if k is not None:
+        if k:           # (not _SHARED)
             out["kernel"] = dict(k, how="same program address as an attributed launch")
         return out
 

@@ -248,9 +248,6 @@ REAL = {
     "torch-libs": ("torch_libs.py", "PyTorch through cuDNN (conv2d fwd/bwd), cuBLAS (fp32, bf16, "
                    "bmm), cuFFT (rfft/irfft), CUB (sort, cumsum), cuSOLVER (cholesky), cuSPARSE "
                    "(CSR matmul), twice each; truth: every kernel from CUPTI (torch.profiler)"),
-    "torch-compile-graphs": ("torch_compile_graphs.py", "torch.compile(mode='reduce-overhead') "
-                             "of an MLP training step, 8 steps: inductor's Triton kernels replayed "
-                             "from CUDA graphs; truth: every kernel from CUPTI (torch.profiler)"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
 }
@@ -282,10 +279,9 @@ def job_real(out, args):
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep")
-        # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, inductor):
+        # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
-        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-compile-graphs") \
-            else (256 << 10)
+        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg") else (256 << 10)
         if cut:
             os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(cut_at)
         m = record(out, name, argv, t, notes=notes + f"; source scripts/corpus/{script}" +

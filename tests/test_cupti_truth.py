@@ -16,8 +16,10 @@ WITH_CUPTI = [p.parent.name for p in sorted((ROOT / "captures").glob("*/manifest
 
 
 def test_the_corpus_has_cupti_truth():
-    # cuFFT through CuPy, XLA command buffers, PyTorch's copies, NCCL under torchrun
-    assert {"cupy-fft", "jax-loops", "torch-copies", "ddp-2rank"} <= set(WITH_CUPTI)
+    # cuFFT through CuPy, XLA command buffers (with WHILE nodes too), PyTorch's copies, the
+    # libraries under PyTorch and CuPy, NCCL under torchrun
+    assert {"cupy-fft", "jax-loops", "jax-cmdbuf", "torch-copies", "torch-libs", "cupy-linalg",
+            "ddp-2rank"} <= set(WITH_CUPTI)
 
 
 @pytest.mark.parametrize("name", WITH_CUPTI)

@@ -42,15 +42,9 @@ ELEMENT = {"cuMemsetD8": 1, "cuMemsetD8Async": 1, "cuMemsetD32": 4, "cuMemsetD32
 
 
 def model(name):
-    """A committed capture by its name; "out/run7" is the uncommitted one docs/graphs.md
-    measures (tests/run7.py), skipped where absent."""
+    """A committed capture by its name."""
     if name not in _MODELS:
-        if name == "out/run7":
-            from run7 import RUN7, need_run7
-            need_run7()
-            _MODELS[name] = decode_capture(RUN7)
-        else:
-            _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
+        _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
     return _MODELS[name]
 
 

@@ -3,9 +3,9 @@ replay named by their node (MEMCPY / MEMSET nodes as the driver's copy and memse
 the conditional-node kernel), and body launches placed in their conditional body.
 
 The synthetic tests (synthetic-* graphs: handles, addresses and bytes made up here) drive
-decoders/cuda/attribute.py with graph nodes made the way the walk's are; the out/run7 test
-reads the capture docs/graphs.md measures and skips where it is absent (out/ is not
-committed)."""
+decoders/cuda/attribute.py with graph nodes made the way the walk's are; the jax-cmdbuf
+tests read captures/jax-cmdbuf (scripts/corpus/jax_cmdbuf.py on the H100), whose counts
+docs/graphs.md gives."""
 import struct
 from collections import Counter
 from types import SimpleNamespace
@@ -16,7 +16,7 @@ from decoders.cuda import driverkernels as DK
 from decoders.cuda import graphs as G
 from decoders.cuda import types as T
 from decoders.cuda.attribute import Attribution
-from run7 import need_run7
+from tests.conftest import CAPTURES
 
 EXEC, GRAPH, BODY = 0x8801, 0x6601, 0x6602
 
@@ -152,39 +152,50 @@ def test_synthetic_exec_memcpy_set_moves_the_node():
     assert a["verified"] is True and a["graph_node"]["index"] == 100
 
 
-# -- out/run7 (not committed) -------------------------------------------------------------
+# -- captures/jax-cmdbuf (XLA's WHILE command buffers, recorded on the H100) -----------------
 
 @pytest.fixture(scope="module")
-def run7():
+def cmdbuf():
     from decoders.session import decode_capture
-    return decode_capture(str(need_run7()))
+    return decode_capture(str(CAPTURES / "jax-cmdbuf" / "capture.tlc.gz"))
 
 
-def test_run7_every_kernel_named_and_nothing_differs(run7):
-    kernels = [l.summary for l in run7.launches if l.summary["kernel"]]
+def test_cmdbuf_every_kernel_named_and_nothing_differs(cmdbuf):
+    kernels = [l.summary for l in cmdbuf.launches if l.summary["kernel"]]
     att = [s["attribution"] for s in kernels]
     assert all((a["kernel"] or {}).get("name") for a in att)
     assert not any(a["verified"] is False for a in att)
-    assert run7.verified["verified"] >= 1543
-    why = Counter((a["kernel"]["name"], "cuGraphExecMemcpyNodeSetParams" in (a["why"] or ""))
-                  for a in att if a["verified"] is None)
-    # what is left: the conditional-node kernels (2 per replay of the 22 replays) and the
-    # copies XLA moved with the call this capture's shim did not bracket (docs/graphs.md)
-    assert why == {("[driver kernel, conditional node]", False): 44,
-                   ("[driver copy, graph MEMCPY node]", True): 42}
+    left = Counter(a["kernel"]["name"] for a in att if a["verified"] is None)
+    # what is left: the driver's kernel for a conditional node, 2 per replay of an exec
+    # that has one (docs/graphs.md): 22 replays of the 3 WHILE execs (1 + 11 + 10)
+    whiles = {g for g, n in _body_launches(cmdbuf)}
+    replays = sum(1 for c in cmdbuf.api_calls if c["name"] == "cuGraphLaunch"
+                  and c["args"]["hGraphExec"] in whiles)
+    assert replays == 22 and left == {"[driver kernel, conditional node]": 2 * replays}
+    assert cmdbuf.verified["verified"] == len(kernels) - 2 * replays
 
 
-def test_run7_bodies_once_per_replay(run7):
-    """Each body kernel node runs once per replay in the capture (the GPU's further
-    iterations are not in it), each launch saying its WHILE body."""
-    body = Counter()
-    for l in run7.launches:
+def _body_launches(model):
+    """(exec, body node) of every launch the decode placed in a conditional body."""
+    out = []
+    for l in model.launches:
         gn = (l.summary.get("attribution") or {}).get("graph_node") or {}
         if gn.get("conditional"):
             assert gn["conditional"]["type"] == "WHILE" and gn["conditional"]["iteration"] is None
-            body[(gn["exec"], gn["node"])] += 1
-    per_exec = Counter()
+            out.append((gn["exec"], gn["node"]))
+    return out
+
+
+def test_cmdbuf_bodies_once_per_replay(cmdbuf):
+    """Each body kernel node runs once per replay of its exec in the capture (the GPU's
+    further iterations are not in it: docs/graphs.md), each launch saying its WHILE body."""
+    body = Counter(_body_launches(cmdbuf))
+    replays = Counter(c["args"]["hGraphExec"] for c in cmdbuf.api_calls
+                      if c["name"] == "cuGraphLaunch")
+    assert body and len({e for e, _ in body}) == 3
     for (exec_, _), n in body.items():
-        per_exec[(exec_, n)] += 1
-    # exec -> (launches per body node, body kernel nodes): 1, 11 and 10 replays
-    assert per_exec == {(0x43b7dd20, 1): 13, (0x453c1960, 11): 5, (0x4c58c500, 10): 13}
+        assert n == replays[exec_]
+    # the scan body (13 kernel nodes: jax_loops.py's value_and_grad step) and the while
+    # body (5), per exec
+    per_exec = Counter(e for e, _ in body)
+    assert sorted(per_exec.values()) == [5, 13, 13]

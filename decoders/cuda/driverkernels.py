@@ -112,9 +112,9 @@ LAYOUTS = (
               ("torch-copies", 1798, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1991, "cuMemcpyDtoDAsync"),
               ("torch-copies", 2097, "cuMemcpyDtoDAsync"),
-              # jax-loops with XLA_FLAGS=--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL
-              # (out/run7, not committed; docs/graphs.md): nodes of 4 to 32768 B
-              ("out/run7", 9966, GRAPH_MEMCPY), ("out/run7", 10317, GRAPH_MEMCPY))),
+              # jax_cmdbuf.py (XLA's WHILE command buffers; docs/graphs.md): nodes of 4 to
+              # 32768 B
+              ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY))),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
@@ -322,7 +322,8 @@ def _check_grid(lay, units, grid, out):
 
 # -- conditional nodes -------------------------------------------------------------------------
 # The kernel the driver runs for a CUDA graph's CONDITIONAL node (docs/graphs.md, measured on
-# out/run7: jax-loops with +WHILE,+CONDITIONAL, three WHILE nodes, 44 launches): grid 1x1x1,
+# out/run7 and captures/jax-cmdbuf: jax_loops.py with +WHILE,+CONDITIONAL, three WHILE nodes,
+# 44 launches): grid 1x1x1,
 # block 32x1x1, one program (0x7f5d2b7a9300, in none of the program's modules) and a 32-byte
 # parameter block. Two run per replay of an exec with one WHILE node: one at the end of the
 # body's DEPENDENT_QMD chain (word0 = 2) and one sent last in the replay, on its own (word0 =
@@ -340,7 +341,7 @@ CONDITIONAL_FIELDS = (
 CONDITIONAL_STRUCT = Struct(*(f.name / f.construct for f in CONDITIONAL_FIELDS))
 CONDITIONAL_SHAPE = {"grid": (1, 1, 1), "block": (32, 1, 1),
                      "param_bytes": CONDITIONAL_STRUCT.sizeof(), "word0": (0, 2)}
-CONDITIONAL_SEEN = (("out/run7", 9967), ("out/run7", 10318), ("out/run7", 10479))
+CONDITIONAL_SEEN = (("jax-cmdbuf", 9967), ("jax-cmdbuf", 10318), ("jax-cmdbuf", 10479))
 
 
 def conditional_kernel(s, hw_bytes, where):

@@ -101,7 +101,7 @@ def _moved_copy(nodes, s, dst):
     kernel, in a replay of an exec with such nodes, none of which (as the capture holds
     them) writes its destination: named, not checked. XLA moves its copies between
     replays with cuGraphExecMemcpyNodeSetParams, which the shim did not bracket before
-    slot 83 (out/run7: 42 launches)."""
+    slot 83 (out/run7: 42 launches; captures/jax-cmdbuf, recorded with it, has none left)."""
     params = s.get("params")
     if not params or not params.get("uploaded"):
         return None

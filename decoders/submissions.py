@@ -57,7 +57,8 @@ class SubmissionDecoder:
     # it to the end (captures/jax-jit holds 640 of its 641 so).
     HOLD = 4096
 
-    def __init__(self, gpu="hopper", memory_lookup=None, sink=None, arrived=None, late=None):
+    def __init__(self, gpu="hopper", memory_lookup=None, sink=None, arrived=None, late=None,
+                 sync=None):
         """sink: None to keep every launch in .launches; or a callable that takes each
         launch, in the same order, once nothing can change it any more (a later method of
         its channel may still attach a semaphore to a channel's last launch) or once HOLD
@@ -67,8 +68,12 @@ class SubmissionDecoder:
         made it has been decoded (before any sink call of that submission).
         late: a callable that takes a launch (held, or handed over past HOLD) whose
         semaphores a later submission of its channel added to: only the channel's last
-        launch can change, so this is the one launch to look at again."""
+        launch can change, so this is the one launch to look at again.
+        sync: a callable that takes each semaphore method no launch holds (a wait, or a
+        release on a channel with no launch yet: decoders/launch/decoder.py _semaphore),
+        with its record_index and pid, in submission order."""
         self._stream_cls = StreamDecoder
+        self.sync = sync
         self.gpu = gpu
         self.memory_lookup = memory_lookup
         self.launches = []
@@ -148,6 +153,14 @@ class SubmissionDecoder:
                 where = _Where(record_index, token)
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
+        syncs = ld.syncs
+        if syncs:
+            ld.syncs = []
+            if self.sync is not None:
+                for e in syncs:
+                    e["record_index"] = record_index
+                    e["pid"] = pid
+                    self.sync(e)
         if len(dec.problems) != self._seen_problems[key] or len(ld.problems) != nlp:
             self._convert(key, dec, ld, nlp, _Where(record_index, token))
         n = self._count

@@ -144,6 +144,14 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
           f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked"
           + (f", {kl['graph_prepared']} graph node QMDs sent ahead of their replays"
              if kl.get("graph_prepared") else "") + "\n")
+        sy = stats.get("syncs") or {}
+        if sy.get("waits"):
+            matched = sy["waits"] - sy.get("waits_no_release_before", 0)
+            w(f"  semaphore waits: {sy['waits']}, {matched} after a release of their address "
+              f"({sy.get('waits_released_by_another_channel', 0)} by another channel, "
+              f"{sy.get('waits_on_another_gpu', 0)} on another GPU); "
+              f"{sy.get('releases_without_launch', 0)} releases on channels with no launch "
+              f"(syncs[] in --json)\n")
         if stats.get("module_images_entries_elided"):
             w(f"  module images: {stats['module_images_entries_elided']} kept without the "
               f"fatbin entries for other GPUs (trace-launch's exit step; --all-entries keeps "

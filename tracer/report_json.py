@@ -31,7 +31,7 @@ def _clean(obj):
 # submission); `--all-fields` keeps them. Dotted paths as docs/json.md names them.
 ELIDED = ("launches[].qmd_fields", "launches[].cbank0_driver.hex",
           "launches[].semaphores[].fields", "launches[].attribution.api_call",
-          "submissions[].segments[].hex")
+          "submissions[].segments[].hex", "syncs[].fields")
 ALL_FIELDS_FLAG = "--all-fields"
 
 
@@ -69,6 +69,10 @@ def _brief_submission(s):
     return s
 
 
+def _brief_sync(s):
+    return {k: v for k, v in s.items() if k != "fields"}
+
+
 def _parts(model, all_fields=True):
     """(key, value) of the JSON object in order: what to_json and render_json write."""
     from tracer.outcome import run_json
@@ -87,6 +91,7 @@ def _parts(model, all_fields=True):
         ("mmaps", model.mmaps),
         ("submissions", model.submissions),
         ("launches", model.launches),
+        ("syncs", model.syncs),
         ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("notes", model.notes),
@@ -107,6 +112,8 @@ def to_json(model, all_fields=True):
                 value = [_brief_launch(l) for l in value]
         elif key == "submissions" and not all_fields:
             value = [_brief_submission(x) for x in value]
+        elif key == "syncs" and not all_fields:
+            value = [_brief_sync(x) for x in value]
         out[key] = value
     return _clean(out)
 
@@ -257,8 +264,8 @@ def render_json(model, out, all_fields=True):
     w("{")
     for k, (key, value) in enumerate(_parts(model, all_fields)):
         w(("," if k else "") + "\n " + json.dumps(key) + ": ")
-        if key not in ("ioctls", "mmaps", "submissions", "launches", "api_calls", "marks",
-                       "notes", "problems", "failed_calls"):
+        if key not in ("ioctls", "mmaps", "submissions", "launches", "syncs", "api_calls",
+                       "marks", "notes", "problems", "failed_calls"):
             w(_json_text(value, 1))
             continue
         first = [True]
@@ -270,17 +277,22 @@ def render_json(model, out, all_fields=True):
         # the long lists: rendered a range at a time, by worker processes when long
         one = _LaunchText(all_fields) if key == "launches" else \
             _item_text if all_fields or key not in COMPACT_LISTS else \
-            _submission_text if key == "submissions" else _compact_item
+            _submission_text if key == "submissions" else \
+            _sync_text if key == "syncs" else _compact_item
         render_ranges(value, one, chunk)
         w("[]" if first[0] else "\n ]")
     w("\n}\n")
 
 
-COMPACT_LISTS = ("submissions", "launches", "api_calls")    # one line per item by default
+COMPACT_LISTS = ("submissions", "launches", "syncs", "api_calls")    # a line per item by default
 
 
 def _compact_item(_, item):
     return _compact(item)
+
+
+def _sync_text(_, item):
+    return _compact(_brief_sync(item))
 
 
 def _item_text(_, item):

@@ -34,7 +34,8 @@ class _I2M:
 
 
 class _Channel:
-    def __init__(self):
+    def __init__(self, key=None):
+        self.key = key          # (pid, hClient, hChannel, token) as the submission gave it
         self.i2m = {}
         self.copy = {}
         self.inline_upper = 0

@@ -9,6 +9,7 @@ from decoders.launch.channel import _Channel, _ClassPlan, _I2M, _I2M_REGS, _DATA
     _class_table, _i2m_launch_fields, _method_fields, _payload, _problem
 from decoders.launch.memory import SparseMemory
 from decoders.launch.ops import TemplateOps
+from decoders.launch.syncs import MAX_RELEASES, acquire_satisfied, sync_operation
 from decoders.launch.qmds import QmdLaunches
 from decoders.forms import NON_INC
 
@@ -41,11 +42,20 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         # Inline transfers whose data the stream does not carry (supplied on the GPU by an
         # MME macro): {"offset", "dst", "size", "why"}. Not problems: the capture is whole.
         self.unreconstructed = []
+        # This submission's semaphore methods that are no launch's (_semaphore): waits
+        # (acquires) always, releases where the channel has run no launch (a copy engine's,
+        # an event's before any kernel). SubmissionDecoder.feed takes them.
+        self.syncs = []
+        # semaphore VA -> (payload, SUBMISSION record, channel token, source, hChannel): the last
+        # release this process's pushbuffers wrote there, for the waits that follow
+        self.releases = {}
+        self._record = None
 
     def begin_submission(self, record_index=None):
         self._this_submission = {}
         self._chained = {}
         self.memory.tag = record_index
+        self._record = record_index
 
     def resync(self, channel):
         """A capture window left this channel's methods out (decoders/window.py): inline
@@ -85,7 +95,7 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         (_program) and the packets no handler reads are not looked at again."""
         ch = self._channels.get(channel)
         if ch is None:
-            ch = self._channels[channel] = _Channel()
+            ch = self._channels[channel] = _Channel(channel)
         if template is not None:
             prog = self._programs.get(template)
             if prog is None:
@@ -338,9 +348,39 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         rec["reconstructed"] = True
 
     def _semaphore(self, ch, sem):
+        """A semaphore method: a release follows the channel's last launch (it runs when
+        the work before it is done: an event record); a wait (ACQ_* operation) holds back
+        the work after it, so it is no launch's, and goes to `syncs` with the release it
+        waits for where this process wrote one before (released_by)."""
+        op = sync_operation(sem)
+        waits = op is not None and op.startswith("ACQ")
+        if op is None or op.startswith("RELEASE"):     # (not a REDUCTION's operand, a TRAP)
+            self._released(ch, sem)
         launch = ch.last_launch
-        if launch is not None:
+        if launch is not None and not waits:
             if launch._own and "fields" in sem:     # its summary was read: not shared
                 sem["fields"] = dict(sem["fields"])
             launch._summary["semaphores"].append(sem)
+            return
+        entry = dict(sem, channel=ch.key[3] if ch.key else None,
+                     hChannel=ch.key[2] if ch.key else None, operation=op, waits=waits)
+        if waits:
+            entry["released_by"] = self._released_by(sem["address"], sem["payload"], op)
+        self.syncs.append(entry)
+
+    def _released(self, ch, sem):
+        releases = self.releases
+        if len(releases) >= MAX_RELEASES and sem["address"] not in releases:
+            del releases[next(iter(releases))]      # the oldest address first
+        releases[sem["address"]] = (sem["payload"], self._record, ch.key[3] if ch.key else None,
+                                    sem["source"], ch.key[2] if ch.key else None)
+
+    def _released_by(self, address, payload, op):
+        """The last release at `address` before this wait, when its payload satisfies the
+        wait's operation (32-bit circular for ACQ_CIRC_GEQ); else None."""
+        r = self.releases.get(address)
+        if r is None or not acquire_satisfied(op, r[0], payload):
+            return None
+        return {"record_index": r[1], "channel": r[2], "hChannel": r[4], "source": r[3],
+                "payload": r[0]}
 

@@ -20,7 +20,7 @@ class TemplateOps:
         binding: tuple(StreamDecoder.binding.items())."""
         ch = self._channels.get(channel)
         if ch is None:
-            ch = self._channels[channel] = _Channel()
+            ch = self._channels[channel] = _Channel(channel)
         key = (tpl, binding, host)
         prog = self._compiled.get(key)
         if prog is None:

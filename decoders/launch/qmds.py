@@ -41,6 +41,8 @@ class QmdLaunches:
             return None
         summary, driver = self._summary(va, version, words, parts, family, source, pkt[0],
                                         plan.class_id, parent)
+        for sem in summary["semaphores"]:       # the QMD's own releases, for later waits
+            self._released(ch, sem)
         launch = Launch(summary, data, None, version, words, driver)
         chained = self._chained.pop(va, None) if depth == 0 else None
         if chained is not None and chained[1] == parts[4]:

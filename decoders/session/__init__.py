@@ -71,6 +71,7 @@ def _new_model(path, reader, branch, keep):
         model.launches = SpillList(keep, _launch_dump, _launch_load, repair_launch)
         # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
         model.api_calls = SpillList(keep, load=_api_call_load)
+        model.syncs = SpillList(keep)
     model.api = ApiCalls()
     model.attribution = Attribution(model.objects, sm=_sm(meta))
     return model

@@ -28,7 +28,7 @@ class LaunchStage:
     def __init__(self, model, attr, gpu, windows=None):
         self.sink = sink = LaunchSink(model, attr, windows)
         self.decoder = SubmissionDecoder(gpu=gpu, sink=sink, arrived=sink.arrived,
-                                         late=sink.late)
+                                         late=sink.late, sync=sink.sync)
         self.record_offsets = {}
 
     def feed(self, rec, call):
@@ -91,6 +91,36 @@ class LaunchSink:
         _tally(model, s, a)
         launch.kept_at = (len(model.launches), len(s["semaphores"]))
         model.launches.append(launch)
+
+    def sync(self, entry):
+        """A semaphore method no launch holds (docs/json.md syncs[]): where its address is,
+        through the process's tree as it stands now; kept in model.syncs and counted."""
+        pid = entry["pid"]
+        entry["resolved"] = self.tree.view(pid).resolution(entry["address"]) \
+            if entry["address"] else None
+        entry["gpu"] = self._gpu(pid, entry.get("hChannel"))
+        counts = self.model.sync_counts
+        if entry["waits"]:
+            by = entry.get("released_by")
+            counts["waits"] += 1
+            counts["waits_released_by_another_channel" if by and by["channel"] !=
+                   entry["channel"] else "waits_released_by_its_channel" if by else
+                   "waits_no_release_before"] += 1
+            if by:
+                by["gpu"] = self._gpu(pid, by.get("hChannel"))
+                if by["gpu"] is not None and by["gpu"] != entry["gpu"]:
+                    counts["waits_on_another_gpu"] += 1     # one GPU waits for another
+        else:
+            counts["releases_without_launch"] += 1
+        self.model.syncs.append(entry)
+
+    def _gpu(self, pid, hchannel):
+        """The index (device minor) of the GPU channel `hchannel` of `pid` runs on, or None."""
+        gpus = getattr(self.tree, "gpus", None)
+        if gpus is None or hchannel is None:
+            return None
+        dev = gpus.device_of(pid, hchannel)
+        return gpus.gpu(pid, dev).get("index") if dev is not None else None
 
     def late(self, launch):
         """Semaphores attached to a kept launch by a later submission: resolved now; a

@@ -75,6 +75,10 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # semaphore methods no launch holds: waits, and releases on a channel with no launch
+    # (decoders/session/launches.py LaunchSink.sync), and their counts
+    syncs: list = field(default_factory=list)
+    sync_counts: Counter = field(default_factory=Counter)
     # API calls that returned a CUresult other than CUDA_SUCCESS (to_json() dicts, the first
     # FAILED_KEPT of them), and how many there were: what the report's header lists first
     failed_calls: list = field(default_factory=list)
@@ -111,6 +115,7 @@ class CaptureModel:
             "api_calls": len(self.api_calls),
             "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
             "kernel_launches": dict(self.verified),
+            "syncs": dict(sorted(self.sync_counts.items())),
             "module_images_entries_elided": self.images_elided,
         }
         return out

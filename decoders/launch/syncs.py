@@ -1,0 +1,31 @@
+"""Semaphore methods as synchronisation: which operation a semaphore method performs (the
+field its class declares: host SEM_EXECUTE and compute SET_REPORT_SEMAPHORE_D `OPERATION`,
+copy LAUNCH_DMA `SEMAPHORE_TYPE`), and whether a release's payload lets a wait go on."""
+
+MAX_RELEASES = 65536    # semaphore addresses remembered per process (oldest dropped first)
+
+
+def sync_operation(sem):
+    """The rendered operation of a semaphore method ("RELEASE", "ACQ_CIRC_GEQ", ...), or None
+    when its fields name none (a QMD's release)."""
+    fields = sem.get("fields") or {}
+    op = fields.get("OPERATION", fields.get("SEMAPHORE_TYPE"))
+    return op if isinstance(op, str) else None
+
+
+def acquire_satisfied(op, released, wanted):
+    """Whether a semaphore holding `released` lets a wait of operation `op` for `wanted` go
+    on (host class SEM_EXECUTE semantics: ACQUIRE equal, ACQ_STRICT_GEQ / ACQ_GEQ greater or
+    equal, ACQ_CIRC_GEQ greater or equal modulo 2^32 within half the range, ACQ_AND any
+    common bit, ACQ_NOR no common bit). None for an operation not listed."""
+    if op == "ACQUIRE":
+        return released == wanted
+    if op in ("ACQ_STRICT_GEQ", "ACQ_GEQ"):
+        return released >= wanted
+    if op == "ACQ_CIRC_GEQ":
+        return ((released - wanted) & 0xFFFFFFFF) < 0x80000000
+    if op == "ACQ_AND":
+        return bool(released & wanted)
+    if op == "ACQ_NOR":
+        return not (released & wanted)
+    return None

@@ -1,0 +1,79 @@
+"""Semaphore waits and launch-less releases (decoders/launch/syncs.py, docs/json.md syncs[]):
+each wait is tied to the memory it lives in and to the release it waits for, and no launch
+lists a wait as its own semaphore. Checked on real recordings against the capture itself:
+the release a wait names is a semaphore method or QMD release at that address in that
+SUBMISSION record, of the channel named, submitted before the wait."""
+import pytest
+
+from decoders.launch.syncs import acquire_satisfied, sync_operation
+from decoders.session import decode_capture
+from tests.conftest import CAPTURES
+
+WITH_WAITS = ("two-streams", "multi-gpu", "ddp-2rank")
+
+
+def test_acquire_operations():
+    assert acquire_satisfied("ACQUIRE", 5, 5) and not acquire_satisfied("ACQUIRE", 6, 5)
+    assert acquire_satisfied("ACQ_STRICT_GEQ", 6, 5) and not acquire_satisfied("ACQ_GEQ", 4, 5)
+    # circular: a payload that wrapped past 2^32 is still "after"
+    assert acquire_satisfied("ACQ_CIRC_GEQ", 3, 0xFFFFFFF0)
+    assert not acquire_satisfied("ACQ_CIRC_GEQ", 0xFFFFFFF0, 3)
+    assert acquire_satisfied("ACQ_CIRC_GEQ", 7, 7)
+    assert acquire_satisfied("ACQ_AND", 0b110, 0b010) and not acquire_satisfied("ACQ_NOR", 1, 1)
+    assert acquire_satisfied("REDUCTION", 1, 1) is None
+    assert sync_operation({"fields": {"OPERATION": "ACQ_CIRC_GEQ"}}) == "ACQ_CIRC_GEQ"
+    assert sync_operation({"fields": {"SEMAPHORE_TYPE": "RELEASE_ONE_WORD_SEMAPHORE"}}) == \
+        "RELEASE_ONE_WORD_SEMAPHORE"
+    assert sync_operation({"source": "qmd.RELEASE0"}) is None
+
+
+@pytest.fixture(scope="module", params=WITH_WAITS)
+def model(request):
+    return request.param, decode_capture(CAPTURES / request.param / "capture.tlc.gz")
+
+
+def test_every_wait_names_a_real_earlier_release(model):
+    name, m = model
+    syncs = list(m.syncs)
+    waits = [s for s in syncs if s["waits"]]
+    assert waits, name
+    subs = {s["index"]: s for s in m.submissions}
+    # every release address of each process: launch-less ones and the launches' own (a
+    # release a later submission adds to its channel's last launch is listed there)
+    released = {(s["pid"], s["address"]) for s in syncs if not s["waits"]}
+    for launch in m.launches:
+        sm = launch.summary
+        for sem in sm["semaphores"]:
+            released.add((sm["pid"], sem["address"]))
+    for w in waits:
+        assert w["operation"].startswith("ACQ") and w["source"] == "host.SEM_EXECUTE"
+        assert w["resolved"] is not None, w          # the memory it lives in
+        by = w["released_by"]
+        assert by is not None, (name, w)             # (every wait in these captures)
+        assert by["record_index"] <= w["record_index"]
+        assert (w["pid"], w["address"]) in released, (name, w)
+        rel = subs[by["record_index"]]
+        assert rel["token"] == by["channel"] and rel["pid"] == w["pid"]
+        assert acquire_satisfied(w["operation"], by["payload"], w["payload"])
+    counts = m.stats()["syncs"]
+    assert counts["waits"] == len(waits)
+    assert counts["releases_without_launch"] == len(syncs) - len(waits)
+    assert counts.get("waits_released_by_another_channel", 0) == \
+        sum(1 for w in waits if w["released_by"]["channel"] != w["channel"])
+
+
+def test_ddp_waits_on_both_ranks_and_gpus():
+    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    by_pid = {}
+    for s in m.syncs:
+        if s["waits"]:
+            by_pid.setdefault(s["pid"], set()).add(s["gpu"])
+    assert len(by_pid) == 2 and sorted(g for gs in by_pid.values() for g in gs) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["two-streams", "multi-gpu", "ddp-2rank", "torch-graph"])
+def test_no_launch_holds_a_wait(name):
+    m = decode_capture(CAPTURES / name / "capture.tlc.gz")
+    for launch in m.launches:
+        for sem in launch.summary["semaphores"]:
+            assert not (sync_operation(sem) or "").startswith("ACQ"), (name, sem)

@@ -104,7 +104,8 @@ class _Builder:
         self.x.setdefault((pid, tid), []).append((start, end, ev))
 
     def instant(self, pid, tid, name, cat, t, args, scope="t"):
-        self.thread(pid, tid)
+        if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
+            self.thread(pid, tid)
         self.events.append({"name": name, "cat": cat, "ph": "i", "s": scope,
                             "ts": self.us(t), "pid": pid, "tid": tid,
                             "args": _clean(args)})
@@ -324,6 +325,26 @@ def timeline(model):
         b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
                   {"record_index": s["index"], "token": f"{s['token']:#x}",
                    "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
+    # each semaphore wait on its channel's track, at its doorbell, naming the release it
+    # waits for (docs/json.md syncs[])
+    times = {s["index"]: s["t"] for s in model.submissions} if getattr(model, "syncs", None) \
+        else {}
+    for w in getattr(model, "syncs", None) or ():
+        if not w.get("waits") or (w["pid"], w["channel"]) not in channel_tid:
+            continue
+        track_pid, tid = channel_tid[(w["pid"], w["channel"])]
+        by = w.get("released_by")
+        name = "semaphore wait" + (f" for channel {by['channel']:#x}" if by and by.get("channel")
+                                   is not None else "")
+        args = {"record_index": w["record_index"], "operation": w.get("operation"),
+                "address": f"{w['address']:#x}", "payload": w["payload"], "gpu": w.get("gpu"),
+                "memory": (w.get("resolved") or {}).get("class_name")}
+        if by:
+            args["released_by"] = {"record_index": by["record_index"],
+                                   "channel": f"{by['channel']:#x}" if by.get("channel")
+                                   is not None else None, "gpu": by.get("gpu"),
+                                   "source": by["source"], "payload": by["payload"]}
+        b.instant(track_pid, tid, name, "sync", times.get(w["record_index"], 0), args)
     b.channel_names = dict(channel_names)
     b.channel_names.update({tid: name for _, tid, name in own_channels})
     b.flush_complete()

@@ -77,3 +77,22 @@ def test_no_launch_holds_a_wait(name):
     for launch in m.launches:
         for sem in launch.summary["semaphores"]:
             assert not (sync_operation(sem) or "").startswith("ACQ"), (name, sem)
+
+
+def test_timeline_shows_each_wait_on_its_channel():
+    """trace-decode timeline: each wait an instant on its channel's track (the track of the
+    channel token the wait's SUBMISSION names), with the release it waits for."""
+    from decoders.timeline import timeline
+    from tests.test_timeline import validate_trace
+    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    doc = timeline(m)
+    assert validate_trace(doc) == []
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    waits = [e for e in doc["traceEvents"] if e.get("cat") == "sync"]
+    assert len(waits) == m.stats()["syncs"]["waits"]
+    token = {s["index"]: s["token"] for s in m.submissions}
+    for e in waits:
+        sub = {"token": token[e["args"]["record_index"]]}
+        assert f"channel token {sub['token']:#x}" in names[(e["pid"], e["tid"])]
+        assert e["args"]["released_by"]["record_index"] <= e["args"]["record_index"]

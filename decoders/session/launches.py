@@ -56,6 +56,7 @@ class LaunchSink:
         self.call = None        # the API call of the submission being decoded
         self._calls = {}        # id(launch not yet kept) -> the API call its doorbell rang in
         self.patched = 0        # late changes recorded as patches of the spill file
+        self._gpus = {}         # (pid, hChannel) -> GPU index (sync)
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now."""
@@ -115,12 +116,19 @@ class LaunchSink:
         self.model.syncs.append(entry)
 
     def _gpu(self, pid, hchannel):
-        """The index (device minor) of the GPU channel `hchannel` of `pid` runs on, or None."""
+        """The index (device minor) of the GPU channel `hchannel` of `pid` runs on, or None
+        (remembered: a channel's GPU is known once its channel is made)."""
+        key = (pid, hchannel)
+        got = self._gpus.get(key, self)
+        if got is not self:
+            return got
         gpus = getattr(self.tree, "gpus", None)
-        if gpus is None or hchannel is None:
-            return None
-        dev = gpus.device_of(pid, hchannel)
-        return gpus.gpu(pid, dev).get("index") if dev is not None else None
+        dev = gpus.device_of(pid, hchannel) if gpus is not None and hchannel is not None \
+            else None
+        got = gpus.gpu(pid, dev).get("index") if dev is not None else None
+        if got is not None:
+            self._gpus[key] = got
+        return got
 
     def late(self, launch):
         """Semaphores attached to a kept launch by a later submission: resolved now; a

@@ -7,7 +7,7 @@ others whole, and criteria combine with AND:
 
 | criterion | ioctls | mmaps, opens | marks | submissions | launches | processes |
 |---|---|---|---|---|---|---|
-| `launches` (indices) | - | - | - | those that carried the launches | those launches | - |
+| `launches` (indices) | - | - | - | those that carried the launches (and their syncs) | those launches | - |
 | `channel` (token or handle) | - | - | - | token or hChannel equal | token or hChannel equal | - |
 | `cls` (class id) | RM allocs of the class | - | - | channel (host) class equal | QMD's class equal | - |
 | `ioctl` (substring) | escape, RM control or class name contains it | - | - | - | - | - |
@@ -226,6 +226,9 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
         _tally_again(changes, changes["launches"])
     if subs is not None:
         changes["submissions"] = subs
+        kept = {x["index"] for x in subs}       # the syncs of the submissions kept
+        changes["syncs"] = [x for x in model.syncs if x["record_index"] in kept]
+        changes["sync_counts"] = _sync_counts(changes["syncs"])
 
     if pid is not None:
         changes["processes"] = {p: v for p, v in model.processes.items() if p == pid}
@@ -241,6 +244,17 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
             criteria["launch_indices"] = [n for n, _ in picked]
         changes["meta"] = dict(model.meta, filter=criteria)
     return dataclasses.replace(model, **changes)
+
+
+def _sync_counts(syncs):
+    """model.sync_counts over a selection's syncs."""
+    from collections import Counter
+
+    from decoders.launch.syncs import count_sync
+    counts = Counter()
+    for x in syncs:
+        count_sync(counts, x)
+    return counts
 
 
 def _tally_again(changes, launches):

@@ -96,3 +96,17 @@ def test_timeline_shows_each_wait_on_its_channel():
         sub = {"token": token[e["args"]["record_index"]]}
         assert f"channel token {sub['token']:#x}" in names[(e["pid"], e["tid"])]
         assert e["args"]["released_by"]["record_index"] <= e["args"]["record_index"]
+
+
+def test_selection_keeps_the_syncs_of_its_submissions():
+    """--pid / --channel: syncs[] and stats.syncs count only the selected submissions'."""
+    from decoders.select import select
+    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    pids = sorted({s["pid"] for s in m.syncs})
+    total = 0
+    for pid in pids:
+        sel = select(m, pid=pid)
+        kept = {s["index"] for s in sel.submissions}
+        assert sel.syncs and all(x["pid"] == pid and x["record_index"] in kept for x in sel.syncs)
+        total += sel.stats()["syncs"]["waits"]
+    assert total == m.stats()["syncs"]["waits"]

@@ -29,3 +29,16 @@ def acquire_satisfied(op, released, wanted):
     if op == "ACQ_NOR":
         return not (released & wanted)
     return None
+
+
+def count_sync(counts, entry):
+    """Count one syncs[] entry into `counts` (a Counter: docs/json.md stats.syncs)."""
+    if not entry["waits"]:
+        counts["releases_without_launch"] += 1
+        return
+    by = entry.get("released_by")
+    counts["waits"] += 1
+    counts["waits_released_by_another_channel" if by and by["channel"] != entry["channel"] else
+           "waits_released_by_its_channel" if by else "waits_no_release_before"] += 1
+    if by and by.get("gpu") is not None and by["gpu"] != entry.get("gpu"):
+        counts["waits_on_another_gpu"] += 1     # one GPU waits for another

@@ -12,6 +12,7 @@ applied when the launch is read back. No stage walks the launches it holds.
 """
 from collections import Counter
 
+from decoders.launch.syncs import count_sync
 from decoders.session.entries import _launch_problems
 from decoders.spill import SpillList
 from decoders.submissions import SubmissionDecoder
@@ -100,19 +101,10 @@ class LaunchSink:
         entry["resolved"] = self.tree.view(pid).resolution(entry["address"]) \
             if entry["address"] else None
         entry["gpu"] = self._gpu(pid, entry.get("hChannel"))
-        counts = self.model.sync_counts
-        if entry["waits"]:
-            by = entry.get("released_by")
-            counts["waits"] += 1
-            counts["waits_released_by_another_channel" if by and by["channel"] !=
-                   entry["channel"] else "waits_released_by_its_channel" if by else
-                   "waits_no_release_before"] += 1
-            if by:
-                by["gpu"] = self._gpu(pid, by.get("hChannel"))
-                if by["gpu"] is not None and by["gpu"] != entry["gpu"]:
-                    counts["waits_on_another_gpu"] += 1     # one GPU waits for another
-        else:
-            counts["releases_without_launch"] += 1
+        by = entry.get("released_by")
+        if by:
+            by["gpu"] = self._gpu(pid, by.get("hChannel"))
+        count_sync(self.model.sync_counts, entry)
         self.model.syncs.append(entry)
 
     def _gpu(self, pid, hchannel):

@@ -17,6 +17,11 @@ def bits(value, lo, width):
     return (value >> lo) & ((1 << width) - 1)
 
 
+def any_common_bits(a, b):
+    """Whether integers a and b have a set bit in common (a semaphore's ACQ_AND)."""
+    return (a & b) != 0
+
+
 def low_bits(values, width):
     """[bits(v, 0, width) for v in values], in one call."""
     mask = (1 << width) - 1

@@ -1,6 +1,7 @@
 """Semaphore methods as synchronisation: which operation a semaphore method performs (the
 field its class declares: host SEM_EXECUTE and compute SET_REPORT_SEMAPHORE_D `OPERATION`,
 copy LAUNCH_DMA `SEMAPHORE_TYPE`), and whether a release's payload lets a wait go on."""
+from decoders.fields import any_common_bits, bits
 
 MAX_RELEASES = 65536    # semaphore addresses remembered per process (oldest dropped first)
 
@@ -23,11 +24,11 @@ def acquire_satisfied(op, released, wanted):
     if op in ("ACQ_STRICT_GEQ", "ACQ_GEQ"):
         return released >= wanted
     if op == "ACQ_CIRC_GEQ":
-        return ((released - wanted) & 0xFFFFFFFF) < 0x80000000
+        return bits(released - wanted, 0, 32) < 0x80000000
     if op == "ACQ_AND":
-        return bool(released & wanted)
+        return any_common_bits(released, wanted)
     if op == "ACQ_NOR":
-        return not (released & wanted)
+        return not any_common_bits(released, wanted)
     return None
 
 

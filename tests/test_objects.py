@@ -19,6 +19,15 @@ def mem_params(size, attr):
         limit=size - 1, address=0, ctagOffset=0, hVASpace=0, internalflags=0, tag=0, numaNode=0))
 
 
+def uvm_map(base, length, hmemory=SYSMEM):
+    """UVM_MAP_EXTERNAL_ALLOCATION params: `length` bytes of `hmemory` at `base`."""
+    return nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
+        base=base, length=length, offset=0,
+        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
+                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
+        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=hmemory, rmStatus=0))
+
+
 def build_tree():
     t = ObjectTree()
     ver = nv_ioctl_rm_api_version_t.build(dict(cmd=0, reply=1, versionString=b"580.159.04".ljust(64, b"\0")))
@@ -50,12 +59,7 @@ def build_tree():
                              tok.build(dict(workSubmitToken=0x1000A))), pid=100)
     # Sysmem via UVM_MAP_EXTERNAL_ALLOCATION.
     t.feed_ioctl(alloc_rec(0x3E, SYSMEM, DEVICE, mem_params(0x10000, 1 << 25)), pid=100)
-    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
-        base=0x7FFF00000000, length=0x10000, offset=0,
-        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
-                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
-        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=SYSMEM, rmStatus=0))
-    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=100)
+    t.feed_ioctl(rec(33, uvm_map(0x7FFF00000000, 0x10000), path=UVM_PATH), pid=100)
     return t
 
 
@@ -129,12 +133,7 @@ def test_uvm_free_then_same_handle_reallocated_and_remapped():
     assert t.objects[SYSMEM].freed
     t.feed_ioctl(alloc_rec(0x3E, SYSMEM, DEVICE, mem_params(0x20000, 1 << 25)), pid=100)
     assert not t.objects[SYSMEM].freed and t.objects[SYSMEM].size == 0x20000
-    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
-        base=0x7FFE00000000, length=0x20000, offset=0,
-        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
-                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
-        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=SYSMEM, rmStatus=0))
-    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=100)
+    t.feed_ioctl(rec(33, uvm_map(0x7FFE00000000, 0x20000), path=UVM_PATH), pid=100)
     assert [m["va"] for m in t.objects[SYSMEM].gpu_mappings] == [0x7FFE00000000]
     assert "offset 0x1ff00 in memory object" in t.resolve_va(0x7FFE0001FF00)
     assert not t.notes
@@ -147,12 +146,7 @@ def test_two_processes_keep_their_own_objects():
     t = build_tree()                                    # process 100
     t.feed_ioctl(alloc_rec(0x80, DEVICE, CLIENT), pid=200)
     t.feed_ioctl(alloc_rec(0x3E, SYSMEM, DEVICE, mem_params(0x40000, 1 << 25)), pid=200)
-    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
-        base=0x7FFF00000000, length=0x40000, offset=0,
-        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
-                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
-        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=SYSMEM, rmStatus=0))
-    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=200)
+    t.feed_ioctl(rec(33, uvm_map(0x7FFF00000000, 0x40000), path=UVM_PATH), pid=200)
     a, b = t.view(100), t.view(200)
     assert a.objects[SYSMEM].size == 0x10000 and b.objects[SYSMEM].size == 0x40000
     assert a.objects[SYSMEM].pid == 100 and b.objects[SYSMEM].pid == 200
@@ -194,12 +188,7 @@ def test_imported_objects_are_memory_under_their_parent():
     assert (o.hclass, o.parent, o.client, o.role, o.location, o.class_name) == \
         (None, DEVICE, CLIENT, "memory", "vidmem", "imported VIDMEM")
     assert 0x5C00027D not in t.objects                      # objectTypes NONE: not imported
-    ua = nvos.UVM_MAP_EXTERNAL_ALLOCATION_PARAMS.build(dict(
-        base=0x7F3A56000000, length=0x200000, offset=0,
-        perGpuAttributes=[dict(gpuUuid=bytes(16), gpuMappingType=0, gpuCachingType=0,
-                               gpuFormatType=0, gpuElementBits=0, gpuCompressionType=0)] * 256,
-        gpuAttributesCount=1, rmCtrlFd=3, hClient=CLIENT, hMemory=0x5C00027A, rmStatus=0))
-    t.feed_ioctl(rec(33, ua, path=UVM_PATH), pid=100)
+    t.feed_ioctl(rec(33, uvm_map(0x7F3A56000000, 0x200000, 0x5C00027A), path=UVM_PATH), pid=100)
     assert not t.notes
     r = t.resolution(0x7F3A56000040, pid=100)
     assert (r["handle"], r["class"], r["class_name"], r["memory"]) == \

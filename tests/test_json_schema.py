@@ -201,6 +201,8 @@ def _elided_parts(doc):
     for sub in doc["submissions"]:
         for seg in sub["segments"]:
             out.append(("submissions[].segments[].hex", "hex" in seg))
+    for sync in doc.get("syncs", ()):
+        out.append(("syncs[].fields", "fields" in sync))
     return out
 
 
@@ -249,6 +251,8 @@ def test_default_json_is_all_fields_less_the_elided_parts(name, capture_files):
     for sub in full["submissions"]:
         for seg in sub["segments"]:
             seg.pop("hex")
+    for sync in full["syncs"]:
+        sync.pop("fields")
     full["elided"], brief["elided"] = None, None
     assert brief == full
 
@@ -287,7 +291,7 @@ def test_schema_requires_the_documented_keys(section, definition, schema):
     (lambda d: d["marks"][0].update(kind="MIDDLE"), "$.marks[0].kind"),
     (lambda d: d["submissions"][0]["segments"][0].update(hex="XYZ"), "segments[0].hex"),
     (lambda d: d.update(exit={"status": -9}), "$.exit"),
-    (lambda d: d["elided"]["paths"].append("launches[].grid"), "$.elided.paths[5]"),
+    (lambda d: d["elided"]["paths"].append("launches[].grid"), "$.elided.paths[6]"),
     (lambda d: d["mmaps"].append({"index": 1}), "matches none of anyOf"),
 ])
 def test_validator_rejects_synthetic_damage(mutate, where, capture_files, schema):

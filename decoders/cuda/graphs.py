@@ -14,6 +14,7 @@ cuGraphExecChildGraphNodeSetParams', a kernel node's parameters by cuGraphExec(K
 SetParams. A replay's QMD is matched to a kernel node of its exec by grid, block and
 argument bytes (indexed by grid and block).
 """
+import copy
 from bisect import bisect_right
 from collections import Counter, namedtuple
 
@@ -306,7 +307,7 @@ class GraphExecs:
         g = call.graph
         if e is None or g is None or not g.nodes:
             return
-        new = g.nodes[0]
+        new = copy.copy(g.nodes[0])     # (the call's own node stays as its record says)
         old = e["nodes"].get(node)
         if old is not None:
             new.graph, new.parent, new.depth, new.body, new.path = \

@@ -362,25 +362,35 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
                 sem["fields"] = dict(sem["fields"])
             launch._summary["semaphores"].append(sem)
             return
-        entry = dict(sem, channel=ch.key[3] if ch.key else None,
-                     hChannel=ch.key[2] if ch.key else None, operation=op, waits=waits)
+        token, hchannel = _channel_ids(ch)
+        entry = dict(sem, channel=token, hChannel=hchannel, operation=op, waits=waits)
         if waits:
-            entry["released_by"] = self._released_by(sem["address"], sem["payload"], op)
+            entry["released_by"] = self._released_by(sem.get("address"), sem.get("payload"), op)
         self.syncs.append(entry)
 
     def _released(self, ch, sem):
-        releases = self.releases
-        if len(releases) >= MAX_RELEASES and sem["address"] not in releases:
+        releases, address = self.releases, sem.get("address")
+        if not address:
+            return
+        if len(releases) >= MAX_RELEASES and address not in releases:
             del releases[next(iter(releases))]      # the oldest address first
-        releases[sem["address"]] = (sem["payload"], self._record, ch.key[3] if ch.key else None,
-                                    sem["source"], ch.key[2] if ch.key else None)
+        token, hchannel = _channel_ids(ch)
+        releases[address] = (sem.get("payload"), self._record, token, sem.get("source"),
+                             hchannel)
 
     def _released_by(self, address, payload, op):
         """The last release at `address` before this wait, when its payload satisfies the
         wait's operation (32-bit circular for ACQ_CIRC_GEQ); else None."""
         r = self.releases.get(address)
-        if r is None or not acquire_satisfied(op, r[0], payload):
+        if r is None or r[0] is None or payload is None or \
+                not acquire_satisfied(op, r[0], payload):
             return None
         return {"record_index": r[1], "channel": r[2], "hChannel": r[4], "source": r[3],
                 "payload": r[0]}
 
+
+def _channel_ids(ch):
+    """(work-submit token, hChannel) of a channel keyed (pid, hClient, hChannel, token) as
+    SubmissionDecoder keys them; (None, None) for another key (a test's, a dump's)."""
+    key = ch.key
+    return (key[3], key[2]) if isinstance(key, tuple) and len(key) == 4 else (None, None)

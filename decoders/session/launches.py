@@ -99,7 +99,7 @@ class LaunchSink:
         through the process's tree as it stands now; kept in model.syncs and counted."""
         pid = entry["pid"]
         entry["resolved"] = self.tree.view(pid).resolution(entry["address"]) \
-            if entry["address"] else None
+            if entry.get("address") else None
         entry["gpu"] = self._gpu(pid, entry.get("hChannel"))
         by = entry.get("released_by")
         if by:

@@ -7,11 +7,13 @@ others whole, and criteria combine with AND:
 
 | criterion | ioctls | mmaps, opens | marks | submissions | launches | processes |
 |---|---|---|---|---|---|---|
-| `launches` (indices) | - | - | - | those that carried the launches (and their syncs) | those launches | - |
+| `launches` (indices) | - | - | - | those that carried the launches | those launches | - |
 | `channel` (token or handle) | - | - | - | token or hChannel equal | token or hChannel equal | - |
 | `cls` (class id) | RM allocs of the class | - | - | channel (host) class equal | QMD's class equal | - |
 | `ioctl` (substring) | escape, RM control or class name contains it | - | - | - | - | - |
 | `pid` | pid equal | pid equal | pid equal | pid equal | pid equal | that pid |
+
+The syncs and copies kept are those of the submissions kept.
 
 Launch indices are positions in `model.launches` of the unfiltered model, as the report
 numbers them ("launch 3"). Stats (`model.stats()`) are computed from the lists, so they
@@ -229,6 +231,8 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
         kept = {x["index"] for x in subs}       # the syncs of the submissions kept
         changes["syncs"] = [x for x in model.syncs if x["record_index"] in kept]
         changes["sync_counts"] = _sync_counts(changes["syncs"])
+        changes["copies"] = [x for x in model.copies if x["record_index"] in kept]
+        changes["copy_counts"] = Counter(x["direction"] for x in changes["copies"])
 
     if pid is not None:
         changes["processes"] = {p: v for p, v in model.processes.items() if p == pid}
@@ -248,8 +252,6 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
 
 def _sync_counts(syncs):
     """model.sync_counts over a selection's syncs."""
-    from collections import Counter
-
     from decoders.launch.syncs import count_sync
     counts = Counter()
     for x in syncs:

@@ -58,7 +58,7 @@ class SubmissionDecoder:
     HOLD = 4096
 
     def __init__(self, gpu="hopper", memory_lookup=None, sink=None, arrived=None, late=None,
-                 sync=None):
+                 sync=None, copy=None):
         """sink: None to keep every launch in .launches; or a callable that takes each
         launch, in the same order, once nothing can change it any more (a later method of
         its channel may still attach a semaphore to a channel's last launch) or once HOLD
@@ -71,9 +71,11 @@ class SubmissionDecoder:
         launch can change, so this is the one launch to look at again.
         sync: a callable that takes each semaphore method no launch holds (a wait, or a
         release on a channel with no launch yet: decoders/launch/decoder.py _semaphore),
-        with its record_index and pid, in submission order."""
+        with its record_index and pid, in submission order.
+        copy: the same for each copy engine transfer (LAUNCH_DMA with a data transfer)."""
         self._stream_cls = StreamDecoder
         self.sync = sync
+        self.copy = copy
         self.gpu = gpu
         self.memory_lookup = memory_lookup
         self.launches = []
@@ -153,14 +155,15 @@ class SubmissionDecoder:
                 where = _Where(record_index, token)
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
-        syncs = ld.syncs
-        if syncs:
-            ld.syncs = []
-            if self.sync is not None:
-                for e in syncs:
-                    e["record_index"] = record_index
-                    e["pid"] = pid
-                    self.sync(e)
+        for name, take in (("syncs", self.sync), ("copies", self.copy)):
+            got = getattr(ld, name)
+            if got:
+                setattr(ld, name, [])       # (taken each submission: nothing grows)
+                if take is not None:
+                    for e in got:
+                        e["record_index"] = record_index
+                        e["pid"] = pid
+                        take(e)
         if len(dec.problems) != self._seen_problems[key] or len(ld.problems) != nlp:
             self._convert(key, dec, ld, nlp, _Where(record_index, token))
         n = self._count

@@ -18,7 +18,7 @@ from tracer.cli import trace_decode, trace_launch
 
 OFFSET = re.compile(r"offset 0x[0-9a-f]+")
 KEYS = {"meta", "ioctls", "mmaps", "submissions", "launches", "stats", "marks", "notes", "problems",
-        "api_calls", "elided", "exit", "failed_calls", "syncs"}
+        "api_calls", "elided", "exit", "failed_calls", "syncs", "copies"}
 
 
 def _runner():

@@ -110,3 +110,21 @@ def test_selection_keeps_the_syncs_of_its_submissions():
         assert sel.syncs and all(x["pid"] == pid and x["record_index"] in kept for x in sel.syncs)
         total += sel.stats()["syncs"]["waits"]
     assert total == m.stats()["syncs"]["waits"]
+
+
+def test_ddp_copies_know_where_each_side_is():
+    """copies[]: each rank's copy engine transfers, each side placed through the rank's own
+    tree. A host-to-device copy writes vidmem of the GPU its channel runs on (a rank copies
+    to its own GPU); the counts by direction are the list's."""
+    from collections import Counter
+    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    copies = list(m.copies)
+    assert copies and Counter(x["direction"] for x in copies) == m.stats()["copies"]
+    h2d = [x for x in copies if x["direction"] == "host to device"]
+    assert len(h2d) > 100 and {x["pid"] for x in h2d} == {s["pid"] for s in m.submissions}
+    for x in h2d:
+        assert x["src_resolved"]["memory"] == "sysmem"
+        assert x["dst_resolved"]["memory"] == "vidmem" and x["dst_on"] == x["gpu"]
+    fills = [x for x in copies if x["direction"].startswith("fill")]
+    assert fills and all(x["remap"] and x["src"] == 0 for x in fills)
+    assert not any(x["direction"] == "between GPUs" for x in copies)

@@ -152,6 +152,11 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
               f"{sy.get('waits_on_another_gpu', 0)} on another GPU); "
               f"{sy.get('releases_without_launch', 0)} releases on channels with no launch "
               f"(syncs[] in --json)\n")
+        cp = stats.get("copies") or {}
+        if cp:
+            w(f"  copy engine transfers: {sum(cp.values())} ("
+              + ", ".join(f"{n} {d}" for d, n in sorted(cp.items(), key=lambda kv: -kv[1]))
+              + "; copies[] in --json)\n")
         if stats.get("module_images_entries_elided"):
             w(f"  module images: {stats['module_images_entries_elided']} kept without the "
               f"fatbin entries for other GPUs (trace-launch's exit step; --all-entries keeps "

@@ -92,6 +92,7 @@ def _parts(model, all_fields=True):
         ("submissions", model.submissions),
         ("launches", model.launches),
         ("syncs", model.syncs),
+        ("copies", model.copies),
         ("api_calls", model.api_calls),
         ("marks", model.marks),
         ("notes", model.notes),
@@ -264,8 +265,8 @@ def render_json(model, out, all_fields=True):
     w("{")
     for k, (key, value) in enumerate(_parts(model, all_fields)):
         w(("," if k else "") + "\n " + json.dumps(key) + ": ")
-        if key not in ("ioctls", "mmaps", "submissions", "launches", "syncs", "api_calls",
-                       "marks", "notes", "problems", "failed_calls"):
+        if key not in ("ioctls", "mmaps", "submissions", "launches", "syncs", "copies",
+                       "api_calls", "marks", "notes", "problems", "failed_calls"):
             w(_json_text(value, 1))
             continue
         first = [True]
@@ -284,7 +285,7 @@ def render_json(model, out, all_fields=True):
     w("\n}\n")
 
 
-COMPACT_LISTS = ("submissions", "launches", "syncs", "api_calls")    # a line per item by default
+COMPACT_LISTS = ("submissions", "launches", "syncs", "copies", "api_calls")    # a line each
 
 
 def _compact_item(_, item):

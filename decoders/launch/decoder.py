@@ -22,7 +22,7 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         self.memory_lookup = memory_lookup
         self.launches = []
         self.problems = []
-        self.copies = []
+        self.copies = []        # copy engine transfers (LAUNCH_DMA) since SubmissionDecoder took them
         self._channels = {}
         self._launched = {}
         # QMD VA -> bytes launched in the submission being fed (begin_submission): a CUDA
@@ -331,8 +331,11 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         dst = join_u64(st.get(0x40C, 0), st.get(0x408, 0))
         length = st.get(0x418, 0)
         lines = st.get(0x41C, 1) if f["MULTI_LINE_ENABLE"] else 1
+        token, hchannel = _channel_ids(ch)
         rec = {"src": src, "dst": dst, "line_length": length, "line_count": lines,
-               "offset": pkt[0], "reconstructed": False}
+               "bytes": length * lines, "offset": pkt[0], "channel": token,
+               "hChannel": hchannel, "remap": bool(f.get("REMAP_ENABLE")),
+               "reconstructed": False}
         self.copies.append(rec)
         if f["SRC_TYPE"] or f["DST_TYPE"] or not (f["SRC_MEMORY_LAYOUT"] and f["DST_MEMORY_LAYOUT"]):
             rec["why"] = "physical or block-linear transfer"

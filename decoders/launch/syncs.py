@@ -1,6 +1,7 @@
 """Semaphore methods as synchronisation: which operation a semaphore method performs (the
 field its class declares: host SEM_EXECUTE and compute SET_REPORT_SEMAPHORE_D `OPERATION`,
-copy LAUNCH_DMA `SEMAPHORE_TYPE`), and whether a release's payload lets a wait go on."""
+copy LAUNCH_DMA `SEMAPHORE_TYPE`), and whether a release's payload lets a wait go on; and
+the direction of a copy engine transfer, from where its two sides' memory is."""
 from decoders.fields import any_common_bits, bits
 
 MAX_RELEASES = 65536    # semaphore addresses remembered per process (oldest dropped first)
@@ -43,3 +44,19 @@ def count_sync(counts, entry):
            "waits_released_by_its_channel" if by else "waits_no_release_before"] += 1
     if by and by.get("gpu") is not None and by["gpu"] != entry.get("gpu"):
         counts["waits_on_another_gpu"] += 1     # one GPU waits for another
+
+
+def copy_direction(src_on, dst_on, fill=False):
+    """'host to device', 'device to host', 'device to device' (one GPU), 'between GPUs',
+    'host to host', 'fill (host)' / 'fill (device)' (a remapped transfer of constants: no
+    source memory) or 'unknown', from each side's 'host' / GPU index / None."""
+    if fill:
+        return "fill (host)" if dst_on == "host" else "fill (device)" if dst_on is not None \
+            else "unknown"
+    if src_on is None or dst_on is None:
+        return "unknown"
+    if src_on == "host":
+        return "host to host" if dst_on == "host" else "host to device"
+    if dst_on == "host":
+        return "device to host"
+    return "device to device" if src_on == dst_on else "between GPUs"

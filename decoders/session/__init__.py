@@ -72,6 +72,7 @@ def _new_model(path, reader, branch, keep):
         # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
         model.api_calls = SpillList(keep, load=_api_call_load)
         model.syncs = SpillList(keep)
+        model.copies = SpillList(keep)
     model.api = ApiCalls()
     model.attribution = Attribution(model.objects, sm=_sm(meta))
     return model

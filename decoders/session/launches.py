@@ -12,7 +12,7 @@ applied when the launch is read back. No stage walks the launches it holds.
 """
 from collections import Counter
 
-from decoders.launch.syncs import count_sync
+from decoders.launch.syncs import copy_direction, count_sync
 from decoders.session.entries import _launch_problems
 from decoders.spill import SpillList
 from decoders.submissions import SubmissionDecoder
@@ -29,7 +29,7 @@ class LaunchStage:
     def __init__(self, model, attr, gpu, windows=None):
         self.sink = sink = LaunchSink(model, attr, windows)
         self.decoder = SubmissionDecoder(gpu=gpu, sink=sink, arrived=sink.arrived,
-                                         late=sink.late, sync=sink.sync)
+                                         late=sink.late, sync=sink.sync, copy=sink.copy)
         self.record_offsets = {}
 
     def feed(self, rec, call):
@@ -106,6 +106,35 @@ class LaunchSink:
             by["gpu"] = self._gpu(pid, by.get("hChannel"))
         count_sync(self.model.sync_counts, entry)
         self.model.syncs.append(entry)
+
+    def copy(self, entry):
+        """A copy engine transfer (docs/json.md copies[]): its source and destination
+        through the process's tree, the GPU its channel runs on and the GPU (or host) each
+        side's memory is on, and so its direction; kept in model.copies and counted."""
+        pid = entry["pid"]
+        tree = self.tree.view(pid)
+        entry["gpu"] = self._gpu(pid, entry.get("hChannel"))
+        for side in ("src", "dst"):
+            r = tree.resolution(entry[side]) if entry[side] else None
+            entry[side + "_resolved"] = r
+            entry[side + "_on"] = self._memory_on(pid, r)
+        # remapped with source 0: the remap constants are written (libcuda's page fills)
+        entry["direction"] = copy_direction(entry["src_on"], entry["dst_on"],
+                                            fill=entry.get("remap") and not entry["src"])
+        self.model.copy_counts[entry["direction"]] += 1
+        self.model.copies.append(entry)
+
+    def _memory_on(self, pid, r):
+        """'host', a GPU index (vidmem of a device of the process), or None (not known)."""
+        if r is None:
+            return None
+        if r.get("memory") == "sysmem":
+            return "host"
+        if r.get("memory") != "vidmem" or r.get("handle") is None:
+            return None
+        gpus = getattr(self.tree, "gpus", None)
+        dev = gpus.device_of(pid, r["handle"]) if gpus is not None else None
+        return gpus.gpu(pid, dev).get("index") if dev is not None else None
 
     def _gpu(self, pid, hchannel):
         """The index (device minor) of the GPU channel `hchannel` of `pid` runs on, or None

@@ -79,6 +79,9 @@ class CaptureModel:
     # (decoders/session/launches.py LaunchSink.sync), and their counts
     syncs: list = field(default_factory=list)
     sync_counts: Counter = field(default_factory=Counter)
+    # copy engine transfers (LaunchSink.copy), and their counts by direction
+    copies: list = field(default_factory=list)
+    copy_counts: Counter = field(default_factory=Counter)
     # API calls that returned a CUresult other than CUDA_SUCCESS (to_json() dicts, the first
     # FAILED_KEPT of them), and how many there were: what the report's header lists first
     failed_calls: list = field(default_factory=list)
@@ -116,6 +119,7 @@ class CaptureModel:
             "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
             "kernel_launches": dict(self.verified),
             "syncs": dict(sorted(self.sync_counts.items())),
+            "copies": dict(sorted(self.copy_counts.items())),
             "module_images_entries_elided": self.images_elided,
         }
         return out

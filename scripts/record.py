@@ -248,6 +248,9 @@ REAL = {
     "torch-libs": ("torch_libs.py", "PyTorch through cuDNN (conv2d fwd/bwd), cuBLAS (fp32, bf16, "
                    "bmm), cuFFT (rfft/irfft), CUB (sort, cumsum), cuSOLVER (cholesky), cuSPARSE "
                    "(CSR matmul), twice each; truth: every kernel from CUPTI (torch.profiler)"),
+    "peer-copy": ("peer_copy.py", "PyTorch on 2 GPUs in one process: each GPU's stream waits "
+                  "for an event of the other's and copies from it (peer copies), 3 times; truth: "
+                  "every kernel and memcpy from CUPTI (needs 2 GPUs)"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
 }

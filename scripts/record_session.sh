@@ -3,7 +3,7 @@
 # (the tool returns at most 8): scripts/record_session.sh STEP... with steps
 #   gputests   the GPU-marked tests (pytest -m gpu), log in $OUT/session/gputests.log
 #   windows    scripts/record_windows.sh (issue 24's capture windows)
-#   real:A,B   scripts/record.py real --only A,B (the real-workload corpus), one GPU
+#   real:A,B   scripts/record.py real --only A,B (the real-workload corpus), one GPU (REAL_GPUS=0,1: two)
 #   ddp        scripts/record_ddp.sh (2 ranks; needs 2 GPUs)
 #   ddpbench   bench/ddp_overhead.py: launch overhead per rank against one GPU (needs 2 GPUs)
 #   scaling    scripts/record_scaling.py: the transformer at 20, 100, 500 steps natively, with
@@ -23,7 +23,7 @@ for job in "$@"; do
   case $job in
     gputests) CUDA_VISIBLE_DEVICES=0 timeout ${T_TESTS:-240} python3 -m pytest -q -m gpu -p no:cacheprovider tests >"$S/gputests.log" 2>&1; step "gputests rc=$? $(tail -1 "$S/gputests.log")";;
     windows) CUDA_VISIBLE_DEVICES=0 OUT=$S timeout ${T_WINDOWS:-180} bash scripts/record_windows.sh >"$S/windows.log" 2>&1; step "windows rc=$?";;
-    real:*) CUDA_VISIBLE_DEVICES=0 timeout ${T_REAL:-220} python3 scripts/record.py --out "$S/real" real --only "${job#real:}" >"$S/real.log" 2>&1; step "real rc=$?"
+    real:*) CUDA_VISIBLE_DEVICES=${REAL_GPUS:-0} timeout ${T_REAL:-220} python3 scripts/record.py --out "$S/real" real --only "${job#real:}" >"$S/real.log" 2>&1; step "real rc=$?"
             find "$S/real" -name capture.tlc -exec gzip -9 {} + ;;
     ddp) OUT=$S timeout ${T_DDP:-140} bash scripts/record_ddp.sh >"$S/ddp.log" 2>&1; step "ddp rc=$?";;
     ddpbench) timeout ${T_DDPBENCH:-200} python3 bench/ddp_overhead.py --json "$S/ddp-overhead.json" >"$S/ddpbench.log" 2>&1; step "ddpbench rc=$?";;

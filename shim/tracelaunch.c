@@ -57,6 +57,10 @@
  *     streaming-load copy (TRACE_LAUNCH_COPY=stream), puts back the xmm0 it uses.
  *     tests/test_shim_vector.py checks the built library.
  *  I18..I20 (capture windows, the NVTX injection) are at the top of shim/window.c.
+ *  I21 A work-submit token names a channel on one GPU only: a process on two GPUs has a
+ *     channel with token 0xb on each (captures/peer-copy). A doorbell's token picks,
+ *     among the live channels that hold it, the one whose GP_PUT moved since its last
+ *     capture (the shadow where I13 keeps it, else USERD); the newest when none did.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -617,13 +621,31 @@ __attribute__((noinline)) static void nt_copy(uint8_t *dst, uintptr_t src, size_
     if (i < n) dev_copy(dst + i, src + i, n - i);
 }
 
+/* Whether channel c's GP_PUT is not where its last capture left it (I21). */
+static int put_moved(struct channel *c) {
+    if (LOAD_ACQ(&c->shadow_ok)) return LOAD_ACQ(&c->shadow_put) != LOAD_ACQ(&c->last_put);
+    uint64_t avail = 0;
+    uintptr_t userd = mem_to_cpu(c->hClient, c->hUserd, c->userd_off, &avail, NULL);
+    return userd && avail >= USERD_GP_PUT + 4 &&
+           dev_load32(userd + USERD_GP_PUT) != LOAD_ACQ(&c->last_put);
+}
+
 static struct channel *channel_by_token(uint32_t token) {
     uint32_t n = LOAD_ACQ(&g_nch);
+    struct channel *newest = NULL;
+    int several = 0;
     for (uint32_t i = n < MAX_CHANNELS ? n : MAX_CHANNELS; i-- > 0;) {
         struct channel *c = &g_ch[i];
-        if (LOAD_ACQ(&c->valid) && LOAD_ACQ(&c->token_valid) && !c->freed && c->token == token) return c;
+        if (!LOAD_ACQ(&c->valid) || !LOAD_ACQ(&c->token_valid) || c->freed || c->token != token)
+            continue;
+        if (!newest) { newest = c; continue; }
+        if (!several) {                 /* a second GPU's channel with this token (I21) */
+            several = 1;
+            if (put_moved(newest)) return newest;
+        }
+        if (put_moved(c)) return c;
     }
-    return NULL;
+    return newest;
 }
 
 /* TRACE_LAUNCH_PROBE=ring (a measuring aid, not for tracing): protect each new channel's

@@ -128,3 +128,28 @@ def test_ddp_copies_know_where_each_side_is():
     fills = [x for x in copies if x["direction"].startswith("fill")]
     assert fills and all(x["remap"] and x["src"] == 0 for x in fills)
     assert not any(x["direction"] == "between GPUs" for x in copies)
+
+
+def test_peer_copy_two_gpus_one_process():
+    """captures/peer-copy (two H200s, one process): each GPU's stream waits for the other's
+    event and copies from it. Both GPUs reuse work-submit tokens (0xb on each: shim I21),
+    and every kernel CUPTI saw is decoded; the peer copies are the copy engine transfers
+    between GPUs, as many as CUPTI's PtoP memcpys; each GPU's wait for the other's event is
+    a wait on another GPU, released by the other GPU's channel."""
+    from tests.conftest import manifest
+    m = decode_capture(CAPTURES / "peer-copy" / "capture.tlc.gz")
+    truth = manifest("peer-copy")["ground_truth"]
+    cupti_kernels = sum(k["count"] for k in truth["kernel_configs"])
+    timed = [l.summary for l in m.launches if l.summary["kernel"] and
+             "vectorized_elementwise_kernel" in l.summary["attribution"]["kernel"]["name"]]
+    assert len(timed) == cupti_kernels and all(s["verified"] for s in timed)
+    peer = truth["copies_memsets"]["gpu_memcpy:Memcpy PtoP (Device -> Device)"]
+    between = [x for x in m.copies if x["direction"] == "between GPUs"]
+    assert len(between) == peer and {(x["src_on"], x["dst_on"]) for x in between} == \
+        {(0, 1), (1, 0)}
+    assert all(x["bytes"] == 4 << 20 for x in between)        # 1 << 20 floats
+    cross = [w for w in m.syncs if w["waits"] and w["released_by"] and
+             w["released_by"]["gpu"] != w["gpu"]]
+    assert len(cross) == m.stats()["syncs"]["waits_on_another_gpu"] == 6
+    assert {(w["released_by"]["gpu"], w["gpu"]) for w in cross} == {(0, 1), (1, 0)}
+    assert m.stats()["submissions_lost"] == 0

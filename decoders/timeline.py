@@ -292,7 +292,13 @@ def timeline(model):
                 channel_tid[key] = (CHANNEL_PID, tid)
                 channel_names.append((tid, f"channel token {s['token']:#x} (hChannel "
                                            f"{s['channel']:#x}, {cname}, pid {s['pid']}{where})"))
+    # the doorbell times of the submissions that hold a wait (read in the pass below, not in
+    # another pass over a long capture's spilled submissions)
+    syncs = getattr(model, "syncs", None) or ()
+    times = {w["record_index"]: 0 for w in syncs if w.get("waits")}
     for s in model.submissions:
+        if s["index"] in times:
+            times[s["index"]] = s["t"]
         track_pid, tid = channel_tid[(s["pid"], s["token"])]
         nbytes = sum(g["size"] for g in s["segments"])
         launches = []
@@ -327,9 +333,7 @@ def timeline(model):
                    "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
     # each semaphore wait on its channel's track, at its doorbell, naming the release it
     # waits for (docs/json.md syncs[])
-    times = {s["index"]: s["t"] for s in model.submissions} if getattr(model, "syncs", None) \
-        else {}
-    for w in getattr(model, "syncs", None) or ():
+    for w in syncs:
         if not w.get("waits") or (w["pid"], w["channel"]) not in channel_tid:
             continue
         track_pid, tid = channel_tid[(w["pid"], w["channel"])]

@@ -251,6 +251,9 @@ REAL = {
     "peer-copy": ("peer_copy.py", "PyTorch on 2 GPUs in one process: each GPU's stream waits "
                   "for an event of the other's and copies from it (peer copies), 3 times; truth: "
                   "every kernel and memcpy from CUPTI (needs 2 GPUs)"),
+    "cond-nodes": ("cond_nodes.py", "cuda-python: graphs with IF (true, false), SWITCH (3 bodies) "
+                   "and WHILE (4 trips, 0 trips) conditional nodes, 3 replays each; truth: each "
+                   "body's run count read back from the GPU, every kernel from CUPTI"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
 }
@@ -281,7 +284,7 @@ def job_real(out, args):
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
-        cut = name not in ("launch-paths", "smem-sweep")
+        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg") else (256 << 10)

@@ -5,6 +5,7 @@
 #   windows    scripts/record_windows.sh (issue 24's capture windows)
 #   real:A,B   scripts/record.py real --only A,B (the real-workload corpus), one GPU (REAL_GPUS=0,1: two)
 #   ddp        scripts/record_ddp.sh (2 ranks; needs 2 GPUs)
+#   bench      bench/launch_overhead.py: traced against native per launch, one GPU
 #   ddpbench   bench/ddp_overhead.py: launch overhead per rank against one GPU (needs 2 GPUs)
 #   scaling    scripts/record_scaling.py: the transformer at 20, 100, 500 steps natively, with
 #              --no-report and with the default report, 2 reps (issue 24's whole-job ratio)
@@ -26,6 +27,7 @@ for job in "$@"; do
     real:*) CUDA_VISIBLE_DEVICES=${REAL_GPUS:-0} timeout ${T_REAL:-220} python3 scripts/record.py --out "$S/real" real --only "${job#real:}" >"$S/real.log" 2>&1; step "real rc=$?"
             find "$S/real" -name capture.tlc -exec gzip -9 {} + ;;
     ddp) OUT=$S timeout ${T_DDP:-140} bash scripts/record_ddp.sh >"$S/ddp.log" 2>&1; step "ddp rc=$?";;
+    bench) CUDA_VISIBLE_DEVICES=0 timeout ${T_BENCH:-200} python3 bench/launch_overhead.py --launches 2000 --reps 5 --json "$S/launch-overhead.json" >"$S/bench.log" 2>&1; step "bench rc=$?";;
     ddpbench) timeout ${T_DDPBENCH:-200} python3 bench/ddp_overhead.py --json "$S/ddp-overhead.json" >"$S/ddpbench.log" 2>&1; step "ddpbench rc=$?";;
     scaling) CUDA_VISIBLE_DEVICES=0 timeout ${T_SCALING:-300} python3 scripts/record_scaling.py --out /tmp/scal --steps 20 100 500 --reps 2 --report --timeout 120 >"$S/scaling.log" 2>&1
              step "scaling rc=$?"; cp /tmp/scal/scaling-record.json "$S/" 2>/dev/null;;

@@ -3,6 +3,7 @@ lookups that used to walk everything kept so far (every allocation ever made, ev
 captured graph node, every RM object) are indexed, give what the walks gave, and cost the
 same after 40 things as after 1,000. And a launch handed to the sink before its channel's
 last semaphore (past SubmissionDecoder.HOLD) still reads back whole from the spill file."""
+import gc
 import io
 import sys
 from types import SimpleNamespace
@@ -16,17 +17,25 @@ from decoders.session import decode_capture
 
 
 def lines_run(fn, *args):
-    """(fn(*args), lines of Python it ran): work, counted."""
+    """(fn(*args), lines of Python it ran): work, counted. The collector is held off while
+    it counts: a finalizer of some earlier test's garbage (a generator's close, say) that
+    a collection happens to run inside fn would be counted as fn's work (CI, stop 29:
+    23 lines against 12)."""
     n = [0]
 
     def line(frame, event, arg):
         n[0] += 1
         return line
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
     sys.settrace(lambda frame, event, arg: line)
     try:
         out = fn(*args)
     finally:
         sys.settrace(None)
+        if was:
+            gc.enable()
     return out, n[0]
 
 

@@ -106,20 +106,41 @@ def test_synthetic_copy_the_capture_holds_no_node_for_is_named_not_checked():
     assert "cuGraphExecMemcpyNodeSetParams" in a["why"] and "0x7f0000009000" in a["why"]
 
 
-def test_synthetic_conditional_kernel_is_named_with_its_node():
+def test_synthetic_conditional_kernel_is_checked_for_its_node_and_body():
+    """The end kernel of body 0 follows the body's last kernel node: node and word0 checked
+    (2 for a WHILE of one body, measured); the node's own kernel (word0 0) has the end
+    kernel's pointer0/pointer1: node checked. Without the body node before it, or with
+    another word0, it is not verified."""
     attr, _ = _attribution()
-    for word0, role in ((2, "at the end of a body"), (0, "sent on its own, last")):
+    body = _Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xABCD))
+    assert attr.for_launch(body, _Replay())["graph_node"]["node"] == 0x7003
+    for word0, role, checked in ((2, "at the end of body 0", ["node", "word0"]),
+                                 (0, "its own, sent last", ["node"])):
         a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1],
                                  struct.pack("<IIQQQ", word0, 1, 0x10, 0x20, 0x30)), _Replay())
         assert a["kernel"]["name"] == "[driver kernel, conditional node]"
-        assert a["verified"] is None and role in a["why"] and "0x7002 (WHILE" in a["why"]
+        assert a["verified"] is True and a["checked"] == checked, a
+        assert role in a["why"] and "0x7002 (WHILE" in a["why"]
         assert a["graph_node"]["node"] == 0x7002
         assert [x["value"] for x in a["args"]] == [word0, 1, 0x10, 0x20, 0x30]
-    # another shape, or a word0 never seen: not taken for it
-    for grid, block, params in (([1, 1, 1], [64, 1, 1], struct.pack("<IIQQQ", 0, 1, 1, 2, 3)),
-                                ([1, 1, 1], [32, 1, 1], struct.pack("<IIQQQ", 1, 1, 1, 2, 3))):
-        a = attr.for_launch(_Qmd(grid, block, params), _Replay())
-        assert a["kernel"] is None or a["kernel"]["name"] != "[driver kernel, conditional node]"
+        assert {u["field"] for u in a["unchecked"]} == {"word1", "pointer0, pointer1, pointer2"}
+    # a body end whose word0 is not the one measured for body 0 of a one-body WHILE
+    attr.for_launch(body, _Replay(201))
+    a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1], struct.pack("<IIQQQ", 5, 1, 0x10, 0x20, 0x30)),
+                        _Replay(201))
+    assert a["verified"] is False and a["differences"][0]["qmd"] == 5
+    # no body node before it in this replay: named, which node not checked; and the node's
+    # own kernel of another pointer pair is then not checked either
+    a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1], struct.pack("<IIQQQ", 2, 1, 0x10, 0x20, 0x30)),
+                        _Replay(202))
+    assert a["kernel"]["name"] == "[driver kernel, conditional node]" and a["verified"] is None
+    a = attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1], struct.pack("<IIQQQ", 0, 1, 0x50, 0x60, 0x30)),
+                        _Replay(202))
+    assert a["verified"] is None and "node" in {u["field"] for u in a["unchecked"]}
+    # another shape: not taken for it
+    a = attr.for_launch(_Qmd([1, 1, 1], [64, 1, 1], struct.pack("<IIQQQ", 0, 1, 1, 2, 3)),
+                        _Replay(203))
+    assert a["kernel"] is None or a["kernel"]["name"] != "[driver kernel, conditional node]"
 
 
 def test_synthetic_body_launch_says_its_conditional_body():
@@ -127,8 +148,9 @@ def test_synthetic_body_launch_says_its_conditional_body():
     a = attr.for_launch(_Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xABCD)), _Replay())
     assert a["verified"] is True and a["graph_node"]["node"] == 0x7003
     c = a["graph_node"]["conditional"]
-    assert (c["type"], c["body"], c["node"], c["iteration"]) == ("WHILE", 0, 0x7002, None)
-    assert "not known" in c["why"]
+    assert (c["type"], c["body"], c["node"], c["ran"], c["iteration"]) == \
+        ("WHILE", 0, 0x7002, None, None)
+    assert "not in the capture" in c["why"]
 
 
 def test_synthetic_exec_memcpy_set_moves_the_node():
@@ -160,19 +182,21 @@ def cmdbuf():
     return decode_capture(str(CAPTURES / "jax-cmdbuf" / "capture.tlc.gz"))
 
 
-def test_cmdbuf_every_kernel_named_and_nothing_differs(cmdbuf):
+def test_cmdbuf_every_kernel_named_and_checked(cmdbuf):
     kernels = [l.summary for l in cmdbuf.launches if l.summary["kernel"]]
     att = [s["attribution"] for s in kernels]
     assert all((a["kernel"] or {}).get("name") for a in att)
-    assert not any(a["verified"] is False for a in att)
-    left = Counter(a["kernel"]["name"] for a in att if a["verified"] is None)
-    # what is left: the driver's kernel for a conditional node, 2 per replay of an exec
-    # that has one (docs/graphs.md): 22 replays of the 3 WHILE execs (1 + 11 + 10)
+    assert all(a["verified"] is True for a in att)
+    # the driver's kernel for a conditional node, 2 per replay of an exec that has one
+    # (docs/graphs.md): 22 replays of the 3 WHILE execs (1 + 11 + 10); the body's end
+    # kernel checked for its node and body, the node's own for its node
+    cond = Counter((a["args"][0]["value"], tuple(a["checked"])) for a in att
+                   if a["kernel"]["name"] == "[driver kernel, conditional node]")
     whiles = {g for g, n in _body_launches(cmdbuf)}
     replays = sum(1 for c in cmdbuf.api_calls if c["name"] == "cuGraphLaunch"
                   and c["args"]["hGraphExec"] in whiles)
-    assert replays == 22 and left == {"[driver kernel, conditional node]": 2 * replays}
-    assert cmdbuf.verified["verified"] == len(kernels) - 2 * replays
+    assert replays == 22 and cond == {(2, ("node", "word0")): replays, (0, ("node",)): replays}
+    assert cmdbuf.verified == {"verified": len(kernels)}
 
 
 def _body_launches(model):

@@ -168,6 +168,8 @@ class Attribution:
         self._looked_up = {}    # (pid, mangled name) -> the module/library a lookup found it in
         self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
         self._ran = (None, set())       # (replay call index, node handles its QMDs matched so far)
+        self._prev = (None, None)       # (replay call index, the node its last kernel QMD ran)
+        self._cond = (None, {})         # (replay call index, {(pointer0, pointer1): conditional node})
 
     def names(self, c):
         """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):
@@ -425,13 +427,18 @@ class Attribution:
         if call.kind not in LAUNCH_KINDS:
             graph = call.base == "cuGraphLaunch" or call.base in GRAPH_PREPARE
             node, how, why = self._graph_node(call, s, hw_bytes) if graph else (None, None, None)
+            if graph and node is not None:
+                self._prev = (call.index, node)
             if node is None:
                 # a copy or memset the driver runs as a kernel (for a call, or for a graph's
                 # memcpy / memset node), or its kernel for a conditional node: named and
                 # checked there
+                prev = self._prev
                 own = GD.driver_kernel_of_replay(self, call, s, hw_bytes, launch.record_index) \
                     if graph else driver_kernel(call, s, hw_bytes, self.resolve,
                                                 launch.record_index)
+                if graph and self._prev is prev:    # (a MEMCPY / MEMSET node sets its own)
+                    self._prev = (call.index, None)
                 if own is not None:
                     out.update(own)
                     return out
@@ -489,6 +496,21 @@ class Attribution:
         if k and k.get("image_problem"):
             out["image_problem"] = k["image_problem"]
         return out
+
+    def prev_node(self, replay_index):
+        """The graph node the previous kernel QMD of this replay ran (None: none, or none
+        matched): a conditional body's end kernel follows the body's last node."""
+        return self._prev[1] if self._prev[0] == replay_index else None
+
+    def set_prev_node(self, replay_index, node):
+        self._prev = (replay_index, node)
+
+    def cond_state(self, replay_index):
+        """{(pointer0, pointer1): conditional node} of this replay's conditional-node kernels
+        so far (docs/graphs.md: one pair per node)."""
+        if self._cond[0] != replay_index:
+            self._cond = (replay_index, {})
+        return self._cond[1]
 
     def _capture(self, c):
         """Index a launch call captured into a graph (only one whose every argument has its
@@ -676,8 +698,9 @@ def _describe(attr, full_names=False):
     if k:
         head += f" -> {k['name'] if full_names else short_name(k['name'])}"
     cond = (attr.get("graph_node") or {}).get("conditional")
-    if cond:    # a node of a conditional body (docs/graphs.md): which one; not which iteration
-        head += f" [{cond['type']} body {cond['body']} of node {cond['node']:#x}]"
+    if cond:    # a node of a conditional body (docs/graphs.md): which one; not whether it ran
+        head += (f" [{cond['type']} body {cond['body']} of node {cond['node']:#x}: sent; "
+                 "whether it runs is decided on the GPU]")
     dk = attr.get("driver_kernel")
     span = dk.get("span") if dk else None
     if span and (span["offset"], span["bytes"]) != (0, dk["bytes"]):

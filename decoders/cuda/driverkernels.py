@@ -321,33 +321,46 @@ def _check_grid(lay, units, grid, out):
 
 
 # -- conditional nodes -------------------------------------------------------------------------
-# The kernel the driver runs for a CUDA graph's CONDITIONAL node (docs/graphs.md, measured on
-# out/run7 and captures/jax-cmdbuf: jax_loops.py with +WHILE,+CONDITIONAL, three WHILE nodes,
-# 44 launches): grid 1x1x1,
-# block 32x1x1, one program (0x7f5d2b7a9300, in none of the program's modules) and a 32-byte
-# parameter block. Two run per replay of an exec with one WHILE node: one at the end of the
-# body's DEPENDENT_QMD chain (word0 = 2) and one sent last in the replay, on its own (word0 =
-# 0). What it does is not in the capture: the body's later iterations (CUPTI: 6 per call of
-# the scan) are not in the pushbuffer, so the GPU launches them. The fields are ours; none is
-# a call's argument, so nothing is compared: the report shows them.
+# The kernel the driver runs for a CUDA graph's CONDITIONAL node (docs/graphs.md), measured on
+# captures/jax-cmdbuf (XLA: three WHILE nodes, 44 launches) and captures/cond-nodes
+# (cuda-python: IF true and false, SWITCH of 3 bodies, WHILE of 4 and of 0 trips): grid
+# 1x1x1, block 32x1x1, one program in none of the program's modules, a 32-byte parameter
+# block. Per replay: one at the end of each body's DEPENDENT_QMD chain (word0 non-zero, which
+# body: CONDITIONAL_BODY_END) and one for the node itself, sent last (word0 = 0). Every
+# kernel of one node has the same pointer0 and pointer1 (its state in driver memory);
+# pointer2 is one for the process. What it does is not in the capture: a WHILE body's later
+# iterations are not in the pushbuffer, so the GPU launches them.
 ConditionalField = namedtuple("ConditionalField", "name ctype construct")
 CONDITIONAL_FIELDS = (
-    ConditionalField("word0", "unsigned int word0 (0: sent alone; 2: ends the body)", Int32ul),
+    ConditionalField("word0", "unsigned int word0 (0: the node's own, sent last; else the end "
+                     "of a body)", Int32ul),
     ConditionalField("word1", "unsigned int word1 (1 in every launch seen)", Int32ul),
-    ConditionalField("pointer0", "void *pointer0 (driver memory)", Int64ul),
-    ConditionalField("pointer1", "void *pointer1 (driver memory)", Int64ul),
-    ConditionalField("pointer2", "void *pointer2 (driver memory)", Int64ul),
+    ConditionalField("pointer0", "void *pointer0 (driver memory, one per conditional node)",
+                     Int64ul),
+    ConditionalField("pointer1", "void *pointer1 (driver memory, one per conditional node)",
+                     Int64ul),
+    ConditionalField("pointer2", "void *pointer2 (driver memory, one per process)", Int64ul),
 )
 CONDITIONAL_STRUCT = Struct(*(f.name / f.construct for f in CONDITIONAL_FIELDS))
 CONDITIONAL_SHAPE = {"grid": (1, 1, 1), "block": (32, 1, 1),
-                     "param_bytes": CONDITIONAL_STRUCT.sizeof(), "word0": (0, 2)}
-CONDITIONAL_SEEN = (("jax-cmdbuf", 9967), ("jax-cmdbuf", 10318), ("jax-cmdbuf", 10479))
+                     "param_bytes": CONDITIONAL_STRUCT.sizeof()}
+CONDITIONAL_SEEN = (("jax-cmdbuf", 9967), ("jax-cmdbuf", 10318), ("jax-cmdbuf", 10479),
+                    ("cond-nodes", 960), ("cond-nodes", 1009))
+# word0 of the kernel that ends body b of a node of (type, size bodies), as measured
+# (captures/cond-nodes, jax-cmdbuf); it fits 2 * size - b. A (type, size) not here is
+# not checked: its word0 was never seen.
+CONDITIONAL_BODY_END = {
+    ("IF", 1): {0: 2},
+    ("WHILE", 1): {0: 2},
+    ("SWITCH", 3): {0: 6, 1: 5, 2: 4},
+}
 
 
-def conditional_kernel(s, hw_bytes, where):
-    """The driver's kernel for a conditional node, when this QMD has its shape and parameter
-    block (CONDITIONAL_SHAPE), else None. `where`: which conditional node(s) of the exec it
-    can be (text)."""
+def conditional_fields(s, hw_bytes):
+    """The parameter block of the driver's conditional-node kernel, parsed, when this QMD
+    has its grid, block and block size (CONDITIONAL_SHAPE) and its pointers are set; else
+    None. Asked only for a replay's QMD that matched no node, in an exec with conditional
+    nodes."""
     params = s.get("params")
     shape = CONDITIONAL_SHAPE
     if not params or not params.get("uploaded") or hw_bytes is None or \
@@ -356,8 +369,16 @@ def conditional_kernel(s, hw_bytes, where):
             tuple(s.get("block") or ()) != shape["block"]:
         return None
     fields = CONDITIONAL_STRUCT.parse(hw_bytes[:shape["param_bytes"]])
-    if fields.word0 not in shape["word0"]:
+    if not (fields.pointer0 and fields.pointer1 and fields.pointer2):
         return None
+    return fields
+
+
+def conditional_kernel(fields, hw_bytes, where, role):
+    """The attribution of the driver's kernel for a conditional node (fields from
+    conditional_fields): named, its fields shown, nothing checked yet (decoders/cuda/
+    graphdriver.py checks which node and body). `where`: which node; `role`: which of its
+    kernels (text)."""
     args, at = [], 0
     for i, f in enumerate(CONDITIONAL_FIELDS):
         width = f.construct.sizeof()
@@ -365,13 +386,10 @@ def conditional_kernel(s, hw_bytes, where):
                      "hex": hw_bytes[at:at + width].hex(), "value": fields[f.name],
                      "api_hex": None, "field": f.name})
         at += width
-    role = ("at the end of a body" if fields.word0 == 2 else "sent on its own, last")
     return {"kernel": {"name": "[driver kernel, conditional node]", "mangled": None,
                        "module": None, "image_call": None, "cubin_arch": None},
             "driver_kernel": {"operation": "conditional", "layout": "conditional node",
                               "bytes": None, "element_size": None, "span": None,
                               "source": "docs/graphs.md"},
             "args": args, "verified": None, "checked": [], "unchecked": [], "differences": [],
-            "why": (f"the driver's own kernel for {where} ({role}): it runs on the GPU what the "
-                    "condition decides, and none of its parameters is an argument the capture "
-                    "records, so nothing is checked (docs/graphs.md)")}
+            "why": f"the driver's own kernel for {where} ({role})"}

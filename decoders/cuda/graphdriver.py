@@ -2,8 +2,8 @@
 25, docs/graphs.md): a MEMCPY / MEMSET node's copy or memset kernel, checked as
 decoders/cuda/driverkernels.py checks the calls; a copy no node of the capture's writes
 (set by a call the capture lacks), named and not checked; a CONDITIONAL node's kernel,
-named, not checked. And where a node of a walk sits in the launched exec, with the
-conditional body it is in.
+checked for which node and body it serves. And where a node of a walk sits in the launched
+exec, with the conditional body it is in.
 
 Asked only for a QMD of a replay that matched no kernel node (decoders/cuda/attribute.py)."""
 from collections import namedtuple
@@ -16,10 +16,12 @@ from decoders.cuda.driverkernels import check as driver_kernel
 _DRIVER_NODES = (G.MEMCPY, G.MEMSET, G.CONDITIONAL)
 _NodeCall = namedtuple("_NodeCall", "base args")     # a graph node as driverkernels.check's call
 # What the capture can say of a conditional body's iterations (docs/graphs.md)
-ITERATIONS_WHY = ("the body's QMDs are in the pushbuffer once per replay; the GPU runs its "
-                  "further iterations itself (the driver's conditional-node kernel), which "
-                  "the capture does not see, so which iteration this is and how many ran is "
-                  "not known")
+ITERATIONS_WHY = ("every body's QMDs are sent once per replay, whether the body then runs or "
+                  "not (an IF whose condition is false, a SWITCH's other bodies and a WHILE "
+                  "of 0 trips send theirs too: captures/cond-nodes), and the GPU runs a "
+                  "WHILE's further iterations itself (the driver's conditional-node kernel): "
+                  "whether this launch ran, which iteration it is and how many ran is not in "
+                  "the capture")
 
 
 def _conditional_text(node):
@@ -37,8 +39,8 @@ def where(call, node):
            "path": [{"node": h, "kind": k, "body": b} for h, k, b in node.path]}
     cw = G.conditional_where(node)
     if cw is not None:
-        out["conditional"] = {"type": cw[0], "body": cw[1], "node": cw[2], "iteration": None,
-                              "why": ITERATIONS_WHY}
+        out["conditional"] = {"type": cw[0], "body": cw[1], "node": cw[2], "ran": None,
+                              "iteration": None, "why": ITERATIONS_WHY}
     return out
 
 
@@ -76,6 +78,7 @@ def driver_kernel_of_replay(attr, replay, s, hw_bytes, at_index):
         else:
             own = driver_kernel(_NodeCall(base, args), s, hw_bytes, attr.resolve, at_index,
                                 esize=(n.parsed or {}).get("elementSize"))
+        attr.set_prev_node(replay.index, n)
         own["graph_node"] = _driver_node(replay, n, "destination and source in "
                                               "constant bank 0" if n.type == G.MEMCPY else
                                               "destination in constant bank 0")
@@ -85,16 +88,81 @@ def driver_kernel_of_replay(attr, replay, s, hw_bytes, at_index):
         own["graph_node"] = _driver_node(replay, None, None)
         return own
     conds = [n for n in nodes if n.type == G.CONDITIONAL]
-    if not conds:
+    fields = DK.conditional_fields(s, hw_bytes) if conds else None
+    if fields is None:
         return None
-    where = (_conditional_text(conds[0]) if len(conds) == 1 else
-             f"one of the exec's {len(conds)} conditional nodes")
-    own = DK.conditional_kernel(s, hw_bytes, where)
-    if own is not None:
-        own["graph_node"] = _driver_node(
-            replay, conds[0] if len(conds) == 1 else None,
-            "grid, block and parameter block of the driver's conditional-node kernel")
+    own, node = _conditional(attr, replay, conds, fields, hw_bytes)
+    own["graph_node"] = _driver_node(replay, node, own.pop("matched_by"))
     return own
+
+
+def _conditional(attr, replay, conds, fields, hw_bytes):
+    """(attribution, node) of the driver's kernel for a conditional node, checked for which
+    node and body it serves (docs/graphs.md). A body's end kernel follows the body's last
+    node in the replay's run order (attr.prev_node), and its word0 names the body
+    (DK.CONDITIONAL_BODY_END); the node's own kernel, sent last, shares its pointer0 and
+    pointer1 with its bodies' end kernels of the same replay (attr.cond_state)."""
+    by_handle = {n.node: n for n in conds}
+    state = attr.cond_state(replay.index)
+    key = (fields.pointer0, fields.pointer1)
+    checked, unchecked, diffs = [], [], []
+    if fields.word0:
+        prev = attr.prev_node(replay.index)
+        cw = G.conditional_where(prev) if isinstance(prev, G.GraphNode) else None
+        node = by_handle.get(cw[2]) if cw else None
+        if node is None:
+            node, body = (conds[0] if len(conds) == 1 else None), None
+            how = "the shape and parameter block of the driver's conditional-node kernel"
+            unchecked.append({"field": "node", "why": "the launch before it in the replay is "
+                              "no body node of the exec's conditional nodes"})
+        else:
+            body = cw[1]
+            how = (f"the launch before it, the last of body {body} of node {node.node:#x}, and "
+                   "the kernel's shape and parameter block")
+            checked.append("node")
+        role = "at the end of a body" if body is None else f"at the end of body {body}"
+        if checked:
+            state[key] = node
+            p = node.parsed or {}
+            ends = DK.CONDITIONAL_BODY_END.get((p.get("cond_type"), p.get("size")))
+            if body is None or ends is None or body not in ends:
+                unchecked.append({"field": "word0", "why": (
+                    f"word0 of a {p.get('cond_type')} node of {p.get('size')} bodies was never "
+                    "measured" if body is not None else "which body it ends is not known")})
+            else:
+                checked.append("word0")
+                if fields.word0 != ends[body]:
+                    diffs.append({"field": "word0 (which body it ends)", "api": ends[body],
+                                  "qmd": fields.word0})
+    else:
+        node = state.get(key)
+        role = "its own, sent last"
+        if node is not None:
+            how = ("pointer0 and pointer1, as its bodies' end kernels in this replay have them, "
+                   "and the kernel's shape and parameter block")
+            checked.append("node")
+        else:
+            node = conds[0] if len(conds) == 1 else None
+            how = "the shape and parameter block of the driver's conditional-node kernel"
+            unchecked.append({"field": "node", "why": "no end kernel of a body with its pointer0 "
+                              "and pointer1 came before it in this replay"})
+    where = (_conditional_text(node) if node is not None else
+             f"one of the exec's {len(conds)} conditional nodes")
+    own = DK.conditional_kernel(fields, hw_bytes, where, role)
+    unchecked += [{"field": "word1", "why": "its meaning is not known (1 in every launch seen)"},
+                  {"field": "pointer0, pointer1, pointer2",
+                   "why": "driver memory no call of the capture names"}]
+    own.update(checked=checked, unchecked=unchecked, differences=diffs,
+               verified=(not diffs) if checked else None, matched_by=how)
+    if checked:
+        own["why"] += (": checked which node" + (" and body" if "word0" in checked and
+                                                  fields.word0 else "") +
+                       " it serves; what it does runs on the GPU (docs/graphs.md)")
+    else:
+        own["why"] += (": nothing the capture records says which node it serves, so nothing "
+                       "is checked (docs/graphs.md)")
+    return own, node
+
 
 def _moved_copy(nodes, s, dst):
     """A QMD with the parameter block and block shape of the driver's copy or memset

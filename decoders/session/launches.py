@@ -130,11 +130,9 @@ class LaunchSink:
             return None
         if r.get("memory") == "sysmem":
             return "host"
-        if r.get("memory") != "vidmem" or r.get("handle") is None:
+        if r.get("memory") != "vidmem":
             return None
-        gpus = getattr(self.tree, "gpus", None)
-        dev = gpus.device_of(pid, r["handle"]) if gpus is not None else None
-        return gpus.gpu(pid, dev).get("index") if dev is not None else None
+        return self._gpu_of(pid, r.get("handle"))
 
     def _gpu(self, pid, hchannel):
         """The index (device minor) of the GPU channel `hchannel` of `pid` runs on, or None
@@ -143,13 +141,16 @@ class LaunchSink:
         got = self._gpus.get(key, self)
         if got is not self:
             return got
-        gpus = getattr(self.tree, "gpus", None)
-        dev = gpus.device_of(pid, hchannel) if gpus is not None and hchannel is not None \
-            else None
-        got = gpus.gpu(pid, dev).get("index") if dev is not None else None
+        got = self._gpu_of(pid, hchannel)
         if got is not None:
             self._gpus[key] = got
         return got
+
+    def _gpu_of(self, pid, handle):
+        """The GPU index of the device RM object `handle` of `pid` was made under, or None."""
+        gpus = getattr(self.tree, "gpus", None)
+        dev = gpus.device_of(pid, handle) if gpus is not None and handle is not None else None
+        return gpus.gpu(pid, dev).get("index") if dev is not None else None
 
     def late(self, launch):
         """Semaphores attached to a kept launch by a later submission: resolved now; a

@@ -1,0 +1,105 @@
+"""captures/cond-nodes (scripts/corpus/cond_nodes.py on the H100, issue 25): graphs with IF
+(true, false), SWITCH (3 bodies) and WHILE (4 trips, 0 trips) nodes, 3 replays each. The
+truth is the manifest's: each graph's nodes as the program built them, how many times each
+body's kernel ran (counted by the kernel itself on the GPU and read back), and CUPTI."""
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from tests.conftest import CAPTURES
+
+CAP = CAPTURES / "cond-nodes"
+COND = "[driver kernel, conditional node]"
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return json.loads((CAP / "manifest.json").read_text())["ground_truth"]
+
+
+@pytest.fixture(scope="module")
+def decoded():
+    from decoders.session import decode_capture
+    m = decode_capture(str(CAP / "capture.tlc.gz"))
+    replays = {c["index"]: c["args"]["hGraphExec"] for c in m.api_calls
+               if c["name"] == "cuGraphLaunch"}
+    kernels = [l.summary for l in m.launches if l.summary["kernel"]]
+    return m, replays, kernels
+
+
+def _slot(s):
+    """The slot argument of a cn_count launch (its constant bank: hits, slot)."""
+    return int.from_bytes(bytes.fromhex(s["params"]["hex"])[8:12], "little")
+
+
+def test_every_kernel_named_and_verified(decoded):
+    m, _, kernels = decoded
+    att = [s["attribution"] for s in kernels]
+    assert all((a["kernel"] or {}).get("name") for a in att)
+    assert all(a["verified"] is True for a in att), Counter(
+        (a["kernel"]["name"], a["verified"]) for a in att)
+    assert m.verified == {"verified": len(kernels)}
+
+
+def test_every_body_is_sent_each_replay_whether_it_runs_or_not(decoded, truth):
+    """hits (the GPU's own count) says bodies 2, 4, 5, 8 never ran and body 7 ran 4 times a
+    replay; the capture holds each body's QMD once per replay all the same, and the decode
+    says of none of them that it ran."""
+    _, replays, kernels = decoded
+    n = truth["replays"]
+    assert truth["hits"] == [n, n, 0, n, 0, 0, n, 4 * n, 0, n]
+    sent = Counter()
+    for s in kernels:
+        a = s["attribution"]
+        if a["kernel"]["name"] == "cn_count":
+            c = a["graph_node"].get("conditional")
+            sent[_slot(s)] += 1
+            if _slot(s) in (1, 2, 4, 5, 6, 7, 8):      # the body kernels
+                assert c is not None and c["ran"] is None and c["iteration"] is None
+            else:
+                assert c is None
+    assert sent == {k: n for k in range(10)}
+
+
+def test_bodies_are_placed_in_their_node_and_body(decoded, truth):
+    _, _, kernels = decoded
+    switch = {}
+    for s in kernels:
+        a = s["attribution"]
+        c = a["graph_node"].get("conditional")
+        if a["kernel"]["name"] == "cn_count" and _slot(s) in (4, 5, 6):
+            switch[_slot(s)] = (c["type"], c["body"])
+    # the program added body k's kernel with slot 4 + k
+    assert switch == {4: ("SWITCH", 0), 5: ("SWITCH", 1), 6: ("SWITCH", 2)}
+    assert truth["graphs"]["switch"]["nodes"][1]["size"] == 3
+
+
+def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
+    """Per replay and conditional node: one kernel that ends each body (word0 non-zero,
+    node and body checked) and the node's own, sent last (word0 0, node checked); all of
+    one node's share pointer0/pointer1, and no two nodes share them."""
+    _, replays, kernels = decoded
+    per = defaultdict(list)
+    pairs = defaultdict(set)
+    for s in kernels:
+        a = s["attribution"]
+        if a["kernel"]["name"] != COND:
+            continue
+        v = {x["field"]: x["value"] for x in a["args"]}
+        node = a["graph_node"]["node"]
+        per[(a["api_call"]["index"], node)].append(
+            (v["word0"], tuple(a["checked"]), a["why"].split("(")[1].split(",")[0]))
+        pairs[node].add((v["pointer0"], v["pointer1"]))
+    assert len(per) == 5 * truth["replays"]
+    kinds = Counter()
+    for (_, node), ks in per.items():
+        kind = ks[0][2]
+        kinds[kind] += 1
+        ends = [k for k in ks if k[0]]
+        assert ks[-1][:2] == (0, ("node",))        # the node's own, last
+        assert all(k[1] == ("node", "word0") for k in ends)
+        assert len(ends) == (3 if kind == "SWITCH" else 1)
+    assert kinds == {"IF": 6, "SWITCH": 3, "WHILE": 6}
+    assert all(len(p) == 1 for p in pairs.values())
+    assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 5

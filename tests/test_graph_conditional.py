@@ -223,3 +223,43 @@ def test_cmdbuf_bodies_once_per_replay(cmdbuf):
     # body (5), per exec
     per_exec = Counter(e for e, _ in body)
     assert sorted(per_exec.values()) == [5, 13, 13]
+
+
+def test_synthetic_switch_bodies_alike_are_not_a_mismatch():
+    """A SWITCH of 3 whose bodies 0 and 2 hold alike kernel nodes (same kernel, grid, block,
+    argument bytes): the QMD sent first (body 2's: the driver sends bodies 2, 1, 0) matches
+    body 0's node, so its end kernel's word0 (4: body 2, measured) is not body 0's (6). The
+    decode takes it for body 2 and reports no difference; a word0 of no alike body still
+    differs."""
+    attr = Attribution(None)
+    sw = 0x7102
+    cond = T.CUDA_CONDITIONAL_NODE_PARAMS.build(dict(
+        handle=1, type=2, size=3, phGraph_out=0, ctx=0)) + struct.pack("<QQQ", 0x6701, 0x6702, 0x6703)
+    nodes = [_node(GRAPH, sw, 13, cond)]
+    for b, arg in ((0, 0xAAAA), (1, 0xBBBB), (2, 0xAAAA)):
+        k = _node(0x6701 + b, 0x7200 + b, 0, b"", parent=sw,
+                  path=((sw, "CONDITIONAL SWITCH", b),))
+        k.launch_config = {"function": 0x1000, "grid": [4, 1, 1], "block": [64, 1, 1],
+                           "shared_memory_bytes": 0, "stream": None, "cluster": None,
+                           "cooperative": False, "attributes": []}
+        k.params = [{"index": 0, "offset": 0, "size": 8, "bytes": struct.pack("<Q", arg)}]
+        k.bound = (None, None)
+        nodes.append(k)
+    attr.execs.set_walk((1, EXEC), SimpleNamespace(name="cuGraphInstantiateWithFlags", index=100),
+                        SimpleNamespace(nodes=nodes))
+
+    def end(word0, replay):
+        return attr.for_launch(_Qmd([1, 1, 1], [32, 1, 1],
+                                    struct.pack("<IIQQQ", word0, 1, 0x10, 0x30, 0x40)), replay)
+    r = _Replay(300)
+    a = attr.for_launch(_Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xAAAA)), r)
+    assert a["graph_node"]["conditional"]["body"] == 0       # the first alike node
+    a = end(4, r)
+    assert a["verified"] is True and "at the end of body 2" in a["why"], a
+    a = attr.for_launch(_Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xBBBB)), r)
+    assert a["graph_node"]["conditional"]["body"] == 1
+    assert end(5, r)["verified"] is True
+    r = _Replay(301)
+    attr.for_launch(_Qmd([4, 1, 1], [64, 1, 1], struct.pack("<Q", 0xBBBB)), r)
+    a = end(4, r)       # body 1's last node, then body 2's word0: body 2 holds no node alike
+    assert a["verified"] is False and a["differences"][0]["api"] == 5

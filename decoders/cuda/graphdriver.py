@@ -125,15 +125,25 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
             state[key] = node
             p = node.parsed or {}
             ends = DK.CONDITIONAL_BODY_END.get((p.get("cond_type"), p.get("size")))
-            if body is None or ends is None or body not in ends:
+            if G.conditional_where(node) is not None:
+                unchecked.append({"field": "word0", "why": "word0 of a conditional node inside "
+                                  "another's body was never measured"})
+            elif body is None or ends is None or body not in ends:
                 unchecked.append({"field": "word0", "why": (
                     f"word0 of a {p.get('cond_type')} node of {p.get('size')} bodies was never "
                     "measured" if body is not None else "which body it ends is not known")})
             else:
                 checked.append("word0")
                 if fields.word0 != ends[body]:
-                    diffs.append({"field": "word0 (which body it ends)", "api": ends[body],
-                                  "qmd": fields.word0})
+                    other = next((b for b, w in ends.items() if w == fields.word0), None)
+                    if other is not None and _alike_in_body(attr, replay, node, other, prev):
+                        # the bodies hold alike nodes, and the QMD was matched to the first
+                        how += (f"; body {other}, whose nodes are alike body {body}'s (word0 "
+                                f"{fields.word0})")
+                        role = f"at the end of body {other}"
+                    else:
+                        diffs.append({"field": "word0 (which body it ends)", "api": ends[body],
+                                      "qmd": fields.word0})
     else:
         node = state.get(key)
         role = "its own, sent last"
@@ -162,6 +172,26 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
         own["why"] += (": nothing the capture records says which node it serves, so nothing "
                        "is checked (docs/graphs.md)")
     return own, node
+
+
+def _alike_in_body(attr, replay, cond, body, prev):
+    """Whether body `body` of conditional node `cond` holds a kernel node with prev's kernel,
+    grid, block and argument bytes: a QMD of either matches the first one (graphs.match),
+    so its end kernel may name the other body."""
+    key = (replay.pid, replay.args.get("hGraphExec"))
+    want = _launch_key(prev)
+    for n in attr.execs.nodes(key, replay.index) or ():
+        cw = G.conditional_where(n) if isinstance(n, G.GraphNode) else None
+        if cw and cw[2] == cond.node and cw[1] == body and n.node != prev.node and \
+                _launch_key(n) == want:
+            return True
+    return False
+
+
+def _launch_key(n):
+    cfg = n.launch_config or {}
+    return ((n.bound or (None,))[0], cfg.get("grid"), cfg.get("block"),
+            tuple((p["offset"], p["size"], p["bytes"]) for p in n.params or ()))
 
 
 def _moved_copy(nodes, s, dst):

@@ -265,17 +265,21 @@ def _tally_again(changes, launches):
     from decoders.session import _VERIFIED, _tally
     tally = SimpleNamespace(kernel_tally={}, mismatched=[], scheduling_qmds=0, launches=[])
     verified = Counter()
+    bodies = 0
     for l in launches:
         s = _summary(l)
         a = s.get("attribution")
         if s.get("kernel") and a is not None:
-            sent = (a.get("graph_node") or {}).get("sent_by")
+            gn = a.get("graph_node") or {}
+            sent = gn.get("sent_by")
             verified["graph_prepared" if sent else
                      _VERIFIED.get(a["verified"], "not_checked")] += 1
+            bodies += bool(gn.get("conditional"))
         _tally(tally, s, a)
         tally.launches.append(None)
     changes.update(kernel_tally=tally.kernel_tally, mismatched=tally.mismatched,
-                   scheduling_qmds=tally.scheduling_qmds, verified=verified)
+                   scheduling_qmds=tally.scheduling_qmds, verified=verified,
+                   conditional_bodies=bodies)
 
 
 def _calls_of_selection(model, changes, pid, narrowed, launches):

@@ -103,3 +103,14 @@ def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
     assert kinds == {"IF": 6, "SWITCH": 3, "WHILE": 6}
     assert all(len(p) == 1 for p in pairs.values())
     assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 5
+
+
+def test_body_sends_are_counted_apart(decoded, truth):
+    """stats.conditional_body_launches: every body kernel node the program built (manifest),
+    once per replay; CUPTI's count of what ran differs (bodies that never ran, a WHILE's
+    further trips)."""
+    m, _, _ = decoded
+    body_nodes = sum(len(b) for g in truth["graphs"].values() for n in g["nodes"]
+                     if "conditional" in n for b in n["bodies"])
+    assert body_nodes == 8
+    assert m.stats()["conditional_body_launches"] == body_nodes * truth["replays"]

@@ -144,6 +144,10 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
           f"{kl.get('mismatch', 0)} with differences, {kl.get('not_checked', 0)} not checked"
           + (f", {kl['graph_prepared']} graph node QMDs sent ahead of their replays"
              if kl.get("graph_prepared") else "") + "\n")
+        if stats.get("conditional_body_launches"):
+            w(f"  of them {stats['conditional_body_launches']} in conditional bodies: sent with "
+              "every replay, whether the body then ran, and how often, is decided on the GPU "
+              "(docs/graphs.md)\n")
         sy = stats.get("syncs") or {}
         if sy.get("waits"):
             matched = sy["waits"] - sy.get("waits_no_release_before", 0)

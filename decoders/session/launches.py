@@ -85,9 +85,12 @@ class LaunchSink:
             if s["kernel"]:
                 # a graph's QMD sent by cuGraphUpload (instantiate, exec update) is
                 # scheduled there and runs at a later cuGraphLaunch: counted apart
-                sent = (a.get("graph_node") or {}).get("sent_by")
+                gn = a.get("graph_node")
+                sent = gn.get("sent_by") if gn else None
                 model.verified["graph_prepared" if sent else
                                _VERIFIED.get(a["verified"], "not_checked")] += 1
+                if gn and gn.get("conditional"):
+                    model.conditional_bodies += 1
         if self.windows is not None and self.windows.active:
             self.windows.launch(launch, s)
         _tally(model, s, a)

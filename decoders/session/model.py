@@ -69,6 +69,8 @@ class CaptureModel:
     api: object = None                                    # decoders.cuda.calls.ApiCalls
     attribution: object = None                            # decoders.cuda.attribute.Attribution
     verified: Counter = field(default_factory=Counter)   # kernel launches: verified/mismatch/...
+    # kernel QMDs of conditional bodies: sent with every replay, run or not (docs/graphs.md)
+    conditional_bodies: int = 0
     images_elided: int = 0      # distinct module images that lost other GPUs' fatbin entries
     # kernel launches by (kernel name or None, grid, block) -> Counter of outcomes, and the
     # indices of mismatched launches: what a report that shows a few launches sums up
@@ -118,6 +120,7 @@ class CaptureModel:
             "api_calls": len(self.api_calls),
             "api_calls_unfinished": len(self.api.unfinished) if self.api is not None else 0,
             "kernel_launches": dict(self.verified),
+            "conditional_body_launches": self.conditional_bodies,
             "syncs": dict(sorted(self.sync_counts.items())),
             "copies": dict(sorted(self.copy_counts.items())),
             "module_images_entries_elided": self.images_elided,

@@ -8,6 +8,9 @@ Graphs (each instantiated once and replayed REPLAYS times):
   switch      cn_set(h, 2) -> SWITCH of 3 bodies { cn_count(4) | cn_count(5) | cn_count(6) }
   while       cn_reset(left, 4) -> WHILE (default 1) { cn_count(7) -> cn_loop(h, left) }
   while-zero  cn_count(9) -> WHILE (default 0) { cn_count(8) }
+  while-captured  cn_reset(left2, 3) -> WHILE (default 1) { cn_count(10) -> cn_loop(h, left2) },
+              the body filled by stream capture (cuStreamBeginCaptureToGraph, launches on a
+              capturing stream), as PyTorch's and others' conditional capture does
 Each body kernel counts its runs in hits[slot]; the counts read back are the truth of how
 many times each body ran. A condition's default is assigned at every launch
 (CU_GRAPH_COND_ASSIGN_DEFAULT).
@@ -26,7 +29,7 @@ from tracer.builtin import param_info  # noqa: E402
 from tracer.cudaapi import check, open_module  # noqa: E402
 
 REPLAYS = 3
-SLOTS = 10
+SLOTS = 11
 TRIPS = 4
 
 
@@ -38,6 +41,7 @@ def main():
     info = {n: param_info(d, f) for n, f in fn.items()}
     hits = check(d.cuMemAlloc(4 * SLOTS), "cuMemAlloc hits")
     left = check(d.cuMemAlloc(4), "cuMemAlloc left")
+    left2 = check(d.cuMemAlloc(4), "cuMemAlloc left2")
     check(d.cuMemsetD32(hits, 0, SLOTS), "memset hits")
     keep = []
     COND = d.CUgraphConditionalNodeType
@@ -121,6 +125,30 @@ def main():
                           "handle": int(h),
                           "bodies": [[tb1, tb2]]}]
             runs = {"7": TRIPS}
+        elif name == "while-captured":
+            n0, t0 = kernel(g, [], "cn_reset", c_ptr(left2), ctypes.c_int(3))
+            c, h, bodies = conditional(g, [n0], COND.CU_GRAPH_COND_TYPE_WHILE, 1, 1)
+            stream = check(d.cuStreamCreate(1), "cuStreamCreate")     # non-blocking
+            mode = d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+            try:
+                check(d.cuStreamBeginCaptureToGraph(stream, bodies[0], None, None, 0, mode),
+                      "cuStreamBeginCaptureToGraph")
+            except TypeError:
+                check(d.cuStreamBeginCaptureToGraph(stream, bodies[0], None, 0, mode),
+                      "cuStreamBeginCaptureToGraph")
+            tb = []
+            for name_, vals in (("cn_count", [c_ptr(hits), ctypes.c_int(10)]),
+                                ("cn_loop", [ctypes.c_uint64(int(h)), c_ptr(left2)])):
+                arr = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
+                keep.append((arr, vals))
+                check(d.cuLaunchKernel(fn[name_], 1, 1, 1, 32, 1, 1, 0, stream,
+                                       ctypes.addressof(arr), 0), f"captured {name_}")
+                tb.append({"kernel": name_, "grid": [1, 1, 1], "block": [32, 1, 1],
+                           "param_bytes": blob(vals, name_).hex()})
+            check(d.cuStreamEndCapture(stream), "cuStreamEndCapture")
+            nodes = [t0, {"conditional": "WHILE", "size": 1, "default": 1, "trips": 3,
+                          "handle": int(h), "captured": True, "bodies": [tb]}]
+            runs = {"10": 3}
         else:   # while-zero
             n0, t0 = kernel(g, [], "cn_count", c_ptr(hits), ctypes.c_int(9))
             c, h, bodies = conditional(g, [n0], COND.CU_GRAPH_COND_TYPE_WHILE, 1, 0)
@@ -132,7 +160,7 @@ def main():
 
     truth = {"kernel_source": "kernels/cond_nodes.cu", "arch": f"sm_{arch}", "replays": REPLAYS,
              "graphs": {}}
-    names = ("if-true", "if-false", "switch", "while", "while-zero")
+    names = ("if-true", "if-false", "switch", "while", "while-zero", "while-captured")
     built = {}
     for name in names:
         try:

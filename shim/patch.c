@@ -149,6 +149,19 @@ static uintptr_t stub_page(uintptr_t near) {
     return 0;
 }
 
+/* The stub page reserved early (I12): at the first open of /dev/nvidia*, near its caller
+ * (libcuda), while the address space near it is still free. Once; a page out of reach of a
+ * site later is replaced by stub_alloc as before. */
+static void stub_reserve(uintptr_t near) {
+    if (!g_patch || LOAD_ACQ(&g_stub_page) || __atomic_exchange_n(&g_patching, 1, __ATOMIC_ACQUIRE))
+        return;
+    if (!g_stub_page) {
+        uintptr_t p = stub_page(near);
+        if (p) { g_stub_used = 0; STORE_REL(&g_stub_page, p); }
+    }
+    __atomic_store_n(&g_patching, 0, __ATOMIC_RELEASE);
+}
+
 static uintptr_t stub_alloc(uintptr_t near) {
     if (!g_stub_page || g_stub_used + STUB_BYTES > PAGE || !in_reach(g_stub_page, near)) {
         uintptr_t p = stub_page(near);

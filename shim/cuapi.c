@@ -75,11 +75,7 @@ static void *libcuda(void) {
     void *v = __atomic_load_n(&h, __ATOMIC_ACQUIRE);
     if (!v) {
         v = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
-        if (v) {
-            __atomic_store_n(&h, v, __ATOMIC_RELEASE);
-            resolve_dlsym();    /* the doorbell stubs' page, before cuInit takes the space */
-            if (tl_real_dlsym) stub_reserve((uintptr_t)tl_real_dlsym(v, "cuInit"));
-        }
+        if (v) __atomic_store_n(&h, v, __ATOMIC_RELEASE);
     }
     return v;
 }

@@ -149,23 +149,6 @@ static uintptr_t stub_page(uintptr_t near) {
     return 0;
 }
 
-/* The stub page reserved early (I12), while the address space near libcuda is still free:
- * near libcuda's cuInit once libcuda is found loaded (shim/cuapi.c libcuda(), before the
- * program's first driver call runs), and near the caller of the first open of /dev/nvidia*.
- * A page out of reach of `near` is replaced (one in use keeps its stubs); stub_alloc still
- * looks for one itself when a site is out of reach of this one. */
-static void stub_reserve(uintptr_t near) {
-    uintptr_t have = LOAD_ACQ(&g_stub_page);
-    if (!g_patch || !near || (have && in_reach(have, near)) ||
-        __atomic_exchange_n(&g_patching, 1, __ATOMIC_ACQUIRE))
-        return;
-    if (!g_stub_page || !in_reach(g_stub_page, near)) {
-        uintptr_t p = stub_page(near);
-        if (p) { g_stub_used = 0; STORE_REL(&g_stub_page, p); }
-    }
-    __atomic_store_n(&g_patching, 0, __ATOMIC_RELEASE);
-}
-
 static uintptr_t stub_alloc(uintptr_t near) {
     if (!g_stub_page || g_stub_used + STUB_BYTES > PAGE || !in_reach(g_stub_page, near)) {
         uintptr_t p = stub_page(near);

@@ -32,9 +32,7 @@
  *  I12 A doorbell store site is rewritten only when its shape proves the rewrite safe
  *     (shim/patch.c says which shape); the stub preserves every register, the flags and the
  *     vector state, and runs the same trap_store as the fault path. A site that is refused
- *     keeps faulting. Each site is named in a NOTE record. The page for the stubs is
- *     reserved near libcuda as soon as it is found loaded, before CUDA reserves its address
- *     ranges: looked for at the first doorbell, none was in reach in 1 of 8 PyTorch runs.
+ *     keeps faulting. Each site is named in a NOTE record.
  *  I13 GP_PUT without a device read: each channel's USERD page is made read-only too, and
  *     every store to it is emulated through an alias mapping (made when the memory was
  *     mapped) or comes through a patched site, so the shim sees each GP_PUT libcuda writes.
@@ -490,13 +488,12 @@ static void record_open(int fd, int oflags, const char *path) {
     rec_publish(r, TL_REC_OPEN, TL_RF_COMPLETE);
 }
 
-static void stub_reserve(uintptr_t near);
-static void after_open(int fd, int oflags, const char *path, uintptr_t caller) {
+static void after_open(int fd, int oflags, const char *path) {
     if (fd < 0 || !path || !g_on) return;
     const char *name;
     int k = path_kind(path, &name);
     if (fd < MAX_FD) { g_fdkind[fd] = (uint8_t)k; g_fdpath[fd] = k ? path_index(path) : 0; }
-    if (k) { record_open(fd, oflags, path); stub_reserve(caller); }
+    if (k) record_open(fd, oflags, path);
 }
 
 static void record_close(int fd, int ret) {
@@ -1397,18 +1394,14 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode) {
         va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); \
     }                                                                      \
     int fd = do_open((dirfd), path, flags, mode);                          \
-    if (fd >= 0 && g_on) {                                                 \
-        int e = errno;                                                     \
-        after_open(fd, flags, path, (uintptr_t)__builtin_return_address(0)); \
-        errno = e;                                                         \
-    }                                                                      \
+    if (fd >= 0 && g_on) { int e = errno; after_open(fd, flags, path); errno = e; } \
     return fd;
 
 EXPORT int open(const char *path, int flags, ...) { OPEN_BODY(AT_FDCWD) }
 EXPORT int open64(const char *path, int flags, ...) { OPEN_BODY(AT_FDCWD) }
 EXPORT int openat(int dirfd, const char *path, int flags, ...) { OPEN_BODY(dirfd) }
 EXPORT int openat64(int dirfd, const char *path, int flags, ...) { OPEN_BODY(dirfd) }
-EXPORT int __open_2(const char *path, int flags) { int fd = do_open(AT_FDCWD, path, flags, 0); if (fd >= 0 && g_on) { int e = errno; after_open(fd, flags, path, (uintptr_t)__builtin_return_address(0)); errno = e; } return fd; }
+EXPORT int __open_2(const char *path, int flags) { int fd = do_open(AT_FDCWD, path, flags, 0); if (fd >= 0 && g_on) { int e = errno; after_open(fd, flags, path); errno = e; } return fd; }
 EXPORT int __open64_2(const char *path, int flags) { return __open_2(path, flags); }
 
 /* Keep the capture fd out of the program's way: move it before the program takes its number. */

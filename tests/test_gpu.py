@@ -90,13 +90,24 @@ def test_torch_entries_from_the_writer_match_the_ring(tmp_path):
     from decoders.capture.reader import read_capture
     argv = [sys.executable, str(ROOT / "scripts/corpus/torch_small.py")]
     native = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    proc, cap = _trace(tmp_path, argv, env={"TRACE_LAUNCH_SHADOW_CHECK": "1",
-                                            "TRACE_LAUNCH_IMAGE_MAX": str(64 << 10)})
-    assert (proc.returncode, proc.stdout) == (native.returncode, native.stdout), proc.stderr
-    _, recs = read_capture(cap)
-    c = _counters(recs)
-    subs = [r.body for r in recs if r.type == "SUBMISSION"]
-    assert c["gp_entry_shadow_mismatch"] == 0 and sum(s.lost for s in subs) == 0
+    # In about 1 PyTorch run in 10 on the H100 no page for the stubs is free within reach
+    # of libcuda at the first doorbell (shim/patch.c stub_page): both sites are refused and
+    # keep the fault path, which captures every doorbell but hooks no entry writer. That
+    # run is checked for completeness, and another one is traced (at most 4).
+    for attempt in range(4):
+        proc, cap = _trace(tmp_path, argv, name=f"c{attempt}.tlc",
+                           env={"TRACE_LAUNCH_SHADOW_CHECK": "1",
+                                "TRACE_LAUNCH_IMAGE_MAX": str(64 << 10)})
+        assert (proc.returncode, proc.stdout) == (native.returncode, native.stdout), proc.stderr
+        _, recs = read_capture(cap)
+        c = _counters(recs)
+        subs = [r.body for r in recs if r.type == "SUBMISSION"]
+        assert c["gp_entry_shadow_mismatch"] == 0 and sum(s.lost for s in subs) == 0
+        assert c["doorbells"] == c["submissions"] == len(subs)
+        notes = [t if isinstance(t, str) else bytes(t).decode("latin-1")
+                 for t in (r.body.text for r in recs if r.type == "NOTE")]
+        if c["sites_patched"] or not any("no page within reach" in t for t in notes):
+            break
     shadowed = [s for s in subs if s.flags & F.TL_SUB_ENTRIES_SHADOWED]
     assert len({s.token for s in shadowed}) >= 2 and c["gp_entries_shadowed"] > 0
 

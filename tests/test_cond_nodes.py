@@ -1,5 +1,6 @@
 """captures/cond-nodes (scripts/corpus/cond_nodes.py on the H100, issue 25): graphs with IF
-(true, false), SWITCH (3 bodies) and WHILE (4 trips, 0 trips) nodes, 3 replays each. The
+(true, false), SWITCH (3 bodies) and WHILE (4 trips, 0 trips, and 3 trips with its body
+filled by stream capture) nodes, 3 replays each. The
 truth is the manifest's: each graph's nodes as the program built them, how many times each
 body's kernel ran (counted by the kernel itself on the GPU and read back), and CUPTI."""
 import json
@@ -43,23 +44,23 @@ def test_every_kernel_named_and_verified(decoded):
 
 
 def test_every_body_is_sent_each_replay_whether_it_runs_or_not(decoded, truth):
-    """hits (the GPU's own count) says bodies 2, 4, 5, 8 never ran and body 7 ran 4 times a
-    replay; the capture holds each body's QMD once per replay all the same, and the decode
-    says of none of them that it ran."""
+    """hits (the GPU's own count) says bodies 2, 4, 5, 8 never ran, body 7 ran 4 times a
+    replay and body 10 (stream-captured) 3 times; the capture holds each body's QMD once
+    per replay all the same, and the decode says of none of them that it ran."""
     _, replays, kernels = decoded
     n = truth["replays"]
-    assert truth["hits"] == [n, n, 0, n, 0, 0, n, 4 * n, 0, n]
+    assert truth["hits"] == [n, n, 0, n, 0, 0, n, 4 * n, 0, n, 3 * n]
     sent = Counter()
     for s in kernels:
         a = s["attribution"]
         if a["kernel"]["name"] == "cn_count":
             c = a["graph_node"].get("conditional")
             sent[_slot(s)] += 1
-            if _slot(s) in (1, 2, 4, 5, 6, 7, 8):      # the body kernels
+            if _slot(s) in (1, 2, 4, 5, 6, 7, 8, 10):      # the body kernels
                 assert c is not None and c["ran"] is None and c["iteration"] is None
             else:
                 assert c is None
-    assert sent == {k: n for k in range(10)}
+    assert sent == {k: n for k in range(11)}
 
 
 def test_bodies_are_placed_in_their_node_and_body(decoded, truth):
@@ -91,7 +92,7 @@ def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
         per[(a["api_call"]["index"], node)].append(
             (v["word0"], tuple(a["checked"]), a["why"].split("(")[1].split(",")[0]))
         pairs[node].add((v["pointer0"], v["pointer1"]))
-    assert len(per) == 5 * truth["replays"]
+    assert len(per) == 6 * truth["replays"]
     kinds = Counter()
     for (_, node), ks in per.items():
         kind = ks[0][2]
@@ -100,9 +101,9 @@ def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
         assert ks[-1][:2] == (0, ("node",))        # the node's own, last
         assert all(k[1] == ("node", "word0") for k in ends)
         assert len(ends) == (3 if kind == "SWITCH" else 1)
-    assert kinds == {"IF": 6, "SWITCH": 3, "WHILE": 6}
+    assert kinds == {"IF": 6, "SWITCH": 3, "WHILE": 9}
     assert all(len(p) == 1 for p in pairs.values())
-    assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 5
+    assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 6
 
 
 def test_body_sends_are_counted_apart(decoded, truth):
@@ -112,5 +113,5 @@ def test_body_sends_are_counted_apart(decoded, truth):
     m, _, _ = decoded
     body_nodes = sum(len(b) for g in truth["graphs"].values() for n in g["nodes"]
                      if "conditional" in n for b in n["bodies"])
-    assert body_nodes == 8
+    assert body_nodes == 10
     assert m.stats()["conditional_body_launches"] == body_nodes * truth["replays"]

@@ -252,8 +252,9 @@ REAL = {
                   "for an event of the other's and copies from it (peer copies), 3 times; truth: "
                   "every kernel and memcpy from CUPTI (needs 2 GPUs)"),
     "cond-nodes": ("cond_nodes.py", "cuda-python: graphs with IF (true, false), SWITCH (3 bodies) "
-                   "and WHILE (4 trips, 0 trips, and 3 trips with its body filled by stream "
-                   "capture) conditional nodes, 3 replays each; truth: each "
+                   "and WHILE (4 trips, 0 trips, 3 trips with its body filled by stream "
+                   "capture, 2 trips with an IF inside) conditional nodes, 3 replays each; "
+                   "truth: each "
                    "body's run count read back from the GPU, every kernel from CUPTI"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),

@@ -11,6 +11,8 @@ Graphs (each instantiated once and replayed REPLAYS times):
   while-captured  cn_reset(left2, 3) -> WHILE (default 1) { cn_count(10) -> cn_loop(h, left2) },
               the body filled by stream capture (cuStreamBeginCaptureToGraph, launches on a
               capturing stream), as PyTorch's and others' conditional capture does
+  nested      cn_reset(left3, 2) -> WHILE (default 1) { cn_count(11) -> IF (default 1)
+              { cn_count(12) } -> cn_loop(h, left3) }: a conditional node inside a body
 Each body kernel counts its runs in hits[slot]; the counts read back are the truth of how
 many times each body ran. A condition's default is assigned at every launch
 (CU_GRAPH_COND_ASSIGN_DEFAULT).
@@ -29,7 +31,7 @@ from tracer.builtin import param_info  # noqa: E402
 from tracer.cudaapi import check, open_module  # noqa: E402
 
 REPLAYS = 3
-SLOTS = 11
+SLOTS = 13
 TRIPS = 4
 
 
@@ -42,6 +44,7 @@ def main():
     hits = check(d.cuMemAlloc(4 * SLOTS), "cuMemAlloc hits")
     left = check(d.cuMemAlloc(4), "cuMemAlloc left")
     left2 = check(d.cuMemAlloc(4), "cuMemAlloc left2")
+    left3 = check(d.cuMemAlloc(4), "cuMemAlloc left3")
     check(d.cuMemsetD32(hits, 0, SLOTS), "memset hits")
     keep = []
     COND = d.CUgraphConditionalNodeType
@@ -149,6 +152,35 @@ def main():
             nodes = [t0, {"conditional": "WHILE", "size": 1, "default": 1, "trips": 3,
                           "handle": int(h), "captured": True, "bodies": [tb]}]
             runs = {"10": 3}
+        elif name == "nested":
+            n0, t0 = kernel(g, [], "cn_reset", c_ptr(left3), ctypes.c_int(2))
+            c, h, bodies = conditional(g, [n0], COND.CU_GRAPH_COND_TYPE_WHILE, 1, 1)
+            body = bodies[0]
+            b1, tb1 = kernel(body, [], "cn_count", c_ptr(hits), ctypes.c_int(11))
+            try:    # the inner node's handle on the body graph it is in, else on the outer
+                ci, hi, inner = conditional(body, [b1], COND.CU_GRAPH_COND_TYPE_IF, 1, 1)
+                where = "body"
+            except Exception:
+                hi = check(d.cuGraphConditionalHandleCreate(g, ctx, 1, 1), "handle")
+                p = d.CUgraphNodeParams()
+                p.type = d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+                p.conditional.handle = hi
+                p.conditional.type = COND.CU_GRAPH_COND_TYPE_IF
+                p.conditional.size = 1
+                p.conditional.ctx = ctx
+                try:
+                    ci = check(d.cuGraphAddNode(body, [b1], 1, p), "cuGraphAddNode")
+                except TypeError:
+                    ci = check(d.cuGraphAddNode(body, [b1], None, 1, p), "cuGraphAddNode")
+                inner = list(p.conditional.phGraph_out)[:1]
+                where = "outer graph"
+            _, tin = kernel(inner[0], [], "cn_count", c_ptr(hits), ctypes.c_int(12))
+            _, tb2 = kernel(body, [ci], "cn_loop", ctypes.c_uint64(int(h)), c_ptr(left3))
+            nodes = [t0, {"conditional": "WHILE", "size": 1, "default": 1, "trips": 2,
+                          "handle": int(h), "bodies": [[tb1, {
+                              "conditional": "IF", "size": 1, "default": 1, "handle": int(hi),
+                              "handle_made_on": where, "bodies": [[tin]]}, tb2]]}]
+            runs = {"11": 2, "12": 2}
         else:   # while-zero
             n0, t0 = kernel(g, [], "cn_count", c_ptr(hits), ctypes.c_int(9))
             c, h, bodies = conditional(g, [n0], COND.CU_GRAPH_COND_TYPE_WHILE, 1, 0)
@@ -160,7 +192,7 @@ def main():
 
     truth = {"kernel_source": "kernels/cond_nodes.cu", "arch": f"sm_{arch}", "replays": REPLAYS,
              "graphs": {}}
-    names = ("if-true", "if-false", "switch", "while", "while-zero", "while-captured")
+    names = ("if-true", "if-false", "switch", "while", "while-zero", "while-captured", "nested")
     built = {}
     for name in names:
         try:

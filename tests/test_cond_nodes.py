@@ -1,6 +1,6 @@
 """captures/cond-nodes (scripts/corpus/cond_nodes.py on the H100, issue 25): graphs with IF
-(true, false), SWITCH (3 bodies) and WHILE (4 trips, 0 trips, and 3 trips with its body
-filled by stream capture) nodes, 3 replays each. The
+(true, false), SWITCH (3 bodies) and WHILE (4 trips, 0 trips, 3 trips with its body filled
+by stream capture, and 2 trips with an IF inside its body) nodes, 3 replays each. The
 truth is the manifest's: each graph's nodes as the program built them, how many times each
 body's kernel ran (counted by the kernel itself on the GPU and read back), and CUPTI."""
 import json
@@ -49,18 +49,18 @@ def test_every_body_is_sent_each_replay_whether_it_runs_or_not(decoded, truth):
     per replay all the same, and the decode says of none of them that it ran."""
     _, replays, kernels = decoded
     n = truth["replays"]
-    assert truth["hits"] == [n, n, 0, n, 0, 0, n, 4 * n, 0, n, 3 * n]
+    assert truth["hits"] == [n, n, 0, n, 0, 0, n, 4 * n, 0, n, 3 * n, 2 * n, 2 * n]
     sent = Counter()
     for s in kernels:
         a = s["attribution"]
         if a["kernel"]["name"] == "cn_count":
             c = a["graph_node"].get("conditional")
             sent[_slot(s)] += 1
-            if _slot(s) in (1, 2, 4, 5, 6, 7, 8, 10):      # the body kernels
+            if _slot(s) in (1, 2, 4, 5, 6, 7, 8, 10, 11, 12):      # the body kernels
                 assert c is not None and c["ran"] is None and c["iteration"] is None
             else:
                 assert c is None
-    assert sent == {k: n for k in range(11)}
+    assert sent == {k: n for k in range(13)}
 
 
 def test_bodies_are_placed_in_their_node_and_body(decoded, truth):
@@ -77,9 +77,10 @@ def test_bodies_are_placed_in_their_node_and_body(decoded, truth):
 
 
 def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
-    """Per replay and conditional node: one kernel that ends each body (word0 non-zero,
-    node and body checked) and the node's own, sent last (word0 0, node checked); all of
-    one node's share pointer0/pointer1, and no two nodes share them."""
+    """Per replay: one kernel at the end of each body, one of its own for a node inside a
+    body, and one sent last (word0 0) for the top-level node; every one checked for where
+    it sits, word0 too where the exec has one conditional node (the measured numbering).
+    All of an exec's conditional kernels share pointer0/pointer1, and no two execs do."""
     _, replays, kernels = decoded
     per = defaultdict(list)
     pairs = defaultdict(set)
@@ -88,30 +89,41 @@ def test_conditional_kernels_per_replay_and_what_they_check(decoded, truth):
         if a["kernel"]["name"] != COND:
             continue
         v = {x["field"]: x["value"] for x in a["args"]}
-        node = a["graph_node"]["node"]
-        per[(a["api_call"]["index"], node)].append(
-            (v["word0"], tuple(a["checked"]), a["why"].split("(")[1].split(",")[0]))
-        pairs[node].add((v["pointer0"], v["pointer1"]))
-    assert len(per) == 6 * truth["replays"]
-    kinds = Counter()
-    for (_, node), ks in per.items():
-        kind = ks[0][2]
-        kinds[kind] += 1
-        ends = [k for k in ks if k[0]]
-        assert ks[-1][:2] == (0, ("node",))        # the node's own, last
-        assert all(k[1] == ("node", "word0") for k in ends)
-        assert len(ends) == (3 if kind == "SWITCH" else 1)
-    assert kinds == {"IF": 6, "SWITCH": 3, "WHILE": 9}
+        role = a["why"].split(") (")[1].split(")")[0]
+        per[a["api_call"]["index"]].append((v["word0"], tuple(a["checked"]), role))
+        pairs[a["graph_node"]["exec"]].add((v["pointer0"], v["pointer1"]))
+    assert len(per) == 7 * truth["replays"]
+    shapes = Counter()
+    for ks in per.values():
+        assert ks[-1] == (0, ("node",), "its own, sent last")
+        assert [k for k in ks if k[0] == 0] == [ks[-1]]
+        shapes[tuple(k[1:] for k in ks[:-1])] += 1
+    one_body = ((("node", "word0"), "at the end of body 0"),)
+    assert shapes == {
+        one_body: 5 * truth["replays"],         # IF true, IF false, three WHILEs of one node
+        tuple((("node", "word0"), f"at the end of body {b}") for b in (2, 1, 0)):
+            truth["replays"],                    # the SWITCH: bodies sent 2, 1, 0
+        ((("node",), "its own, inside a body"), (("node",), "at the end of body 0"),
+         (("node",), "at the end of body 0")): truth["replays"]}     # the IF inside a WHILE
     assert all(len(p) == 1 for p in pairs.values())
-    assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 6
+    assert len({next(iter(p)) for p in pairs.values()}) == len(pairs) == 7
+
+
+def _body_kernels(nodes):
+    """The kernel nodes inside conditional bodies, at any depth, of a manifest graph."""
+    out = 0
+    for n in nodes:
+        for b in n.get("bodies", ()):
+            out += sum(1 for x in b if "kernel" in x) + _body_kernels(b)
+    return out
 
 
 def test_body_sends_are_counted_apart(decoded, truth):
     """stats.conditional_body_launches: every body kernel node the program built (manifest),
-    once per replay; CUPTI's count of what ran differs (bodies that never ran, a WHILE's
+    and the driver's conditional kernels inside a body, once per replay; CUPTI's count of what ran differs (bodies that never ran, a WHILE's
     further trips)."""
     m, _, _ = decoded
-    body_nodes = sum(len(b) for g in truth["graphs"].values() for n in g["nodes"]
-                     if "conditional" in n for b in n["bodies"])
-    assert body_nodes == 10
-    assert m.stats()["conditional_body_launches"] == body_nodes * truth["replays"]
+    body_nodes = sum(_body_kernels(g["nodes"]) for g in truth["graphs"].values())
+    assert body_nodes == 13
+    # and, inside the WHILE body of the nested graph, the IF's own kernel and its body's end
+    assert m.stats()["conditional_body_launches"] == (body_nodes + 2) * truth["replays"]

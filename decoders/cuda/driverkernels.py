@@ -323,21 +323,22 @@ def _check_grid(lay, units, grid, out):
 # -- conditional nodes -------------------------------------------------------------------------
 # The kernel the driver runs for a CUDA graph's CONDITIONAL node (docs/graphs.md), measured on
 # captures/jax-cmdbuf (XLA: three WHILE nodes, 44 launches) and captures/cond-nodes
-# (cuda-python: IF true and false, SWITCH of 3 bodies, WHILE of 4 and of 0 trips): grid
-# 1x1x1, block 32x1x1, one program in none of the program's modules, a 32-byte parameter
-# block. Per replay: one at the end of each body's DEPENDENT_QMD chain (word0 non-zero, which
-# body: CONDITIONAL_BODY_END) and one for the node itself, sent last (word0 = 0). Every
-# kernel of one node has the same pointer0 and pointer1 (its state in driver memory);
-# pointer2 is one for the process. What it does is not in the capture: a WHILE body's later
+# (cuda-python: IF true and false, SWITCH of 3 bodies, WHILE of 4, 0 and 3 trips, an IF
+# inside a WHILE body): grid 1x1x1, block 32x1x1, one program in none of the program's
+# modules, a 32-byte parameter block. Per replay: one at the end of each body's
+# DEPENDENT_QMD chain and one for a node inside a body, where it sits in the chain (word0
+# non-zero: it numbers the exec's conditional kernels), and one for the top-level node,
+# sent last (word0 = 0). All conditional kernels of an exec have the same pointer0 and
+# pointer1 (its conditional state in driver memory); pointer2 is one for the process. What it does is not in the capture: a WHILE body's later
 # iterations are not in the pushbuffer, so the GPU launches them.
 ConditionalField = namedtuple("ConditionalField", "name ctype construct")
 CONDITIONAL_FIELDS = (
     ConditionalField("word0", "unsigned int word0 (0: the node's own, sent last; else the end "
                      "of a body)", Int32ul),
     ConditionalField("word1", "unsigned int word1 (1 in every launch seen)", Int32ul),
-    ConditionalField("pointer0", "void *pointer0 (driver memory, one per conditional node)",
+    ConditionalField("pointer0", "void *pointer0 (driver memory, one per graph exec)",
                      Int64ul),
-    ConditionalField("pointer1", "void *pointer1 (driver memory, one per conditional node)",
+    ConditionalField("pointer1", "void *pointer1 (driver memory, one per graph exec)",
                      Int64ul),
     ConditionalField("pointer2", "void *pointer2 (driver memory, one per process)", Int64ul),
 )
@@ -346,9 +347,11 @@ CONDITIONAL_SHAPE = {"grid": (1, 1, 1), "block": (32, 1, 1),
                      "param_bytes": CONDITIONAL_STRUCT.sizeof()}
 CONDITIONAL_SEEN = (("jax-cmdbuf", 9967), ("jax-cmdbuf", 10318), ("jax-cmdbuf", 10479),
                     ("cond-nodes", 960), ("cond-nodes", 1009))
-# word0 of the kernel that ends body b of a node of (type, size bodies), as measured
-# (captures/cond-nodes, jax-cmdbuf); it fits 2 * size - b. A (type, size) not here is
-# not checked: its word0 was never seen.
+# word0 of the kernel that ends body b of a node of (type, size bodies), in an exec with
+# that one conditional node, as measured (captures/cond-nodes, jax-cmdbuf); it fits
+# 2 * size - b. With more conditional nodes the numbering differs (an IF inside a WHILE
+# body: 2 for the IF's own kernel, 5 for its body's end, 6 for the WHILE body's end), and a
+# (type, size) not here was never seen: word0 is then not checked.
 CONDITIONAL_BODY_END = {
     ("IF", 1): {0: 2},
     ("WHILE", 1): {0: 2},

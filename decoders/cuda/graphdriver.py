@@ -97,46 +97,56 @@ def driver_kernel_of_replay(attr, replay, s, hw_bytes, at_index):
 
 
 def _conditional(attr, replay, conds, fields, hw_bytes):
-    """(attribution, node) of the driver's kernel for a conditional node, checked for which
-    node and body it serves (docs/graphs.md). A body's end kernel follows the body's last
-    node in the replay's run order (attr.prev_node), and its word0 names the body
-    (DK.CONDITIONAL_BODY_END); the node's own kernel, sent last, shares its pointer0 and
-    pointer1 with its bodies' end kernels of the same replay (attr.cond_state)."""
-    by_handle = {n.node: n for n in conds}
-    state = attr.cond_state(replay.index)
+    """(attribution, node) of the driver's kernel for a conditional node, checked for where
+    it sits (docs/graphs.md, measured on captures/cond-nodes and jax-cmdbuf). pointer0 and
+    pointer1 are the exec's (one pair for all its conditional kernels in a replay). word0 0:
+    the kernel sent last, for the exec's one top-level conditional node. Else it follows, in
+    the replay's run order, the node before it (attr.prev_node): after the last node of a
+    body it ends that body; after a node whose next sibling in its graph is a conditional
+    node, it is that node's own (a node inside a body). word0 numbers the exec's
+    conditional kernels: checked against DK.CONDITIONAL_BODY_END only where the exec has one
+    conditional node, the case measured."""
+    state = attr.cond_state(replay.index)       # {pointer pair: True} seen in this replay
     key = (fields.pointer0, fields.pointer1)
     checked, unchecked, diffs = [], [], []
-    if fields.word0:
-        prev = attr.prev_node(replay.index)
-        cw = G.conditional_where(prev) if isinstance(prev, G.GraphNode) else None
-        node = by_handle.get(cw[2]) if cw else None
-        if node is None:
-            node, body = (conds[0] if len(conds) == 1 else None), None
-            how = "the shape and parameter block of the driver's conditional-node kernel"
-            unchecked.append({"field": "node", "why": "the launch before it in the replay is "
-                              "no body node of the exec's conditional nodes"})
-        else:
-            body = cw[1]
-            how = (f"the launch before it, the last of body {body} of node {node.node:#x}, and "
-                   "the kernel's shape and parameter block")
+    top = [n for n in conds if G.conditional_where(n) is None]
+    body, role = None, "a conditional kernel"
+    if fields.word0 == 0:
+        node = top[0] if len(top) == 1 else None
+        role = "its own, sent last"
+        if node is not None and state.get("pair", key) == key:
+            how = ("word0 0, sent last, in an exec with one conditional node outside any body "
+                   "(pointer0 and pointer1 as the replay's other conditional kernels have them)")
             checked.append("node")
-        role = "at the end of a body" if body is None else f"at the end of body {body}"
-        if checked:
-            state[key] = node
+        else:
+            how = "the shape and parameter block of the driver's conditional-node kernel"
+            unchecked.append({"field": "node", "why": (
+                f"the exec has {len(top)} conditional nodes outside any body: which one a "
+                "kernel sent last serves was not measured" if node is None else
+                "its pointer0/pointer1 are not those of the replay's other conditional kernels")})
+    else:
+        node, how, body, own_of = _conditional_at(attr, replay, conds)
+        if node is None:
+            how = "the shape and parameter block of the driver's conditional-node kernel"
+            unchecked.append({"field": "node", "why": "the node before it in the replay is "
+                              "neither the last node of a conditional body nor one followed "
+                              "by a conditional node in its graph"})
+        else:
+            checked.append("node")
+            role = "its own, inside a body" if own_of else f"at the end of body {body}"
             p = node.parsed or {}
             ends = DK.CONDITIONAL_BODY_END.get((p.get("cond_type"), p.get("size")))
-            if G.conditional_where(node) is not None:
-                unchecked.append({"field": "word0", "why": "word0 of a conditional node inside "
-                                  "another's body was never measured"})
-            elif body is None or ends is None or body not in ends:
+            if own_of or len(conds) != 1 or ends is None or body not in ends:
                 unchecked.append({"field": "word0", "why": (
-                    f"word0 of a {p.get('cond_type')} node of {p.get('size')} bodies was never "
-                    "measured" if body is not None else "which body it ends is not known")})
+                    "word0 numbers the exec's conditional kernels; its values were measured "
+                    "for a body's end in an exec with one conditional node of "
+                    + ", ".join(f"{t} of {n}" for t, n in DK.CONDITIONAL_BODY_END) +
+                    f" bodies (this exec: {len(conds)} conditional nodes)")})
             else:
                 checked.append("word0")
                 if fields.word0 != ends[body]:
                     other = next((b for b, w in ends.items() if w == fields.word0), None)
-                    if other is not None and _alike_in_body(attr, replay, node, other, prev):
+                    if other is not None and _alike_in_body(attr, replay, node, other, body):
                         # the bodies hold alike nodes, and the QMD was matched to the first
                         how += (f"; body {other}, whose nodes are alike body {body}'s (word0 "
                                 f"{fields.word0})")
@@ -144,40 +154,65 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
                     else:
                         diffs.append({"field": "word0 (which body it ends)", "api": ends[body],
                                       "qmd": fields.word0})
-    else:
-        node = state.get(key)
-        role = "its own, sent last"
-        if node is not None:
-            how = ("pointer0 and pointer1, as its bodies' end kernels in this replay have them, "
-                   "and the kernel's shape and parameter block")
-            checked.append("node")
-        else:
-            node = conds[0] if len(conds) == 1 else None
-            how = "the shape and parameter block of the driver's conditional-node kernel"
-            unchecked.append({"field": "node", "why": "no end kernel of a body with its pointer0 "
-                              "and pointer1 came before it in this replay"})
+    if node is not None and fields.word0:
+        # what follows a body's end is the conditional node's successor in its graph
+        attr.set_prev_node(replay.index, None if role.startswith("its own") else node)
+    state.setdefault("pair", key)   # (another pair in one replay: not measured, not judged)
     where = (_conditional_text(node) if node is not None else
              f"one of the exec's {len(conds)} conditional nodes")
     own = DK.conditional_kernel(fields, hw_bytes, where, role)
     unchecked += [{"field": "word1", "why": "its meaning is not known (1 in every launch seen)"},
                   {"field": "pointer0, pointer1, pointer2",
-                   "why": "driver memory no call of the capture names"}]
+                   "why": "driver memory no call of the capture names (pointer0/pointer1: "
+                          "the same in all of an exec's conditional kernels of a replay)"}]
     own.update(checked=checked, unchecked=unchecked, differences=diffs,
                verified=(not diffs) if checked else None, matched_by=how)
     if checked:
-        own["why"] += (": checked which node" + (" and body" if "word0" in checked and
-                                                  fields.word0 else "") +
-                       " it serves; what it does runs on the GPU (docs/graphs.md)")
+        own["why"] += (": checked where it sits in the graph" + (" and which body word0 names"
+                                                                  if "word0" in checked else "") +
+                       "; what it does runs on the GPU (docs/graphs.md)")
     else:
-        own["why"] += (": nothing the capture records says which node it serves, so nothing "
-                       "is checked (docs/graphs.md)")
+        own["why"] += (": nothing the capture records says which node it serves, so it is not "
+                       "checked (docs/graphs.md)")
     return own, node
 
 
-def _alike_in_body(attr, replay, cond, body, prev):
-    """Whether body `body` of conditional node `cond` holds a kernel node with prev's kernel,
-    grid, block and argument bytes: a QMD of either matches the first one (graphs.match),
-    so its end kernel may name the other body."""
+def _conditional_at(attr, replay, conds):
+    """(conditional node, how, body, own) for a conditional kernel with word0 non-zero, from
+    the node before it in the replay (attr.prev_node): the end of body `body` of the node
+    when that node is the last of its body graph (own False), or the own kernel of the
+    conditional node that follows it in its graph (own True); (None, None, None, None)."""
+    prev = attr.prev_node(replay.index)
+    if not isinstance(prev, G.GraphNode):
+        return None, None, None, None
+    key = (replay.pid, replay.args.get("hGraphExec"))
+    siblings = [n for n in attr.execs.nodes(key, replay.index) or ()
+                if isinstance(n, G.GraphNode) and n.graph == prev.graph]
+    at = next((i for i, n in enumerate(siblings) if n.node == prev.node), None)
+    if at is None:
+        return None, None, None, None
+    by_handle = {n.node: n for n in conds}
+    if at + 1 < len(siblings):
+        nxt = siblings[at + 1]
+        if nxt.node in by_handle:
+            return by_handle[nxt.node], (f"the node before it ({prev.node:#x}) is followed in "
+                                         f"its graph by conditional node {nxt.node:#x}"), \
+                None, True
+        return None, None, None, None
+    cw = G.conditional_where(prev)
+    if cw is None or cw[2] not in by_handle:
+        return None, None, None, None
+    return by_handle[cw[2]], (f"the node before it ({prev.node:#x}) is the last of body "
+                              f"{cw[1]} of node {cw[2]:#x}"), cw[1], False
+
+
+def _alike_in_body(attr, replay, cond, body, _matched_body):
+    """Whether body `body` of conditional node `cond` holds a kernel node with the previous
+    node's kernel, grid, block and argument bytes: a QMD of either matches the first one
+    (graphs.match), so its end kernel may name the other body."""
+    prev = attr.prev_node(replay.index)
+    if not isinstance(prev, G.GraphNode):
+        return False
     key = (replay.pid, replay.args.get("hGraphExec"))
     want = _launch_key(prev)
     for n in attr.execs.nodes(key, replay.index) or ():

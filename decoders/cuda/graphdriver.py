@@ -106,7 +106,7 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
     node, it is that node's own (a node inside a body). word0 numbers the exec's
     conditional kernels: checked against DK.CONDITIONAL_BODY_END only where the exec has one
     conditional node, the case measured."""
-    state = attr.cond_state(replay.index)       # {pointer pair: True} seen in this replay
+    state = attr.cond_state(replay.index)       # this replay's: the first pointer pair, nodes by graph
     key = (fields.pointer0, fields.pointer1)
     checked, unchecked, diffs = [], [], []
     top = [n for n in conds if G.conditional_where(n) is None]
@@ -185,9 +185,15 @@ def _conditional_at(attr, replay, conds):
     prev = attr.prev_node(replay.index)
     if not isinstance(prev, G.GraphNode):
         return None, None, None, None
-    key = (replay.pid, replay.args.get("hGraphExec"))
-    siblings = [n for n in attr.execs.nodes(key, replay.index) or ()
-                if isinstance(n, G.GraphNode) and n.graph == prev.graph]
+    state = attr.cond_state(replay.index)      # the exec's nodes by graph, once a replay
+    graphs = state.get("graphs")
+    if graphs is None:
+        graphs = state["graphs"] = {}
+        for n in attr.execs.nodes((replay.pid, replay.args.get("hGraphExec")),
+                                  replay.index) or ():
+            if isinstance(n, G.GraphNode):
+                graphs.setdefault(n.graph, []).append(n)
+    siblings = graphs.get(prev.graph, ())
     at = next((i for i, n in enumerate(siblings) if n.node == prev.node), None)
     if at is None:
         return None, None, None, None

@@ -106,7 +106,7 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
     node, it is that node's own (a node inside a body). word0 numbers the exec's
     conditional kernels: checked against DK.CONDITIONAL_BODY_END only where the exec has one
     conditional node, the case measured."""
-    state = attr.cond_state(replay.index)       # this replay's: the first pointer pair, nodes by graph
+    state = attr.cond_state(replay.index)       # the replay's first pointer pair, nodes
     key = (fields.pointer0, fields.pointer1)
     checked, unchecked, diffs = [], [], []
     top = [n for n in conds if G.conditional_where(n) is None]

@@ -120,8 +120,8 @@ def _body_kernels(nodes):
 
 def test_body_sends_are_counted_apart(decoded, truth):
     """stats.conditional_body_launches: every body kernel node the program built (manifest),
-    and the driver's conditional kernels inside a body, once per replay; CUPTI's count of what ran differs (bodies that never ran, a WHILE's
-    further trips)."""
+    and the driver's conditional kernels inside a body, once per replay; CUPTI's count of
+    what ran differs (bodies that never ran, a WHILE's further trips)."""
     m, _, _ = decoded
     body_nodes = sum(_body_kernels(g["nodes"]) for g in truth["graphs"].values())
     assert body_nodes == 13

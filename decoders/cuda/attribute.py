@@ -169,7 +169,7 @@ class Attribution:
         self.execs = G.GraphExecs()     # graph exec -> its nodes (graph walks and exec-level sets)
         self._ran = (None, set())       # (replay call index, node handles its QMDs matched so far)
         self._prev = (None, None)       # (replay call index, the node its last kernel QMD ran)
-        self._cond = (None, {})         # (replay call index, {(pointer0, pointer1): conditional node})
+        self._cond = (None, {})         # (replay call index, its conditional kernels' state)
 
     def names(self, c):
         """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):

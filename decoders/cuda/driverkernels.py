@@ -329,12 +329,13 @@ def _check_grid(lay, units, grid, out):
 # DEPENDENT_QMD chain and one for a node inside a body, where it sits in the chain (word0
 # non-zero: it numbers the exec's conditional kernels), and one for the top-level node,
 # sent last (word0 = 0). All conditional kernels of an exec have the same pointer0 and
-# pointer1 (its conditional state in driver memory); pointer2 is one for the process. What it does is not in the capture: a WHILE body's later
-# iterations are not in the pushbuffer, so the GPU launches them.
+# pointer1 (its conditional state in driver memory); pointer2 is one for the process. What
+# it does is not in the capture: a WHILE body's later iterations are not in the pushbuffer,
+# so the GPU launches them.
 ConditionalField = namedtuple("ConditionalField", "name ctype construct")
 CONDITIONAL_FIELDS = (
-    ConditionalField("word0", "unsigned int word0 (0: the node's own, sent last; else the end "
-                     "of a body)", Int32ul),
+    ConditionalField("word0", "unsigned int word0 (0: the top-level node's own, sent last; "
+                     "else a body's end or a nested node's own)", Int32ul),
     ConditionalField("word1", "unsigned int word1 (1 in every launch seen)", Int32ul),
     ConditionalField("pointer0", "void *pointer0 (driver memory, one per graph exec)",
                      Int64ul),

@@ -68,10 +68,13 @@ def main():
         return node, {"kernel": name, "grid": [1, 1, 1], "block": [32, 1, 1],
                       "param_bytes": blob(values, name).hex()}
 
-    def conditional(graph, deps, kind, size, default):
-        flags = 1 if default is not None else 0     # CU_GRAPH_COND_ASSIGN_DEFAULT
-        handle = check(d.cuGraphConditionalHandleCreate(graph, ctx, default or 0, flags),
-                       "cuGraphConditionalHandleCreate")
+    def conditional(graph, deps, kind, size, default, handle=None):
+        """(node, handle, body graphs) of a conditional node added to `graph`; its handle
+        made on `graph` with `default` assigned at each launch, unless one is given."""
+        if handle is None:
+            flags = 1 if default is not None else 0     # CU_GRAPH_COND_ASSIGN_DEFAULT
+            handle = check(d.cuGraphConditionalHandleCreate(graph, ctx, default or 0, flags),
+                           "cuGraphConditionalHandleCreate")
         p = d.CUgraphNodeParams()
         p.type = d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
         p.conditional.handle = handle
@@ -103,17 +106,7 @@ def main():
             c0 = check(d.cuGraphConditionalHandleCreate(g, ctx, 0, 0), "handle")
             # the handle is made before the setter that names it
             n0, t0 = kernel(g, [], "cn_set", ctypes.c_uint64(int(c0)), ctypes.c_uint(2))
-            p = d.CUgraphNodeParams()
-            p.type = d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
-            p.conditional.handle = c0
-            p.conditional.type = COND.CU_GRAPH_COND_TYPE_SWITCH
-            p.conditional.size = 3
-            p.conditional.ctx = ctx
-            try:
-                check(d.cuGraphAddNode(g, [n0], 1, p), "cuGraphAddNode")
-            except TypeError:
-                check(d.cuGraphAddNode(g, [n0], None, 1, p), "cuGraphAddNode")
-            bodies = list(p.conditional.phGraph_out)[:3]
+            _, _, bodies = conditional(g, [n0], COND.CU_GRAPH_COND_TYPE_SWITCH, 3, None, c0)
             tb = [kernel(b, [], "cn_count", c_ptr(hits), ctypes.c_int(4 + k))[1]
                   for k, b in enumerate(bodies)]
             nodes = [t0, {"conditional": "SWITCH", "size": 3, "set_to": 2, "handle": int(c0),
@@ -162,17 +155,7 @@ def main():
                 where = "body"
             except Exception:
                 hi = check(d.cuGraphConditionalHandleCreate(g, ctx, 1, 1), "handle")
-                p = d.CUgraphNodeParams()
-                p.type = d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
-                p.conditional.handle = hi
-                p.conditional.type = COND.CU_GRAPH_COND_TYPE_IF
-                p.conditional.size = 1
-                p.conditional.ctx = ctx
-                try:
-                    ci = check(d.cuGraphAddNode(body, [b1], 1, p), "cuGraphAddNode")
-                except TypeError:
-                    ci = check(d.cuGraphAddNode(body, [b1], None, 1, p), "cuGraphAddNode")
-                inner = list(p.conditional.phGraph_out)[:1]
+                ci, hi, inner = conditional(body, [b1], COND.CU_GRAPH_COND_TYPE_IF, 1, 1, hi)
                 where = "outer graph"
             _, tin = kernel(inner[0], [], "cn_count", c_ptr(hits), ctypes.c_int(12))
             _, tb2 = kernel(body, [ci], "cn_loop", ctypes.c_uint64(int(h)), c_ptr(left3))

@@ -263,23 +263,21 @@ def _tally_again(changes, launches):
     """The kernel launch tally and outcomes (decoders/session.py _tally) of the selected
     launches, numbered within the selection."""
     from decoders.session import _VERIFIED, _tally
-    tally = SimpleNamespace(kernel_tally={}, mismatched=[], scheduling_qmds=0, launches=[])
+    tally = SimpleNamespace(kernel_tally={}, mismatched=[], scheduling_qmds=0, launches=[],
+                            conditional_bodies=0)
     verified = Counter()
-    bodies = 0
     for l in launches:
         s = _summary(l)
         a = s.get("attribution")
         if s.get("kernel") and a is not None:
-            gn = a.get("graph_node") or {}
-            sent = gn.get("sent_by")
+            sent = (a.get("graph_node") or {}).get("sent_by")
             verified["graph_prepared" if sent else
                      _VERIFIED.get(a["verified"], "not_checked")] += 1
-            bodies += bool(gn.get("conditional"))
         _tally(tally, s, a)
         tally.launches.append(None)
     changes.update(kernel_tally=tally.kernel_tally, mismatched=tally.mismatched,
                    scheduling_qmds=tally.scheduling_qmds, verified=verified,
-                   conditional_bodies=bodies)
+                   conditional_bodies=tally.conditional_bodies)
 
 
 def _calls_of_selection(model, changes, pid, narrowed, launches):

@@ -146,7 +146,7 @@ def _conditional(attr, replay, conds, fields, hw_bytes):
                 checked.append("word0")
                 if fields.word0 != ends[body]:
                     other = next((b for b, w in ends.items() if w == fields.word0), None)
-                    if other is not None and _alike_in_body(attr, replay, node, other, body):
+                    if other is not None and _alike_in_body(attr, replay, node, other):
                         # the bodies hold alike nodes, and the QMD was matched to the first
                         how += (f"; body {other}, whose nodes are alike body {body}'s (word0 "
                                 f"{fields.word0})")
@@ -212,7 +212,7 @@ def _conditional_at(attr, replay, conds):
                               f"{cw[1]} of node {cw[2]:#x}"), cw[1], False
 
 
-def _alike_in_body(attr, replay, cond, body, _matched_body):
+def _alike_in_body(attr, replay, cond, body):
     """Whether body `body` of conditional node `cond` holds a kernel node with the previous
     node's kernel, grid, block and argument bytes: a QMD of either matches the first one
     (graphs.match), so its end kernel may name the other body."""

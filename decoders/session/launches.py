@@ -85,12 +85,9 @@ class LaunchSink:
             if s["kernel"]:
                 # a graph's QMD sent by cuGraphUpload (instantiate, exec update) is
                 # scheduled there and runs at a later cuGraphLaunch: counted apart
-                gn = a.get("graph_node")
-                sent = gn.get("sent_by") if gn else None
+                sent = (a.get("graph_node") or {}).get("sent_by")
                 model.verified["graph_prepared" if sent else
                                _VERIFIED.get(a["verified"], "not_checked")] += 1
-                if gn and gn.get("conditional"):
-                    model.conditional_bodies += 1
         if self.windows is not None and self.windows.active:
             self.windows.launch(launch, s)
         _tally(model, s, a)
@@ -186,6 +183,8 @@ def _tally(model, s, a):
     if not s["kernel"]:
         model.scheduling_qmds += 1
         return
+    if a is not None and (a.get("graph_node") or {}).get("conditional"):
+        model.conditional_bodies += 1       # sent in a conditional body (docs/graphs.md)
     k = a["kernel"] if a is not None else None
     key = (k["name"] if k else None, tuple(s["grid"] or ()), tuple(s["block"] or ()))
     tally = model.kernel_tally

@@ -225,9 +225,11 @@ def select(model, launches=(), channel=None, cls=None, ioctl=None, pid=None):
     narrowed = bool(launches) or channel is not None or cls is not None
     if picked is not None:
         changes["launches"] = [l for _, l in picked]
+        changes["rank_counts"] = None       # counted again from the selection
         _tally_again(changes, changes["launches"])
     if subs is not None:
         changes["submissions"] = subs
+        changes["channel_counts"] = None
         kept = {x["index"] for x in subs}       # the syncs of the submissions kept
         changes["syncs"] = [x for x in model.syncs if x["record_index"] in kept]
         changes["sync_counts"] = _sync_counts(changes["syncs"])

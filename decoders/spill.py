@@ -9,6 +9,10 @@ from array import array
 from collections.abc import Sequence
 
 
+class Dropped(IndexError):
+    """An item a brief decode counted and did not keep (SpillList drop=True)."""
+
+
 class SpillList(Sequence):
     """A list that keeps its first `keep` items in memory and writes the rest, marshalled,
     to an anonymous temporary file: a capture's submissions and launches grow with its
@@ -22,14 +26,21 @@ class SpillList(Sequence):
     Spilled items are marshalled BATCH at a time, one marshal.dumps per batch: the keys
     (and any object items share) are written once per batch instead of once per item,
     which halves the cost of spilling a launch summary. Reading item i loads its batch;
-    items of one batch read together may share what they shared when appended."""
+    items of one batch read together may share what they shared when appended.
+
+    drop=True (a brief decode, decoders/session decode_capture): items past `keep` are
+    counted, not written; only those given to pin() can be read back. Reading any other
+    raises Dropped: a view that needs every item must ask for a full decode."""
 
     CHUNK = 1 << 20
     BATCH = 64
     BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
 
-    def __init__(self, keep=256, dump=None, load=None, repair=None):
+    def __init__(self, keep=256, dump=None, load=None, repair=None, drop=False):
         self.keep = keep
+        self.drop = drop
+        self._dropped = 0              # items counted and not kept (drop=True)
+        self._pinned = {}              # item number -> a dropped item kept all the same
         self._items = []
         self._dump = dump
         self._load = load
@@ -47,6 +58,9 @@ class SpillList(Sequence):
         if len(self._items) < self.keep:
             self._items.append(item)
             return
+        if self.drop:
+            self._dropped += 1
+            return
         self._batch.append(self._dump(item) if self._dump else item)
         if len(self._batch) >= self.BATCH:
             self._seal()
@@ -56,6 +70,9 @@ class SpillList(Sequence):
         it in memory, else spilled as it is (the item is only made when it is read)."""
         if len(self._items) < self.keep:
             self._items.append(self._load(obj) if self._load else obj)
+            return
+        if self.drop:
+            self._dropped += 1
             return
         self._batch.append(obj)
         if obj.__class__ is tuple:      # a submission's record bytes: seal big batches early
@@ -80,6 +97,11 @@ class SpillList(Sequence):
     def _flush(self):
         self._seal()
 
+    def pin(self, i, item):
+        """Keep item i (appended or about to be: its number) although the list drops it."""
+        if self.drop and i >= self.keep:
+            self._pinned[i] = item
+
     def sealed(self, i):
         """Whether item i is in the file already: a later change to the object appended
         no longer shows when it is read back (a kept or not yet sealed item still does)."""
@@ -97,7 +119,11 @@ class SpillList(Sequence):
         return item if blob is None else self._repair(item, marshal.loads(blob))
 
     def __len__(self):
-        return len(self._items) + self._nspilled + len(self._batch)
+        return len(self._items) + self._nspilled + len(self._batch) + self._dropped
+
+    def _dropped_error(self, i):
+        return Dropped(f"item {i} of {len(self)} was counted, not kept (a brief decode keeps "
+                       f"the first {self.keep} and the pinned ones)")
 
     def _loaded(self, obj):
         return self._load(obj) if self._load else obj
@@ -115,6 +141,11 @@ class SpillList(Sequence):
             raise IndexError("SpillList index out of range")
         if i < len(self._items):
             return self._items[i]
+        if self._dropped:
+            item = self._pinned.get(i)
+            if item is None:
+                raise self._dropped_error(i)
+            return item
         self._flush()
         j = i - len(self._items)
         k = bisect.bisect_right(self._starts, j) - 1
@@ -124,6 +155,8 @@ class SpillList(Sequence):
         return self._patched(i, item) if self._patches else item
 
     def __iter__(self):
+        if self._dropped:
+            raise self._dropped_error(len(self._items))
         yield from self._items
         self._flush()
         ends, nbatch = self._ends, len(self._ends)
@@ -151,6 +184,8 @@ class SpillList(Sequence):
             yield self._items[i]
         if hi <= kept:
             return
+        if self._dropped:
+            raise self._dropped_error(max(lo, kept))
         self._flush()
         j, end = max(lo, kept) - kept, hi - kept
         k = bisect.bisect_right(self._starts, j) - 1

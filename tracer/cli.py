@@ -78,10 +78,14 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     from decoders.session import decode_capture
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
+    filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
+    brief = brief_for(as_json, launch_limit, filters, cost)
+    if model is not None and model.brief is not None and model.brief != brief:
+        model = None        # kept too little for this view: decoded again in full
     if model is None:
         from tracer.progress import Bar
         with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
-            model = decode_capture(path, progress=progress)
+            model = decode_capture(path, progress=progress, brief=brief)
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header
@@ -90,7 +94,6 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     color = _use_color(color, out)
     if not as_json:     # text: capture strings escaped, lines cut (decoders/text.py)
         out = TextOut(out, color=color, limit=None if full_names else MAX_LINE)
-    filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
     if filters:
         from decoders.select import select
         model = select(model, **filters)
@@ -124,6 +127,15 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     for p in model.problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if model.problems else 0
+
+
+def brief_for(as_json, launch_limit, filters=None, cost=False):
+    """The N of a brief decode (decoders/session decode_capture) for a report, or None: the
+    text that shows N launches in full and counts the rest reads no launch, API call, sync
+    or copy past the first N; JSON, a selection and --cost read them all."""
+    if as_json or cost or launch_limit is None or filters:
+        return None
+    return launch_limit
 
 
 def _describe_filter(criteria):
@@ -267,7 +279,8 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
         decoding = []       # the decode that follows the capture while the program runs
 
         def follow(capture):
-            decoding.append(live.LiveDecode(capture).start())
+            decoding.append(live.LiveDecode(capture, brief=brief_for(
+                as_json, None if all_launches else SHOWN_LAUNCHES)).start())
             return decoding[0]
         rc = run_traced(argv, out, mode=mode,
                         live=follow if not no_report and live.wanted() else None, window=window)

@@ -26,13 +26,14 @@ def wanted():
 class LiveDecode:
     """decode_capture(output) in a thread from start() until finish() returns the model."""
 
-    def __init__(self, output):
+    def __init__(self, output, brief=None):
         from decoders.capture.live import LiveCapture
         self.path = str(output)
         # its own descriptor of the same open file (pread only): never the name again
         self.fd = os.dup(output.fd)
         self.finished = threading.Event()
         self.stream = LiveCapture(self.fd, self.finished)
+        self.brief = brief      # decode_capture(brief=): what the report will show
         self.model = None
         self.error = None
         self.bar = None         # tracer/progress.py Bar, once the program has exited
@@ -46,7 +47,8 @@ class LiveDecode:
     def _run(self):
         from decoders.session import decode_capture
         try:
-            self.model = decode_capture(self.path, stream=self.stream, progress=self._progress)
+            self.model = decode_capture(self.path, stream=self.stream, progress=self._progress,
+                                        brief=self.brief)
         except BaseException as exc:     # noqa: BLE001 - the file is decoded again instead
             self.error = exc
 

@@ -10,6 +10,8 @@ from main: the shim's destructor cannot see it).
 import bisect
 import signal
 
+from decoders.session.launches import WALK_BACK
+
 FAILED_SHOWN = 20       # failed API calls listed one by one in the text (JSON: all kept)
 
 
@@ -107,14 +109,16 @@ class _RecordIndices:
         return self.launches[n].record_index
 
 
-WALK_BACK = 4096    # launches looked at before a call for one of its process with a kernel
-
-
 def launch_before(model, record_index, pid):
     """{launch, kernel, grid, block, api_call, api_call_index, record_index} of the last
-    kernel launch of process `pid` decoded from a submission before record `record_index`,
-    or None. `launch` is its number in the report."""
+    kernel launch of process `pid` decoded from a submission before record `record_index`
+    (one of the WALK_BACK launches before it), or None. `launch` is its number in the
+    report. A brief decode noted it for each failed call while it decoded (it keeps no
+    other launches to look through: decoders/session/launches.py LaunchSink.keep_before)."""
     launches = model.launches
+    if getattr(model, "brief", None) is not None:
+        n = model.failed_before.get((record_index, pid))
+        return _before(n, launches[n]) if n is not None else None
     if not launches or getattr(launches[0], "record_index", None) is None:
         return None
     n = bisect.bisect_left(_RecordIndices(launches), record_index) - 1
@@ -124,14 +128,19 @@ def launch_before(model, record_index, pid):
         s = launch._summary if hasattr(launch, "_summary") else launch
         if launch.record_index < record_index and s.get("kernel") and \
                 _launch_pid(model, launch) == pid:
-            a = s.get("attribution") or {}
-            call = a.get("api_call") or {}
-            kernel = (a.get("kernel") or {}).get("name")
-            return {"launch": n, "kernel": kernel, "grid": s.get("grid"), "block": s.get("block"),
-                    "api_call": call.get("name"), "api_call_index": call.get("index"),
-                    "record_index": launch.record_index}
+            return _before(n, launch)
         n -= 1
     return None
+
+
+def _before(n, launch):
+    s = launch._summary if hasattr(launch, "_summary") else launch
+    a = s.get("attribution") or {}
+    call = a.get("api_call") or {}
+    kernel = (a.get("kernel") or {}).get("name")
+    return {"launch": n, "kernel": kernel, "grid": s.get("grid"), "block": s.get("block"),
+            "api_call": call.get("name"), "api_call_index": call.get("index"),
+            "record_index": launch.record_index}
 
 
 def failed_calls(model):

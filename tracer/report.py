@@ -8,6 +8,7 @@ from collections import Counter
 
 from decoders.ranks import processes_meta
 from decoders.session import channels, marked_submissions
+from decoders.session.model import count_rank_launch
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
 from tracer.parallel import render_ranges, worth_it
@@ -217,22 +218,17 @@ def render_ranks(model, w, st):
     if not any(p.get("rank") is not None for p in procs) and \
             sum(len(p["gpus"]) for p in procs) < 2:
         return
+    counts = model.rank_counts      # counted as the launches were decoded
+    if counts is None:              # a selection's launches (decoders/select.py)
+        counts = {}
+        for launch in model.launches:
+            count_rank_launch(counts, launch._summary if hasattr(launch, "_summary") else launch)
     kernels, colls = {}, {}
-    for launch in model.launches:
-        s = launch._summary if hasattr(launch, "_summary") else launch
-        if not s.get("kernel"):
-            continue
-        a = s.get("attribution") or {}
-        name = (a.get("kernel") or {}).get("name") or "(kernel not named)"
-        c = kernels.setdefault(s.get("pid"), Counter())
-        c[short_name(name)] += 1
-        for work in (a.get("nccl") or {}).get("works") or ():
-            f = work.get("func") or {}
-            key = " ".join(x for x in (f.get("coll"), f.get("redop"), f.get("type"),
-                                       f.get("algo"), f.get("proto")) if x) or "?"
-            t = colls.setdefault(s.get("pid"), {}).setdefault(key, [0, 0])
-            t[0] += 1
-            t[1] += work.get("bytes") or 0
+    for pid, (names, works) in counts.items():
+        c = kernels[pid] = Counter()
+        for name, n in names.items():
+            c[short_name(name)] += n
+        colls[pid] = works
     procs.sort(key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p["pid"]))
     ranked = sum(p.get("rank") is not None for p in procs)
     w("\n" + st.head(f"ranks ({ranked} of {len(procs)} process(es) on a GPU)" if ranked else
@@ -429,10 +425,8 @@ def _render_some_launches(model, w, st, limit, full_names):
     counted by kernel, grid and block (decoders/session.py kernel_tally)."""
     launches = model.launches
     shown = 0
-    for n, l in enumerate(launches):
-        if n >= limit:
-            break
-        _render_launch(n, l, w, full_names=full_names)
+    for n in range(min(limit, len(launches))):     # (a brief decode keeps only these)
+        _render_launch(n, launches[n], w, full_names=full_names)
         shown += 1
     later = [n for n in model.mismatched if n >= limit]
     if later:

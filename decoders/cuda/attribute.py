@@ -394,8 +394,10 @@ class Attribution:
         return None
 
     # -- one launch ------------------------------------------------------------------------
-    def for_launch(self, launch, call):
-        """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}."""
+    def for_launch(self, launch, call, args=True):
+        """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}.
+        args=False: the arguments by name only when the launch differs from its call (a
+        brief decode's launch that no report shows: decoders/session/launches.py)."""
         # the summary without forcing every QMD field (decoders/launch/summary.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
         self._pid = s.get("pid")    # pointers resolve to this process's allocations
@@ -488,8 +490,9 @@ class Attribution:
             from decoders.cuda.nccl import describe
             out["nccl"] = describe(hw_bytes, k["name"], (s.get("grid") or [0])[0])
         params = call.params or self._from_windows(call, info)
-        out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
+        if args or out["differences"]:
+            out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
         out["checked"] = self.checked
         out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]

@@ -100,7 +100,7 @@ class ApiCall:
     __slots__ = ("index", "exit_index", "pid", "tid", "call", "slot", "name", "kind", "args",
                  "sections", "out_sections", "result", "t_start", "t_end", "submissions",
                  "launch_config", "params", "complete", "_records", "_json", "bound",
-                 "ordered", "out_ordered", "_graph", "names_seen")
+                 "ordered", "out_ordered", "_graph", "names_seen", "before")
 
     def __init__(self, rec):
         b = rec.body
@@ -133,6 +133,7 @@ class ApiCall:
         self.complete = False
         self._json = None
         self.bound = None       # a launch's function as its lookup bound it (Attribution.observe)
+        self.before = None      # a brief decode: LaunchSink.before() at its entry
         self.launch_config = config if config is not None else self._launch_config()
         self.params = self._params() if self.sections else None
 

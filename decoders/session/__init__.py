@@ -35,7 +35,7 @@ COLLECT_RECORDS = 1024      # and between two collections of young objects (the 
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
-                   progress=None):
+                   progress=None, brief=None):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -46,45 +46,53 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     either way; an item read back from the file is a fresh copy.
     `stream`: read this instead of opening `path` (decoders/capture/live.py LiveCapture).
     `progress`: called as progress(done, total) every PROGRESS_RECORDS records and once at
-    the end, with the bytes of the file read so far and its size (None when not known)."""
+    the end, with the bytes of the file read so far and its size (None when not known).
+    `brief=N`: for a text report that shows the first N launches and the mismatched ones
+    (tracer/report.py launch_limit): launches, API calls, syncs and copies past the first N
+    are counted and not kept (model.brief; decoders/spill.py drop=True). Spilling them is a
+    quarter of a long decode, and the report never reads them back."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
-        return _decode_capture(path, branch, launches, keep, stream, progress)
+        return _decode_capture(path, branch, launches, keep, stream, progress, brief)
     finally:
         if gc_was:
             gc.enable()
 
 
-def _new_model(path, reader, branch, keep):
+def _new_model(path, reader, branch, keep, brief=None):
     from decoders.cuda.attribute import Attribution
     from decoders.cuda.calls import ApiCalls
     from decoders.rm.objects import ObjectTree
     meta = reader.meta
     model = CaptureModel(path=str(path), meta=meta, header=capture_header(reader.header))
     model.objects = ObjectTree(branch)
+    model.channel_counts, model.rank_counts = {}, {}
     if keep is not None:
         # submissions go in through append_dumped (_submission_raw) when the reader has
         # their fast body parse
         model.submissions = SpillList(keep, load=_submission_load) \
             if _SUBMISSION_BODY is not None else SpillList(keep)
-        model.launches = SpillList(keep, _launch_dump, _launch_load, repair_launch)
+        drop = brief is not None
+        short = brief if drop else keep
+        model.brief = brief
+        model.launches = SpillList(short, _launch_dump, _launch_load, repair_launch, drop=drop)
         # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
-        model.api_calls = SpillList(keep, load=_api_call_load)
-        model.syncs = SpillList(keep)
-        model.copies = SpillList(keep)
+        model.api_calls = SpillList(short, load=_api_call_load, drop=drop)
+        model.syncs = SpillList(short, drop=drop)
+        model.copies = SpillList(short, drop=drop)
     model.api = ApiCalls()
     model.attribution = Attribution(model.objects, sm=_sm(meta))
     return model
 
 
-def _decode_capture(path, branch, launches, keep, stream=None, progress=None):
+def _decode_capture(path, branch, launches, keep, stream=None, progress=None, brief=None):
     stream = open_capture(path) if stream is None else stream
     try:
         reader = CaptureReader(stream, name=str(path))
         if branch is None:
             branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
-        model = _new_model(path, reader, branch, keep)
+        model = _new_model(path, reader, branch, keep, brief if keep is not None else None)
         from decoders.window import Windows
         wins = Windows(reader.meta)     # capture windows: resync points, launches outside
         stage = LaunchStage(model, model.attribution, gpu_family(reader.meta), wins) \

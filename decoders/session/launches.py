@@ -13,13 +13,16 @@ applied when the launch is read back. No stage walks the launches it holds.
 from collections import Counter
 
 from decoders.launch.syncs import copy_direction, count_sync
-from decoders.session.entries import _launch_problems
+from decoders.session.entries import FAILED_KEPT, _launch_problems
+from decoders.session.model import count_rank_launch
 from decoders.spill import SpillList
 from decoders.submissions import SubmissionDecoder
 
 _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
 TALLY_KEYS = 4096       # distinct (kernel, grid, block) kept apart; the rest as one row
 MISMATCHED_KEPT = 1000  # indices of mismatched launches remembered for the report
+WALK_BACK = 4096        # launches looked at before a failed call for one of its process with
+                        # a kernel (tracer/outcome.py launch_before)
 
 
 class LaunchStage:
@@ -58,12 +61,41 @@ class LaunchSink:
         self._calls = {}        # id(launch not yet kept) -> the API call its doorbell rang in
         self.patched = 0        # late changes recorded as patches of the spill file
         self._gpus = {}         # (pid, hChannel) -> GPU index (sync)
+        # a brief decode: launches arrived (each arrives in the order it is kept), and per
+        # process the last kernel launch among them (its number, the launch)
+        self.brief = model.brief is not None
+        self._arrived = 0
+        self._last_kernel = {}
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now."""
-        _resolve_launch(self.tree, launch._summary)
+        s = launch._summary
+        _resolve_launch(self.tree, s)
         if self.call is not None:
             self._calls[id(launch)] = self.call
+        if self.brief:
+            if s["kernel"]:
+                self._last_kernel[s["pid"]] = (self._arrived, launch)
+            self._arrived += 1
+
+    def before(self, pid):
+        """At an API call's entry: (launches arrived so far, the last kernel launch of
+        process `pid` among them as (number, launch) or None). Every launch of a submission
+        recorded before the call has arrived by then: they are the launches a bisection of
+        the kept launches by record index would find before it."""
+        return self._arrived, self._last_kernel.get(pid)
+
+    def keep_before(self, call, before):
+        """A failed call of a brief decode: the launch before it (tracer/outcome.py
+        launch_before: within WALK_BACK launches) kept, and its number noted."""
+        model = self.model
+        if model.failed_call_count > FAILED_KEPT:
+            return
+        n0, last = before
+        n = last[0] if last is not None and last[0] >= n0 - WALK_BACK else None
+        if n is not None:
+            model.launches.pin(n, last[1])
+        model.failed_before[(call.index, call.pid)] = n
 
     def __call__(self, launch):
         model, attr = self.model, self.attr
@@ -73,8 +105,11 @@ class LaunchSink:
             _resolve_launch(self.tree, s)
         call = self._calls.pop(id(launch), None)
         a = None
+        n = len(model.launches)
         if attr.any_calls or call is not None:
-            a = attr.for_launch(launch, call)
+            # a brief decode drops this launch unless it differs from its call: its
+            # arguments by name are then not worked out
+            a = attr.for_launch(launch, call, args=not self.brief or n < model.launches.keep)
             if launch._own and a["api_call"] is not None:   # summary already read
                 from decoders.cuda.calls import own_launch_config
                 a["api_call"] = dict(a["api_call"],
@@ -91,8 +126,12 @@ class LaunchSink:
         if self.windows is not None and self.windows.active:
             self.windows.launch(launch, s)
         _tally(model, s, a)
-        launch.kept_at = (len(model.launches), len(s["semaphores"]))
+        if model.rank_counts is not None:
+            count_rank_launch(model.rank_counts, s)
+        launch.kept_at = (n, len(s["semaphores"]))
         model.launches.append(launch)
+        if self.brief and model.mismatched and model.mismatched[-1] == n:
+            model.launches.pin(n, launch)       # the report shows every mismatched launch
 
     def sync(self, entry):
         """A semaphore method no launch holds (docs/json.md syncs[]): where its address is,

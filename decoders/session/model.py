@@ -2,7 +2,7 @@
 the views over it that walk its lists once (submissions per channel, marked launches).
 How launches and API calls are written to and read back from a SpillList's file."""
 import bisect
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 # Submissions and launches kept as objects before a SpillList writes the rest to its file:
@@ -91,6 +91,18 @@ class CaptureModel:
     shim_stats_by_pid: dict = field(default_factory=dict)   # pid -> its STATS counters
     # capture windows, one per process (decoders/window.py Windows.finish); [] without one
     windows: list = field(default_factory=list)
+    # Counted as the records are fed, so that a report never reads a long list back to
+    # count it: submissions per (pid, work-submit token) (channels()), and kernel launches
+    # per process (tracer/report.py render_ranks). None (counted from the list then) in a
+    # model a decode did not fill, or where a selection (decoders/select.py) replaced it.
+    channel_counts: dict = None
+    rank_counts: dict = None
+    # A brief decode (decode_capture(brief=N)): the launch, API call, sync and copy lists
+    # keep their first N items and count the rest (decoders/spill.py drop=True); what the
+    # text report shows beyond them is kept apart: the mismatched launches (pinned), and
+    # per failed API call the number of the launch before it (failed_before).
+    brief: int = None
+    failed_before: dict = field(default_factory=dict)
 
     def attribute(self, launch):
         """The launch's API call, kernel, arguments and verification (summary["attribution"])."""
@@ -104,7 +116,9 @@ class CaptureModel:
     def stats(self):
         by_dev = Counter(i["path"] for i in self.ioctls)
         by_esc = Counter(i["escape"] for i in self.ioctls)
-        lost = sum(s["lost"] for s in self.submissions)
+        cc = self.channel_counts
+        lost = sum(c["lost"] for c in cc.values()) if cc is not None else \
+            sum(s["lost"] for s in self.submissions)
         out = {
             "records": self.records,
             "ioctls": len(self.ioctls), "mmaps": len(self.mmaps),
@@ -165,14 +179,47 @@ def marked_submissions(model, limit=None):
 
 
 def channels(model):
-    """Per channel: class, token, submissions, GP entries."""
-    ch = defaultdict(lambda: {"submissions": 0, "entries": 0, "bytes": 0, "lost": 0})
-    for s in model.submissions:
-        c = ch[(s["pid"], s["token"])]
-        c.update(pid=s["pid"], token=s["token"], channel=s["channel"], cls=s["class"])
-        c["submissions"] += 1
-        c["entries"] += len(s["entries"])
-        c["bytes"] += sum(g["size"] for g in s["segments"])
-        c["lost"] += s["lost"]
-    return [ch[k] for k in sorted(ch)]
+    """Per channel: class, token, submissions, GP entries (as counted while decoding, or
+    from the submissions of a selection)."""
+    ch = model.channel_counts
+    if ch is None:
+        ch = {}
+        for s in model.submissions:
+            count_submission(ch, s["pid"], s["token"], s["channel"], s["class"],
+                             len(s["entries"]), sum(g["size"] for g in s["segments"]), s["lost"])
+    return [dict(ch[k]) for k in sorted(ch)]
+
+
+def count_submission(counts, pid, token, channel, cls, entries, nbytes, lost):
+    """One submission into channel counts (model.channel_counts): the channel handle and
+    class its last submission gave."""
+    c = counts.get((pid, token))
+    if c is None:
+        c = counts[(pid, token)] = {"submissions": 0, "entries": 0, "bytes": 0, "lost": 0}
+    c.update(pid=pid, token=token, channel=channel, cls=cls)
+    c["submissions"] += 1
+    c["entries"] += entries
+    c["bytes"] += nbytes
+    c["lost"] += lost
+
+
+def count_rank_launch(counts, s):
+    """A kernel launch (its summary) into per-process counts (model.rank_counts): pid ->
+    (Counter of kernel names, {NCCL work key: [works, bytes]})."""
+    if not s.get("kernel"):
+        return
+    a = s.get("attribution") or {}
+    name = (a.get("kernel") or {}).get("name") or "(kernel not named)"
+    pid = s.get("pid")
+    got = counts.get(pid)
+    if got is None:
+        got = counts[pid] = (Counter(), {})
+    got[0][name] += 1
+    for work in (a.get("nccl") or {}).get("works") or ():
+        f = work.get("func") or {}
+        key = " ".join(x for x in (f.get("coll"), f.get("redop"), f.get("type"),
+                                   f.get("algo"), f.get("proto")) if x) or "?"
+        t = got[1].setdefault(key, [0, 0])
+        t[0] += 1
+        t[1] += work.get("bytes") or 0
 

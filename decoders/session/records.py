@@ -5,6 +5,7 @@ decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
 from decoders.errors import TraceLaunchError
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
+from decoders.session.model import count_submission
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
                                       _failed_call, _ioctl_entry, _opaque, _submission_entry,
                                       _submission_raw)
@@ -63,6 +64,12 @@ class RecordHandlers:
             self._append_submission(_submission_raw(rec))
         else:
             subs.append(_submission_entry(rec))
+        counts = model.channel_counts
+        if counts is not None:
+            b = rec.body
+            count_submission(counts, rec.pid, b["token"], b["hChannel"], b["hClass"],
+                             len(b["entries"]), sum(g["size"] for g in b["segments"]),
+                             b["lost"])
         call = self.api.current(rec.pid, rec.tid)
         if call is not None:
             call.submissions.append(rec.index)
@@ -83,6 +90,9 @@ class RecordHandlers:
         except TraceLaunchError as exc:
             model.problems.append(_at_record(exc, rec.index, rec.offset))
             return
+        if model.brief is not None and self.launches is not None:
+            # the launch a failure of this call would name (tracer/outcome.py launch_before)
+            c.before = self.launches.sink.before(c.pid)
         img = c.sections.get("IMAGE")
         if img is not None and "IMAGE_REF" not in c.sections and \
                 "ENTRIES_ELIDED" in img["flags"]:
@@ -111,6 +121,9 @@ class RecordHandlers:
         self.model.api_call_names[call.name] += 1
         if call.result:     # not CUDA_SUCCESS
             _failed_call(self.model, call, kernel)
+            before = getattr(call, "before", None)
+            if before is not None:
+                self.launches.sink.keep_before(call, before)
 
     # -- the driver's files -------------------------------------------------------------
     def ioctl(self, rec):

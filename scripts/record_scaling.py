@@ -15,6 +15,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,17 +28,36 @@ CLI = [sys.executable, "-m", "tracer.cli_main", "trace-launch"]
 
 
 def run(argv, timeout, env=None):
+    """Wall time, exit status, stdout and the tail of stderr; and when, from the start, the
+    last stdout line came (the program's own end: train_transformer.py prints its result
+    last) and trace-launch said the capture was written (its decode and exit step done)."""
     t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", env=env, cwd=ROOT)
+    lines = {"out": [], "err": []}
+
+    def pump(stream, into):
+        for line in stream:
+            into.append((time.perf_counter() - t0, line))
+    threads = [threading.Thread(target=pump, args=(p.stdout, lines["out"]), daemon=True),
+               threading.Thread(target=pump, args=(p.stderr, lines["err"]), daemon=True)]
+    for t in threads:
+        t.start()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                           env=env, cwd=ROOT)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, out, err = "timeout", exc.stdout or "", exc.stderr or ""
-        out = out.decode(errors="replace") if isinstance(out, bytes) else out
-        err = err.decode(errors="replace") if isinstance(err, bytes) else err
-    return {"wall_s": round(time.perf_counter() - t0, 3), "rc": rc, "stdout": out,
-            "stderr_tail": err[-2000:]}
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = "timeout"
+    wall = time.perf_counter() - t0
+    for t in threads:
+        t.join(5)
+    out = "".join(line for _, line in lines["out"])
+    err = "".join(line for _, line in lines["err"])
+    written = [t for t, line in lines["err"] if line.startswith("trace-launch: capture written")]
+    return {"wall_s": round(wall, 3), "rc": rc, "stdout": out, "stderr_tail": err[-2000:],
+            "program_output_done_s": round(lines["out"][-1][0], 3) if lines["out"] else None,
+            "capture_written_s": round(written[0], 3) if written else None}
 
 
 def main():

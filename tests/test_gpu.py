@@ -149,3 +149,23 @@ def test_params_pointers_followed_on_the_gpu(tmp_path):
         assert all(h in model.objects.objects for h in handles.children[0].raw if h), handles
     if version is not None:
         assert version.display.strip("'").startswith(branch), version.display
+
+
+@pytest.mark.parametrize("live", ["1", "0"])
+def test_report_after_a_run_is_trace_decodes_report(tmp_path, live):
+    """trace-launch's own report (a brief decode, during the run with TRACE_LAUNCH_LIVE=1,
+    after it with 0) of 300 builtin launches (600 QMDs: past the 200 it shows) is the report
+    `trace-decode` prints of the capture it wrote, from the launches on: the same launches in
+    full, the same table, the same stats."""
+    cap = tmp_path / "r.tlc"
+    argv = [sys.executable, "-m", "tracer.builtin", "--repeat", "300"]
+    proc = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-launch", "-o", str(cap),
+                           "--no-color", *argv], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "TRACE_LAUNCH_LIVE": live})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    offline = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", str(cap),
+                              "--no-color"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert offline.returncode == 0, offline.stderr[-2000:]
+    tail = offline.stdout[offline.stdout.index("\nlaunches ("):]
+    assert "kernel launches by kernel, grid and block" in tail
+    assert proc.stderr.endswith(tail)

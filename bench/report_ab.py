@@ -57,9 +57,9 @@ def main():
                     R.ROOT = ROOT
                 r["stdout_same"] = r.pop("stdout") == want
                 rows[which].append(r)
-            print(steps, rep, {k: (v[-1]["wall_s"], v[-1].get("program_output_done_s"),
-                                   v[-1].get("capture_written_s")) for k, v in rows.items() if v},
-                  flush=True)
+            print(steps, rep, {k: (rows[k][-1]["wall_s"], rows[k][-1].get("program_output_done_s"),
+                                   rows[k][-1].get("capture_written_s"))
+                               for k in ["native"] + [m[0] for m in modes]}, flush=True)
         nat = statistics.median(r["wall_s"] for r in rows["native"])
         results[steps] = {"native_wall_s": nat, "runs": rows, **{
             f"{k}_ratio": round(statistics.median(r["wall_s"] for r in rows[k]) / nat, 3)

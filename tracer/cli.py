@@ -283,14 +283,20 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                 as_json, None if all_launches else SHOWN_LAUNCHES)).start())
             return decoding[0]
         rc = run_traced(argv, out, mode=mode,
-                        live=follow if not no_report and live.wanted() else None, window=window)
+                        live=follow if not no_report and live.wanted() else None, window=window,
+                        finish_live=False)
     except TracerError as exc:
         if traceback:
             raise
         click.echo(f"trace-launch: {exc}", err=True)
         sys.exit(exc.status)
-    note = _guard("trace-launch", lambda: _finish_capture(out, not no_compress, all_entries),
-                  traceback, path=str(out))
+    exit_step = lambda: _finish_capture(out, not no_compress, all_entries)    # noqa: E731
+    if decoding:
+        # the exit step rewrites the file by rename while the decode still reads the one it
+        # follows (its own descriptor): the two run side by side (zstd lets go of the GIL)
+        exit_step = _beside(exit_step)
+        decoding[0].finish()
+    note = _guard("trace-launch", exit_step, traceback, path=str(out))
     click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:
         model = decoding[0].model if decoding and decoding[0].error is None else None
@@ -303,6 +309,28 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
             launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model,
             all_fields=all_fields), traceback, path=str(out))
     sys.exit(rc)
+
+
+def _beside(fn):
+    """fn() started in a thread now; returns a callable that waits for it and returns what
+    it returned, or raises what it raised."""
+    import threading
+    got = {}
+
+    def run():
+        try:
+            got["value"] = fn()
+        except BaseException as exc:     # noqa: BLE001 - raised again by the waiter
+            got["error"] = exc
+    t = threading.Thread(target=run, name="trace-launch-exit-step", daemon=True)
+    t.start()
+
+    def wait():
+        t.join()
+        if "error" in got:
+            raise got["error"]
+        return got["value"]
+    return wait
 
 
 def capture_window(capture_range, nvtx_range, skip, count, launch_range, mode):

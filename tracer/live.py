@@ -57,6 +57,10 @@ class LiveDecode:
         if bar is not None:
             bar(done, total)
 
+    def release(self):
+        """The END record is written: the reader may read to the end (finish() waits)."""
+        self.finished.set()
+
     def finish(self):
         """Once the END record is written: let the reader read to the end, wait for the
         decode, and return its model (None when it failed). What is left of the decode once

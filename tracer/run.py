@@ -152,10 +152,13 @@ def window_env(window, shim):
     return env
 
 
-def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, window=None):
+def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, window=None,
+               finish_live=True):
     """Run argv under the shim writing `output`; returns the shell-style exit status.
     `live`: a callable given `output` once the program runs, returning an object whose
-    finish() is called once the END record is written (tracer/live.py LiveDecode).
+    finish() is called once the END record is written (tracer/live.py LiveDecode); with
+    finish_live=False only its release(): the caller finishes it (trace-launch, beside
+    the exit step).
     `window`: a capture window (window_env), also written to the header's meta as
     `capture_range`."""
     shim = shim_path()
@@ -197,7 +200,7 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, 
         signal.signal(signal.SIGINT, old)
     append_end(output, rc)
     if watcher is not None:
-        watcher.finish()
+        watcher.finish() if finish_live else watcher.release()
     return 128 - rc if rc < 0 else rc
 
 

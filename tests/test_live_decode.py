@@ -213,3 +213,26 @@ def test_live_decode_shows_progress_once_the_program_exited(tmp_path, monkeypatc
     lines = [d for d in drawn if d != "closed"]
     assert lines and lines[-1][0].startswith("trace-launch: program exited")
     assert lines[-1][1] == lines[-1][2] == len(data)
+
+
+def test_exit_step_beside_the_decode_returns_or_raises_what_it_did():
+    """tracer/cli.py _beside: trace-launch's exit step runs in a thread beside the live
+    decode's tail; waiting for it gives its result, or raises its error in the waiter (where
+    _guard turns it into one line, as when it ran in the main thread)."""
+    import threading
+
+    from decoders.errors import CaptureError
+    from tracer.cli import _beside
+    started = threading.Event()
+
+    def step():
+        started.set()
+        return " (zstd, 10 -> 5 B)"
+    wait = _beside(step)
+    assert started.wait(5) and wait() == " (zstd, 10 -> 5 B)"
+
+    def broken():
+        raise CaptureError("capture cut short", offset=0x40)
+    wait = _beside(broken)
+    with pytest.raises(CaptureError, match="cut short"):
+        wait()

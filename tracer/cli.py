@@ -295,7 +295,14 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
         # the exit step rewrites the file by rename while the decode still reads the one it
         # follows (its own descriptor): the two run side by side (zstd lets go of the GIL)
         exit_step = _beside(exit_step)
-        decoding[0].finish()
+        try:
+            decoding[0].finish()
+        except BaseException:       # (Ctrl-C): the rewrite ends, or cleans up, before we go
+            try:
+                exit_step()
+            except Exception:       # noqa: BLE001 - what interrupted us is what is raised
+                pass
+            raise
     note = _guard("trace-launch", exit_step, traceback, path=str(out))
     click.echo(f"trace-launch: capture written to {out}{note}", err=True)
     if not no_report:

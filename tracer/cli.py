@@ -80,7 +80,7 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     from tracer.report import render_json, render_text
     filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
     brief = brief_for(as_json, launch_limit, filters, cost)
-    if model is not None and model.brief is not None and model.brief != brief:
+    if model is not None and getattr(model, "brief", None) not in (None, brief):
         model = None        # kept too little for this view: decoded again in full
     if model is None:
         from tracer.progress import Bar

@@ -5,10 +5,10 @@ decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
 from decoders.errors import TraceLaunchError
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
-from decoders.session.model import count_submission
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
                                       _failed_call, _ioctl_entry, _opaque, _submission_entry,
                                       _submission_raw)
+from decoders.session.model import count_submission
 from decoders.spill import SpillList
 
 

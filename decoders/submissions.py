@@ -155,6 +155,8 @@ class SubmissionDecoder:
                 where = _Where(record_index, token)
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
+        if ld._chained:
+            ld.end_submission()
         for name, take in (("syncs", self.sync), ("copies", self.copy)):
             got = getattr(ld, name)
             if got:

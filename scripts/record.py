@@ -258,6 +258,10 @@ REAL = {
                    "body's run count read back from the GPU, every kernel from CUPTI"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
+    # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
+    "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 5 times: XLA "
+                  "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
+                  "and replays; truth: every kernel from CUPTI", ["5"]),
 }
 
 
@@ -267,7 +271,8 @@ def job_real(out, args):
     env_keep = dict(os.environ)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    for name, (script, notes) in REAL.items():
+    for name, (script, notes, *extra) in REAL.items():
+        extra = extra[0] if extra else []       # arguments before the truth path
         if args.only and name not in args.only.split(","):
             continue
         d = out / name
@@ -275,12 +280,12 @@ def job_real(out, args):
         src = ROOT / "scripts/corpus" / script
         native_truth = d / "native.truth.json"
         t0 = time.time()
-        native = subprocess.run([sys.executable, str(src), str(native_truth)], capture_output=True,
+        native = subprocess.run([sys.executable, str(src), *extra, str(native_truth)], capture_output=True,
                                 text=True)
         native_wall = time.time() - t0
         t = d / "truth.json"
         log = d / "stdout.txt"
-        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", sys.executable, str(src), str(t)]
+        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", sys.executable, str(src), *extra, str(t)]
         # The frameworks load their libraries' fatbins whole (torch-eager: 56 MB of images,
         # 4.5 MB of them sm_90 code): images past 256 KiB are cut so that each capture stays
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA

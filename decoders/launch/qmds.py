@@ -102,6 +102,26 @@ class QmdLaunches:
         old = bytes.fromhex(params["hex"])
         return self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old
 
+    def end_submission(self):
+        """The argument bytes of each QMD a dependent chain reached in this submission, read
+        again as the submission left them. A chain is followed where its head is sent, but
+        a node past a gate runs only when the pushbuffer releases the gate (SEND_PCAS_A with
+        DECREMENT_DEPENDENCE), after the inline uploads before it: XLA's graph replays send
+        the head, then patch the changed argument bytes of the later nodes' banks
+        (cuGraphExecKernelNodeSetParams), then release them (scripts/corpus/train_jax.py:
+        records 14199-14200 of its 30-step capture)."""
+        for launch, _ in self._chained.values():
+            s = launch._summary
+            params = s.get("params")
+            if not params or not params["size"]:
+                continue
+            cb0 = next((cb for cb in s["constant_buffers"] if cb.get("index") == 0), None)
+            if cb0 is None:
+                continue
+            old = bytes.fromhex(params["hex"])
+            if self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old:
+                launch._driver = self._params(s, cb0, params["arch"])
+
     def _image(self, family, data, va, source, pkt):
         """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD
         image `data`, remembered in _QMD_IMAGES; None (a problem) when it has no version."""

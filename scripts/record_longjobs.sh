@@ -1,0 +1,32 @@
+#!/bin/bash
+# Through the device tool, on the H100: long real jobs of other shapes than the eager
+# transformer (issue 24: "checked on held-out captures of other long real jobs"), each at a
+# short and a long length natively and under trace-launch (scripts/record_scaling.py), and
+# CUPTI's kernels of the short length as outside truth:
+#   graphed   scripts/corpus/train_graphed.py   whole training step as one CUDA graph, replayed
+#   compiled  scripts/corpus/train_compiled.py  torch.compile(mode="reduce-overhead")
+#   jaxtrain  scripts/corpus/train_jax.py       a jitted JAX training step
+# LONGJOBS="graphed:30:300 ..." picks jobs and lengths. Captures come back as
+# $OUT/longjobs.tar.part-* (cat | tar x); progress in $OUT/progress.txt.
+set -u
+export PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD
+timeout 120 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+step() { echo "$(date +%T) $*" >> $OUT/progress.txt; }
+step built
+W=/tmp/longjobs; mkdir -p $W
+declare -A PROG=([graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py)
+for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
+  IFS=: read -r name short long <<< "$spec"
+  prog=scripts/corpus/${PROG[$name]}
+  TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
+  step "$name cupti rc=$?"
+  timeout ${T_JOB:-300} python3 scripts/record_scaling.py --out $W --program $prog --name $name \
+      --steps $short $long --timeout 140 > $W/record-$name.log 2>&1
+  step "$name record rc=$? $(tail -2 $W/record-$name.log | tr '\n' ' ')"
+  mv $W/scaling-record.json $W/scaling-record-$name.json 2>/dev/null
+done
+ls -la $W $W/*/ >> $OUT/progress.txt
+tar cf - -C /tmp longjobs | split -b 15M - "$OUT/longjobs.tar.part-"
+step packed

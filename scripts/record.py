@@ -259,9 +259,9 @@ REAL = {
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
     # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
-    "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 5 times: XLA "
+    "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 30 times: XLA "
                   "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
-                  "and replays; truth: every kernel from CUPTI", ["5"]),
+                  "and replays; truth: every kernel from CUPTI", ["30"]),
 }
 
 
@@ -303,6 +303,11 @@ def job_real(out, args):
         os.environ.pop("TRACE_LAUNCH_IMAGE_MAX", None)
         traced = log.read_text() if log.exists() else ""
         gt = m.setdefault("ground_truth", {})
+        if native_truth.exists():   # CUPTI of the native run (bench/cupti_coverage.py NATIVE)
+            try:
+                gt["native_cupti"] = json.loads(native_truth.read_text())
+            except ValueError:
+                pass
         gt.update({"native_stdout": native.stdout, "native_exit": native.returncode,
                    "native_stderr_tail": native.stderr[-2000:], "native_wall_s": round(native_wall, 3),
                    "traced_stdout": traced,

@@ -261,7 +261,9 @@ REAL = {
     # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
     "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 30 times: XLA "
                   "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
-                  "and replays; truth: every kernel from CUPTI", ["30"]),
+                  "and replays; truth: every kernel from CUPTI in the native run (CUPTI in the "
+                  "traced run makes the driver replay the graph node by node, as it does not "
+                  "unprofiled)", ["30"], {"traced_cupti": False}),
 }
 
 
@@ -271,8 +273,11 @@ def job_real(out, args):
     env_keep = dict(os.environ)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    for name, (script, notes, *extra) in REAL.items():
-        extra = extra[0] if extra else []       # arguments before the truth path
+    for name, (script, notes, *more) in REAL.items():
+        extra = more[0] if more else []         # arguments before the truth path
+        # traced_cupti False: the traced run gets no truth path (no CUPTI in it); the truth
+        # is the native run's CUPTI (ground_truth.native_cupti)
+        traced_cupti = (more[1] if len(more) > 1 else {}).get("traced_cupti", True)
         if args.only and name not in args.only.split(","):
             continue
         d = out / name
@@ -285,7 +290,8 @@ def job_real(out, args):
         native_wall = time.time() - t0
         t = d / "truth.json"
         log = d / "stdout.txt"
-        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", sys.executable, str(src), *extra, str(t)]
+        argv = ["/bin/sh", "-c", f'exec "$@" > {log}', "sh", sys.executable, str(src), *extra] + \
+            ([str(t)] if traced_cupti else [])
         # The frameworks load their libraries' fatbins whole (torch-eager: 56 MB of images,
         # 4.5 MB of them sm_90 code): images past 256 KiB are cut so that each capture stays
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA

@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--program", default="scripts/corpus/train_transformer.py")
     ap.add_argument("--name", default="transformer")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--truth", type=Path, help="CUPTI of a native run of the first length "
+                    "(scripts/corpus/_cupti.py), kept in its manifest as ground_truth.native_cupti")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {k: v for k, v in gpu_meta().items() if k != "gpu_error"}
@@ -117,6 +119,7 @@ def main():
                 entry["report_ratio"] = round(entry["report_wall_s"] / nat, 3)
         results["lengths"][steps] = entry
         manifest = {"name": f"{args.name}-{steps}", "command": prog, "mode": "full",
+                    "git_commit": os.environ.get("TRACE_LAUNCH_GIT_COMMIT"),
                     "exit_status": runs["traced"][-1]["rc"], "date": results["date"],
                     "wall_s": runs["traced"][-1]["wall_s"],
                     "notes": f"{args.program} {steps} steps under trace-launch --no-report "
@@ -124,6 +127,11 @@ def main():
                     "ground_truth": {"steps": steps,
                                      "native_stdout": runs["native"][0]["stdout"],
                                      "native_exit": runs["native"][0]["rc"]}}
+        if args.truth and steps == args.steps[0] and args.truth.exists():
+            manifest["ground_truth"]["native_cupti"] = json.loads(args.truth.read_text())
+        if os.environ.get("TRACE_LAUNCH_IMAGE_MAX"):
+            manifest["notes"] += (f"; TRACE_LAUNCH_IMAGE_MAX={os.environ['TRACE_LAUNCH_IMAGE_MAX']} "
+                                  "(module images cut)")
         manifest.update(meta)
         (d / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     (args.out / "scaling-record.json").write_text(json.dumps(results, indent=1, sort_keys=True))

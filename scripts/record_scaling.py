@@ -133,6 +133,9 @@ def main():
             manifest["notes"] += (f"; TRACE_LAUNCH_IMAGE_MAX={os.environ['TRACE_LAUNCH_IMAGE_MAX']} "
                                   "(module images cut)")
         manifest.update(meta)
+        if cap.exists():
+            from scripts.record import summarize     # records, submissions, pids (as record.py)
+            manifest["summary"] = summarize(cap)
         (d / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     (args.out / "scaling-record.json").write_text(json.dumps(results, indent=1, sort_keys=True))
     for steps, e in results["lengths"].items():

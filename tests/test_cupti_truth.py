@@ -11,15 +11,21 @@ from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 COV = bench_module("cupti_coverage")
+
+
+def _has_cupti(gt):
+    return bool(COV.cupti_configs(gt) or COV.cupti_configs(gt.get(COV.NATIVE) or {}))
+
+
 WITH_CUPTI = [p.parent.name for p in sorted((ROOT / "captures").glob("*/manifest.json"))
-              if COV.cupti_configs(json.loads(p.read_text()).get("ground_truth", {}))]
+              if _has_cupti(json.loads(p.read_text()).get("ground_truth", {}))]
 
 
 def test_the_corpus_has_cupti_truth():
     # cuFFT through CuPy, XLA command buffers (with WHILE nodes too), PyTorch's copies, the
     # libraries under PyTorch and CuPy, NCCL under torchrun
     assert {"cupy-fft", "jax-loops", "jax-cmdbuf", "torch-copies", "torch-libs", "cupy-linalg",
-            "ddp-2rank"} <= set(WITH_CUPTI)
+            "ddp-2rank", "jax-train"} <= set(WITH_CUPTI)
 
 
 @pytest.mark.parametrize("name", WITH_CUPTI)

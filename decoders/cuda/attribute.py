@@ -206,7 +206,10 @@ class Attribution:
                 # function (XLA unloads modules) before this call's QMDs are attributed
                 entry = self.functions.get((c.pid, c.launch_config["function"]))
                 c.bound = (entry, self.images.get((c.pid, entry[1])) if entry else None)
-            if not c.submissions and c.launch_config:
+            # (an exec-level set of a walked exec is that exec's node from now on, not a
+            # captured launch: indexed, XLA's 26 sets a step would pile up for the whole run)
+            if not c.submissions and c.launch_config and not (
+                    "hGraphExec" in c.args and (c.pid, c.args["hGraphExec"]) in self.execs):
                 self._capture(c)
             if "hGraphExec" in c.args and c.launch_config:     # an exec-level kernel node set
                 self.execs.set_node((c.pid, c.args["hGraphExec"]), c.args["hNode"], c)

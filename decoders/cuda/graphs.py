@@ -230,13 +230,22 @@ class GraphExecs:
     records 10670 and 10730), and the latest set read for an earlier replay matched none."""
 
     GENERATIONS = 16    # instantiations of one exec handle kept (a freed handle is reused)
+    # Settings kept per node past those no replay can read any more: a job that sets its
+    # nodes before every replay (XLA's command buffers: captures/jax-train, 26 a step) must
+    # not keep them all. Replays are attributed in the order their QMDs arrived (up to
+    # SubmissionDecoder.HOLD launches after their call), so once one at call index `low` was
+    # looked up, a setting followed by another at or before `low` is never read again by
+    # a later one; one looked up out of order that finds no setting is left not checked.
+    SPARE = 4
 
     def __init__(self):
         # exec -> [generation, ...], one per walk that made it (an instantiate, an exec
         # update), oldest first: {"since": call index, "source": call, "nodes": {node
         # handle: GraphNode} (latest), "history": {node handle: ([call index, ...],
         # [GraphNode, ...])}, "index": {(grid, block): [node handles]} or None (made when
-        # asked for)}. A handle XLA destroys and gets again from the next instantiate
+        # asked for, then kept up to date by _set), "order": {node handle: rank of its first
+        # setting} (the index's keys in that order), "low": the latest call index a replay
+        # was looked up at (SPARE)}. A handle XLA destroys and gets again from the next instantiate
         # (captures/jax-cmdbuf records 1068 and 1104) names two graphs: a replay's QMDs,
         # attributed after later calls are fed, read the generation current at the replay.
         self._execs = {}
@@ -258,15 +267,27 @@ class GraphExecs:
 
     def _set(self, e, key, node, index):
         e["nodes"][key] = node
-        at, versions = e["history"].setdefault(key, ([], []))
+        got = e["history"].get(key)
+        if got is None:
+            got = e["history"][key] = ([], [])
+            e["order"][key] = len(e["order"])
+        at, versions = got
         if at and at[-1] == index:
             versions[-1] = node
         else:
             at.append(index)
             versions.append(node)
+            low = e["low"]
+            while len(at) > self.SPARE and at[1] <= low:
+                del at[0], versions[0]
+        shapes = e["index"]
+        if shapes is not None and node.is_kernel:
+            cfg = node.launch_config
+            shapes.setdefault((_t(cfg["grid"]), _t(cfg["block"])), {})[key] = None
 
     def set_walk(self, exec_, call, graph):
-        e = {"since": call.index, "source": call, "nodes": {}, "history": {}, "index": None}
+        e = {"since": call.index, "source": call, "nodes": {}, "history": {}, "index": None,
+             "order": {}, "low": -1}
         gens = self._execs.setdefault(exec_, [])
         gens.append(e)
         del gens[:-self.GENERATIONS]
@@ -285,7 +306,6 @@ class GraphExecs:
         for n in graph.nodes:
             n.path = prefix + n.path[1:] if n.path and n.path[0][0] == parent else prefix + n.path
             self._set(e, n.node or id(n), n, call.index)
-        e["index"] = None
 
     def set_node(self, exec_, node, call):
         """An exec-level set call gave kernel node `node` new parameters."""
@@ -297,7 +317,6 @@ class GraphExecs:
             self._set(e, node, _from_call(call, node), call.index)
         else:
             self._set(e, node, old.from_setter(call), call.index)
-        e["index"] = None
 
     def set_params(self, exec_, node, call):
         """An exec-level set of a MEMCPY or MEMSET node (cuGraphExecMemcpyNodeSetParams,
@@ -314,7 +333,6 @@ class GraphExecs:
                 old.graph, old.parent, old.depth, old.body, old.path
         new.node = node
         self._set(e, node, new, call.index)
-        e["index"] = None
 
     def source(self, exec_, at=None):
         e = self._gen(exec_, at)
@@ -331,6 +349,8 @@ class GraphExecs:
         e = self._gen(exec_, at)
         if e is None:
             return None
+        if at is not None and at > e["low"]:
+            e["low"] = at
         out = []
         for key, (calls, versions) in e["history"].items():
             i = len(calls) if at is None else bisect_right(calls, at)
@@ -344,11 +364,16 @@ class GraphExecs:
         e = self._gen(exec_, at)
         if e is None:
             return None
+        if at is not None and at > e["low"]:
+            e["low"] = at
         index = e["index"]
         if index is None:
             index = e["index"] = _shapes_of(e["history"])
+        keys = index.get((_t(grid), _t(block)), ())
+        if len(keys) > 1:
+            keys = sorted(keys, key=e["order"].__getitem__)
         out = []
-        for key in index.get((_t(grid), _t(block)), ()):
+        for key in keys:
             calls, versions = e["history"][key]
             i = len(calls) if at is None else bisect_right(calls, at)
             if i and key in e["nodes"]:
@@ -360,17 +385,14 @@ class GraphExecs:
 
 
 def _shapes_of(history):
-    """{(grid, block): [node handles]}: every shape any setting of a kernel node had."""
+    """{(grid, block): {node handle: None}}: every shape a kept setting of a kernel node
+    had (GraphExecs._set adds each new one)."""
     index = {}
     for key, (_, versions) in history.items():
         for n in versions:
             if n.is_kernel:
                 cfg = n.launch_config
-                keys = index.setdefault((_t(cfg["grid"]), _t(cfg["block"])), [])
-                if not keys or keys[-1] != key:
-                    keys.append(key)
-    for keys in index.values():
-        keys[:] = list(dict.fromkeys(keys))
+                index.setdefault((_t(cfg["grid"]), _t(cfg["block"])), {})[key] = None
     return index
 
 

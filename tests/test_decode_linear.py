@@ -142,6 +142,64 @@ def test_graph_node_lookup_is_the_latest_match():
     assert node(replay(100), dict(s, grid=[9, 1, 1]), five)[0] is None
 
 
+# -- a graph exec whose nodes are set before every replay (XLA's command buffers) ---------
+def _exec_replays(steps, nodes=26):
+    """(lines one replay's lookup ran at the last step, the exec's GraphExecs): `nodes`
+    kernel nodes given new argument bytes before each of `steps` replays
+    (cuGraphExecKernelNodeSetParams, as captures/jax-train does), each replay looked up
+    after its call, as the attribution does."""
+    from types import SimpleNamespace as NS
+    from decoders.cuda.graphs import GraphExecs
+    execs, key, index = GraphExecs(), (1, 0x1), 0
+    execs.set_walk(key, _call(0, "cuGraphInstantiateWithFlags"), NS(nodes=[]))
+    for step in range(steps):
+        for k in range(nodes):
+            index += 1
+            execs.set_node(key, 0x100 + k, _call(
+                index, "cuGraphExecKernelNodeSetParams_v2", kind="GRAPH_KERNEL_NODE",
+                args={"hGraphExec": 0x1, "hNode": 0x100 + k},
+                launch_config={"function": 1, "grid": [1 + k % 3, 1, 1], "block": [128, 1, 1]},
+                params=[{"index": 0, "offset": 0, "size": 8, "bytes": step.to_bytes(8, "little")}]))
+        index += 1      # the replay
+        got, work = lines_run(execs.candidates, key, [1, 1, 1], [128, 1, 1], index)
+        # the nodes of that shape as their latest set made them, in the order first set
+        assert [n.index for n in got] == [index - nodes + k for k in range(0, nodes, 3)]
+    return work, execs
+
+
+def test_exec_replay_lookup_does_not_grow_with_sets():
+    """jaxtrain-300 (issue 24): the (grid, block) index was rebuilt from every setting ever
+    made after each set, so each step cost more than the one before (4.8 CPU s, 2.3 now)."""
+    assert _exec_replays(400)[0] <= _exec_replays(20)[0]
+
+
+def test_exec_keeps_only_the_settings_a_replay_can_still_read():
+    _, execs = _exec_replays(400)
+    (e,) = execs._execs[(1, 0x1)]
+    assert len(e["history"]) == 26
+    assert all(len(calls) <= execs.SPARE + 1 for calls, _ in e["history"].values())
+    # a replay looked up late (its call before the latest sets) reads the setting of its time
+    last = max(calls[-1] for calls, _ in e["history"].values())
+    got = execs.candidates((1, 0x1), [1, 1, 1], [128, 1, 1], last - 26)
+    assert got and all(n.params[0]["bytes"] == (398).to_bytes(8, "little") for n in got)
+
+
+def test_exec_level_sets_of_a_walked_exec_are_not_captured_launches():
+    """Attribution indexes a launch call with no submission as a stream-captured node; an
+    exec-level set of an exec it has walked is that exec's node, and not kept again."""
+    from types import SimpleNamespace as NS
+    attr = Attribution(sm=90)
+    attr.execs.set_walk((1, 0x1), _call(0, "cuGraphInstantiateWithFlags"), NS(nodes=[]))
+    for k, exec_ in enumerate((0x1, 0x2)):
+        attr.observe(_call(10 + k, "cuGraphExecKernelNodeSetParams_v2", kind="GRAPH_KERNEL_NODE",
+                           args={"hGraphExec": exec_, "hNode": 0x100},
+                           launch_config={"function": 1, "grid": [1, 1, 1], "block": [128, 1, 1]},
+                           params=[{"index": 0, "offset": 0, "size": 8, "bytes": bytes(8)}]))
+    captured = [c.args["hGraphExec"] for by in attr._captured.values() for by_bytes in by.values()
+                for calls in by_bytes.values() for _, c in calls]
+    assert captured == [0x2]        # the exec no walk of the capture describes: kept
+
+
 # -- the RM object tree: a program that allocates and frees memory as it runs ------------
 def _tree(objects):
     """A process's tree with `objects` memory objects, each mapped at its own GPU VA."""

@@ -27,7 +27,7 @@ from torch import nn  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cupti import cupti_truth  # noqa: E402
 
-STEPS = 20
+STEPS = int(os.environ.get("DDP_STEPS", "20"))    # scripts/corpus/train_ddp.py sets it
 BATCH, IN, HIDDEN, OUT = 64, 256, 512, 10
 
 

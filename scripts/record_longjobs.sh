@@ -6,6 +6,9 @@
 #   graphed   scripts/corpus/train_graphed.py   whole training step as one CUDA graph, replayed
 #   compiled  scripts/corpus/train_compiled.py  torch.compile(mode="reduce-overhead")
 #   jaxtrain  scripts/corpus/train_jax.py       a jitted JAX training step
+#   compiledd train_compiled.py with TL_COMPILE_MODE=default (inductor, no CUDA graphs)
+#   cnn       scripts/corpus/train_cnn.py       a CNN through cuDNN
+#   cupyloop  scripts/corpus/cupy_loop.py       CuPy: cuFFT, RawKernel, ElementwiseKernel, cuBLAS
 #   ddp       scripts/corpus/train_ddp.py       DDP under torchrun, 2 ranks (needs 2 GPUs; no CUPTI)
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit). Captures come back as
@@ -18,11 +21,13 @@ timeout 120 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { t
 step() { echo "$(date +%T) $*" >> $OUT/progress.txt; }
 step built
 W=/tmp/longjobs; mkdir -p $W
-declare -A PROG=([graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py)
+declare -A PROG=([graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
+              [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=
   prog=scripts/corpus/${PROG[$name]}
+  if [ $name = compiledd ]; then export TL_COMPILE_MODE=default; else unset TL_COMPILE_MODE; fi
   [ $name = ddp ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
   step "$name cupti rc=$?"
   timeout ${T_JOB:-300} python3 scripts/record_scaling.py --out $W --program $prog --name $name \

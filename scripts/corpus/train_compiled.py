@@ -1,5 +1,6 @@
 """A training step through torch.compile(mode="reduce-overhead"): inductor's Triton kernels
-and cuBLAS, run as CUDA graphs by its cudagraph trees. An MLP (3 Linear layers, d=512,
+and cuBLAS, run as CUDA graphs by its cudagraph trees (TL_COMPILE_MODE=default: inductor
+without graphs). An MLP (3 Linear layers, d=512,
 GELU, LayerNorm), cross-entropy, SGD with momentum, STEPS steps (argv[1], default 100).
 TORCHINDUCTOR_COMPILE_THREADS=1 unless set (one process compiles: the trace stays one process).
 
@@ -21,7 +22,7 @@ model = torch.nn.Sequential(
 opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
 
 
-@torch.compile(mode="reduce-overhead")
+@torch.compile(mode=os.environ.get("TL_COMPILE_MODE", "reduce-overhead"))
 def fwd_bwd(x, y):
     loss = torch.nn.functional.cross_entropy(model(x), y)
     loss.backward()
@@ -37,7 +38,8 @@ ys = torch.randint(0, classes, (8, batch), device="cuda", generator=gen)
 first = None
 with cupti_truth(truth_path):
     for i in range(steps):
-        torch.compiler.cudagraph_mark_step_begin()
+        if "TL_COMPILE_MODE" not in os.environ:
+            torch.compiler.cudagraph_mark_step_begin()
         opt.zero_grad(set_to_none=True)
         loss = fwd_bwd(xs[i % 8], ys[i % 8])
         opt.step()

@@ -11,7 +11,9 @@
 #   cupyloop  scripts/corpus/cupy_loop.py       CuPy: cuFFT, RawKernel, ElementwiseKernel, cuBLAS
 #   ddp       scripts/corpus/train_ddp.py       DDP under torchrun, 2 ranks (needs 2 GPUs; no CUPTI)
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
-# TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit). Captures come back as
+# TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
+# REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
+# CUPTI=0 skips the CUPTI run; NOCAPTURES=1 brings back only the timings. Captures come back as
 # $OUT/longjobs.tar.part-* (cat | tar x); progress in $OUT/progress.txt.
 set -u
 export PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -21,20 +23,22 @@ timeout 120 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { t
 step() { echo "$(date +%T) $*" >> $OUT/progress.txt; }
 step built
 W=/tmp/longjobs; mkdir -p $W
-declare -A PROG=([graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
+declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
               [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=
   prog=scripts/corpus/${PROG[$name]}
   if [ $name = compiledd ]; then export TL_COMPILE_MODE=default; else unset TL_COMPILE_MODE; fi
-  [ $name = ddp ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
+  [ $name = ddp ] || [ "${CUPTI:-1}" = 0 ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
   step "$name cupti rc=$?"
   timeout ${T_JOB:-300} python3 scripts/record_scaling.py --out $W --program $prog --name $name \
-      --steps $short $long --timeout 140 --truth $W/cupti-$name-$short.json > $W/record-$name.log 2>&1
+      --steps $short $long --timeout 140 --truth $W/cupti-$name-$short.json ${REPORT:+--report} \
+      > $W/record-$name.log 2>&1
   step "$name record rc=$? $(tail -2 $W/record-$name.log | tr '\n' ' ')"
   mv $W/scaling-record.json $W/scaling-record-$name.json 2>/dev/null
 done
 ls -la $W $W/*/ >> $OUT/progress.txt
-tar cf - -C /tmp longjobs | split -b 15M - "$OUT/longjobs.tar.part-"
+if [ -n "${NOCAPTURES:-}" ]; then cp $W/scaling-record-*.json $W/record-*.log $OUT/ 2>/dev/null
+else tar cf - -C /tmp longjobs | split -b 15M - "$OUT/longjobs.tar.part-"; fi
 step packed

@@ -110,8 +110,17 @@ class QmdLaunches:
         the head, then patch the changed argument bytes of the later nodes' banks
         (cuGraphExecKernelNodeSetParams), then release them (scripts/corpus/train_jax.py:
         records 14199-14200 of its 30-step capture)."""
-        for launch, _ in self._chained.values():
+        read_known = self.memory.read_known
+        for va, (launch, _) in self._chained.items():
             s = launch._summary
+            now = read_known(va, len(launch.qmd_bytes))
+            if len(now) == len(launch.qmd_bytes) and now != launch.qmd_bytes:
+                # (not seen: the replays measured patch only the banks) which bytes ran
+                # then depends on the gate: say so rather than show one as certain
+                self.problems.append(_problem(
+                    (s["pushbuf_offset"], None), f"the QMD at {va:#x}, reached by a dependent "
+                    "pointer, was written again later in the same submission: the launch "
+                    "shows its bytes as the pointer found them"))
             params = s.get("params")
             if not params or not params["size"]:
                 continue
@@ -119,7 +128,7 @@ class QmdLaunches:
             if cb0 is None:
                 continue
             old = bytes.fromhex(params["hex"])
-            if self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old:
+            if read_known(cb0["address"] + params["offset"], len(old)) != old:
                 launch._driver = self._params(s, cb0, params["arch"])
 
     def _image(self, family, data, va, source, pkt):

@@ -24,19 +24,18 @@ gen = torch.Generator(device="cuda").manual_seed(1)
 xs = torch.randn(4, 64, 3, 32, 32, device="cuda", generator=gen)
 ys = torch.randint(0, 10, (4, 64), device="cuda", generator=gen)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cupti import cupti_truth  # noqa: E402
 
-first = None
-with cupti_truth(truth_path):
-    for i in range(steps):
-        opt.zero_grad(set_to_none=True)
-        x = xs[i % 4].contiguous(memory_format=torch.channels_last)
-        loss = nn.functional.cross_entropy(model(x), ys[i % 4])
-        loss.backward()
-        opt.step()
-        if first is None:
-            first = loss.item()
-    torch.cuda.synchronize()
-last = loss.item()
-print(f"steps={steps} loss_decreased={last < first}")
+
+def step(i):
+    opt.zero_grad(set_to_none=True)
+    x = xs[i % 4].contiguous(memory_format=torch.channels_last)
+    loss = nn.functional.cross_entropy(model(x), ys[i % 4])
+    loss.backward()
+    opt.step()
+    return loss
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _train import train  # noqa: E402
+
+train(steps, step, truth_path)

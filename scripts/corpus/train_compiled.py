@@ -29,22 +29,21 @@ def fwd_bwd(x, y):
     return loss.detach()
 
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cupti import cupti_truth  # noqa: E402
-
 gen = torch.Generator(device="cuda").manual_seed(1)
 xs = torch.randn(8, batch, d, device="cuda", generator=gen)
 ys = torch.randint(0, classes, (8, batch), device="cuda", generator=gen)
-first = None
-with cupti_truth(truth_path):
-    for i in range(steps):
-        if "TL_COMPILE_MODE" not in os.environ:
-            torch.compiler.cudagraph_mark_step_begin()
-        opt.zero_grad(set_to_none=True)
-        loss = fwd_bwd(xs[i % 8], ys[i % 8])
-        opt.step()
-        if first is None:
-            first = loss.item()
-    torch.cuda.synchronize()
-last = loss.item()
-print(f"steps={steps} loss_decreased={last < first}")
+
+
+def step(i):
+    if "TL_COMPILE_MODE" not in os.environ:
+        torch.compiler.cudagraph_mark_step_begin()
+    opt.zero_grad(set_to_none=True)
+    loss = fwd_bwd(xs[i % 8], ys[i % 8])
+    opt.step()
+    return loss
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _train import train  # noqa: E402
+
+train(steps, step, truth_path)

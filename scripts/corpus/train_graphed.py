@@ -32,29 +32,33 @@ def step():
     return loss
 
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cupti import cupti_truth  # noqa: E402
-
 gen = torch.Generator(device="cuda").manual_seed(1)
 xs = torch.randn(8, batch, d, device="cuda", generator=gen)
 ys = torch.randint(0, classes, (8, batch), device="cuda", generator=gen)
-with cupti_truth(truth_path):
+graph = torch.cuda.CUDAGraph()
+static_loss = None
+
+
+def capture():
+    global static_loss
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):           # warm-up outside the capture, as torch requires
         for _ in range(3):
             step()
     torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         static_loss = step()
-    first = None
-    for i in range(steps):
-        static_x.copy_(xs[i % 8])
-        static_y.copy_(ys[i % 8])
-        graph.replay()
-        if first is None:
-            first = static_loss.item()
-    torch.cuda.synchronize()
-last = static_loss.item()
-print(f"steps={steps} loss_decreased={last < first}")
+
+
+def replay(i):
+    static_x.copy_(xs[i % 8])
+    static_y.copy_(ys[i % 8])
+    graph.replay()
+    return static_loss
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _train import train  # noqa: E402
+
+train(steps, replay, truth_path, setup=capture)

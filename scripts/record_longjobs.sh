@@ -9,6 +9,8 @@
 #   compiledd train_compiled.py with TL_COMPILE_MODE=default (inductor, no CUDA graphs)
 #   cnn       scripts/corpus/train_cnn.py       a CNN through cuDNN
 #   cupyloop  scripts/corpus/cupy_loop.py       CuPy: cuFFT, RawKernel, ElementwiseKernel, cuBLAS
+#   jaxloops  scripts/corpus/jax_loops_long.py  jax_loops.py's scan and while loops, N calls
+#   jaxcmdbuf scripts/corpus/jax_cmdbuf_long.py the same as conditional command buffers
 #   ddp       scripts/corpus/train_ddp.py       DDP under torchrun, 2 ranks (needs 2 GPUs; no CUPTI)
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
@@ -24,13 +26,14 @@ step() { echo "$(date +%T) $*" >> $OUT/progress.txt; }
 step built
 W=/tmp/longjobs; mkdir -p $W
 declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
-              [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py)
+              [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py \
+              [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=
   prog=scripts/corpus/${PROG[$name]}
   if [ $name = compiledd ]; then export TL_COMPILE_MODE=default; else unset TL_COMPILE_MODE; fi
-  [ $name = ddp ] || [ "${CUPTI:-1}" = 0 ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
+  [ $name = ddp ] || [ $name = jaxloops ] || [ $name = jaxcmdbuf ] || [ "${CUPTI:-1}" = 0 ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
   step "$name cupti rc=$?"
   timeout ${T_JOB:-300} python3 scripts/record_scaling.py --out $W --program $prog --name $name \
       --steps $short $long --timeout 140 --truth $W/cupti-$name-$short.json ${REPORT:+--report} \

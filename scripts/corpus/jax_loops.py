@@ -16,7 +16,7 @@ from jax import lax  # noqa: E402
 
 import _truth  # noqa: E402
 
-CALLS, STEPS = 10, 6
+CALLS, STEPS = int(os.environ.get("JAX_LOOPS_CALLS", "10")), 6     # (scripts/corpus/jax_loops_long.py)
 
 
 def loss(params, x, y):

@@ -155,8 +155,7 @@ class SubmissionDecoder:
                 where = _Where(record_index, token)
                 dec.gap(want - size, f"{where}: GP segment at {seg.va:#x} ({want} bytes): {why}",
                         seg.va + size)
-        if ld._chained:
-            ld.end_submission()
+        ld.end_submission()
         for name, take in (("syncs", self.sync), ("copies", self.copy)):
             got = getattr(ld, name)
             if got:

@@ -245,9 +245,9 @@ class GraphExecs:
         # [GraphNode, ...])}, "index": {(grid, block): [node handles]} or None (made when
         # asked for, then kept up to date by _set), "order": {node handle: rank of its first
         # setting} (the index's keys in that order), "low": the latest call index a replay
-        # was looked up at (SPARE)}. A handle XLA destroys and gets again from the next instantiate
-        # (captures/jax-cmdbuf records 1068 and 1104) names two graphs: a replay's QMDs,
-        # attributed after later calls are fed, read the generation current at the replay.
+        # was looked up at (SPARE)}. A handle XLA destroys and gets again from the next
+        # instantiate (captures/jax-cmdbuf records 1068 and 1104) names two graphs: a replay's
+        # QMDs, attributed after later calls are fed, read the generation current at the replay.
         self._execs = {}
 
     def __contains__(self, exec_):

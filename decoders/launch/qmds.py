@@ -90,17 +90,20 @@ class QmdLaunches:
         then sends each node (out/run7 records 10522, 10551, ...: a conditional body's
         nodes); the QMD bytes are the same, so only the bank tells."""
         chained = self._chained.get(va)
-        if chained is None:
-            return False
-        params = chained[0]._summary.get("params")
+        return chained is not None and self._bank_changed(chained[0]._summary) is not None
+
+    def _bank_changed(self, summary):
+        """Constant bank 0 of a launch whose argument bytes there are no longer the ones its
+        summary read (None: the same, or no arguments or bank)."""
+        params = summary.get("params")
         if not params:
-            return False
-        cb0 = chained[0]._summary["constant_buffers"]
-        cb0 = next((cb for cb in cb0 if cb.get("index") == 0), None)
+            return None
+        cb0 = next((cb for cb in summary["constant_buffers"] if cb.get("index") == 0), None)
         if cb0 is None:
-            return False
+            return None
         old = bytes.fromhex(params["hex"])
-        return self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old
+        return cb0 if self.memory.read_known(cb0["address"] + params["offset"], len(old)) != old \
+            else None
 
     def end_submission(self):
         """The argument bytes of each QMD a dependent chain reached in this submission, read
@@ -110,10 +113,9 @@ class QmdLaunches:
         the head, then patch the changed argument bytes of the later nodes' banks
         (cuGraphExecKernelNodeSetParams), then release them (scripts/corpus/train_jax.py:
         records 14199-14200 of its 30-step capture)."""
-        read_known = self.memory.read_known
         for va, (launch, _) in self._chained.items():
             s = launch._summary
-            now = read_known(va, len(launch.qmd_bytes))
+            now = self.memory.read_known(va, len(launch.qmd_bytes))
             if len(now) == len(launch.qmd_bytes) and now != launch.qmd_bytes:
                 # (not seen: the replays measured patch only the banks) which bytes ran
                 # then depends on the gate: say so rather than show one as certain
@@ -121,15 +123,9 @@ class QmdLaunches:
                     (s["pushbuf_offset"], None), f"the QMD at {va:#x}, reached by a dependent "
                     "pointer, was written again later in the same submission: the launch "
                     "shows its bytes as the pointer found them"))
-            params = s.get("params")
-            if not params or not params["size"]:
-                continue
-            cb0 = next((cb for cb in s["constant_buffers"] if cb.get("index") == 0), None)
-            if cb0 is None:
-                continue
-            old = bytes.fromhex(params["hex"])
-            if read_known(cb0["address"] + params["offset"], len(old)) != old:
-                launch._driver = self._params(s, cb0, params["arch"])
+            cb0 = self._bank_changed(s)
+            if cb0 is not None:
+                launch._driver = self._params(s, cb0, s["params"]["arch"])
 
     def _image(self, family, data, va, source, pkt):
         """(data cut to its version's size, words, version, _SummaryPlan parts) of the QMD

@@ -258,6 +258,15 @@ REAL = {
                    "body's run count read back from the GPU, every kernel from CUPTI"),
     "cupy-linalg": ("cupy_linalg.py", "CuPy matmul (cuBLAS), solve and svd (cuSOLVER), cuRAND, "
                     "sort and sum (CUB), twice each; truth: every kernel from CUPTI"),
+    # Hopper launch paths the frameworks' own recordings do not show
+    "pdl": ("pdl.py", "cuda-python: programmatic dependent launch (cuLaunchKernelEx with "
+            "PROGRAMMATIC_STREAM_SERIALIZATION; griddepcontrol.launch_dependents/wait), 6 pairs "
+            "on a stream, then 3 pairs stream-captured into a graph replayed 3 times; truth: "
+            "each launch's configuration and parameter bytes, the graph's nodes, the results, "
+            "every kernel from CUPTI"),
+    "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
+                      "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
+                      "kernel from CUPTI (torch.profiler)"),
     # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
     "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 30 times: XLA "
                   "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
@@ -297,7 +306,7 @@ def job_real(out, args):
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
-        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes")
+        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg") else (256 << 10)

@@ -267,6 +267,9 @@ REAL = {
     "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
                       "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
                       "kernel from CUPTI (torch.profiler)"),
+    "torch-fp8": ("torch_fp8.py", "PyTorch torch._scaled_mm (float8_e4m3fn) and bf16 matmuls "
+                  "of 3 shapes, 3 times each (cuBLASLt sm_90 kernels); truth: every kernel "
+                  "from CUPTI (torch.profiler)"),
     # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
     "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 30 times: XLA "
                   "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
@@ -309,7 +312,7 @@ def job_real(out, args):
         cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
-        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg") else (256 << 10)
+        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)
         if cut:
             os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(cut_at)
         m = record(out, name, argv, t, notes=notes + f"; source scripts/corpus/{script}" +

@@ -83,3 +83,34 @@ def test_torch_graph_replays_run_the_nodes_in_capture_order():
             [(n["grid"], n["block"]) for n in nodes]
         assert [s["attribution"]["kernel"]["mangled"] for s in kernels] == \
             [n["kernel"] for n in nodes]
+
+
+def test_first_replay_sent_every_node_before_its_head_runs_the_chain_from_the_head():
+    """A graph whose first replay sends each node before the head, gated, each pointing at
+    the next node's slot before that slot is written (decoded False: nothing there yet),
+    and the head last, pointing at the first node (captures/pdl, cupy-fft): run from the
+    head, then along the pointers."""
+    n1 = _launch(0x200, kernel=False, deps=[{"pointer": 0x400, "decoded": False}])
+    n2 = _launch(0x400, deps=[{"pointer": 0x600, "decoded": False}])
+    n3 = _launch(0x600)
+    head = _launch(0x000, deps=[_done(0x200)])
+    got = run_order([n1, n2, n3, head])
+    assert got == [head, n1, n2, n3]
+    assert [l._summary["sent_order"] for l in got] == [3, 0, 1, 2]
+
+
+def test_cupy_graph_replays_run_the_nodes_in_graph_order():
+    """captures/cupy-fft: multiply by 2, add, square (the graph's nodes read back through
+    the driver, and CUPTI's order in each replay); its first replay sends the nodes before
+    the head (a no-kernel GRID_CTA QMD), and was listed add, square, multiply before."""
+    graph = manifest("cupy-fft")["ground_truth"]["graph"]
+    nodes = [n["kernel"] for n in graph["graph_nodes"]]
+    cupti = [k["name"] for k in graph["cupti"]["kernels"]]
+    replays = _replays("cupy-fft")
+    assert len(replays) == graph["replays"]
+    got = []
+    for replay in replays:
+        names = [s["attribution"]["kernel"]["name"] for s in replay if s["kernel"]]
+        assert names == nodes
+        got += names
+    assert got == cupti

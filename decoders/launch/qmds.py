@@ -262,23 +262,24 @@ def run_order(launches):
     wait for their chain (captures/graph-replay record 797 sends node 2, then node 1, whose
     pointer leads to node 2); later replays send the first node and follow the chain. The
     pointers of the driver's GRID_NULL QMDs, and those to them, order a stream's launches
-    across submissions, not these: left out. A node that the chain reached and that was then
+    across submissions, not these: left out. A pointer to a QMD that this submission sends
+    later by its own SEND_PCAS_A orders it too: a first replay may send every node before
+    the head (captures/pdl, cupy-fft), each pointing at a slot not yet written. A node that the chain reached and that was then
     rewritten and sent again (_sent_after_chain) is listed where it was sent and keeps its
     parent: it runs after it. Otherwise the order as sent is kept.
     Returns `launches` itself when nothing moves; else a new list, and each summary of the
     submission gets "sent_order", its place as sent (0 first)."""
     if len(launches) < 2:
         return launches
-    kernels, backward = set(), False    # first, cheaply: can any pointer lead back?
+    nodes, backward = set(), False      # first, cheaply: can any pointer lead back?
     for launch in launches:
         s = launch._summary
         if s["qmd_type"] != "GRID_NULL":
-            backward = backward or any(d["pointer"] in kernels for d in s["dependents"]
+            backward = backward or any(d["pointer"] in nodes for d in s["dependents"]
                                        if d.get("why") == "already decoded")
             # a node sent after a chain reached it (_sent_after_chain): in the order as sent
             backward = backward or (s["parent_qmd"] is not None and s.get("source") == "SEND_PCAS_A")
-        if s["kernel"]:
-            kernels.add(s["qmd_address"])
+            nodes.add(s["qmd_address"])
     if not backward:        # the usual submission: a launch and its GRID_NULL companion
         return launches
     at = {}                 # QMD VA -> positions, in order
@@ -300,11 +301,18 @@ def run_order(launches):
                     t = next((t for t in where if t != k and
                               launches[t]._summary["parent_qmd"] == s["qmd_address"]), None)
                     backward = backward or t is not None
-            elif d.get("why") == "already decoded":     # sent earlier in this submission
+            elif where:
+                # sent by its own SEND_PCAS_A in this submission (decoded before, or not yet
+                # written when this one was sent): earlier (a graph's first replay sends the
+                # nodes before its head), or later (its gate holds it for this one: the first
+                # replay of a programmatic launch's graph sends every node before the head,
+                # scripts/corpus/pdl.py); a ring slot of GRID_NULL QMDs orders nothing here
                 t = next((t for t in reversed(where) if t < k), None)
-                if t is not None and not launches[t]._summary["kernel"]:
+                if t is None:
+                    t = next((t for t in where if t > k), None)
+                if t is not None and launches[t]._summary["qmd_type"] == "GRID_NULL":
                     t = None
-                backward = backward or t is not None
+                backward = backward or (t is not None and t < k)
             else:
                 t = None
             if t is not None:

@@ -1,0 +1,73 @@
+"""captures/pdl (scripts/corpus/pdl.py on the H100): programmatic dependent launch. A
+producer kernel and a consumer launched with PROGRAMMATIC_STREAM_SERIALIZATION, 6 pairs on
+a stream, then 3 pairs stream-captured into a graph and replayed 3 times. The truth is the
+manifest's: CUPTI's kernels in the order they started, and the graph's nodes read back
+through the driver's graph API (cuGraphKernelNodeGetParams).
+
+The first replay of such a graph sends every node's QMD before the head's, each gated,
+with pointers to QMDs not yet written; the head goes last and the GPU runs the chain from
+it. The decode lists the launches in the order the GPU runs them (run_order)."""
+import json
+
+import pytest
+
+from tests.conftest import CAPTURES
+
+CAP = CAPTURES / "pdl"
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return json.loads((CAP / "manifest.json").read_text())["ground_truth"]
+
+
+@pytest.fixture(scope="module")
+def decoded():
+    from decoders.session import decode_capture
+    m = decode_capture(str(CAP / "capture.tlc.gz"))
+    return m, [l.summary for l in m.launches if l.summary["kernel"]]
+
+
+def test_every_kernel_named_and_verified(decoded, truth):
+    m, kernels = decoded
+    assert len(kernels) == truth["cupti"]["count"] == 30
+    assert all(s["attribution"]["verified"] is True for s in kernels)
+    assert m.verified == {"verified": 30}
+    assert not m.problems
+
+
+def test_kernels_in_the_order_cupti_saw_them_start(decoded, truth):
+    """CUPTI (torch.profiler, in the traced run) starts each producer before its consumer,
+    in every replay too; as sent, the first replay's head (a producer) came last."""
+    _, kernels = decoded
+    cupti = [(k["name"], k["grid"]) for k in truth["cupti"]["kernels"]]
+    got = [(s["attribution"]["kernel"]["name"], list(s["grid"])) for s in kernels]
+    assert got == cupti
+
+
+def test_each_replay_runs_the_graph_nodes_in_order(decoded, truth):
+    """Each replay's 6 kernels, as decoded, carry the argument bytes of the graph's nodes in
+    the graph's order: producer 100, consumer, producer 101, consumer, producer 102,
+    consumer (the driver's own read-back of the graph)."""
+    _, kernels = decoded
+    nodes = [n["param_bytes"] for n in truth["graph_nodes"]]
+    replayed = [s for s in kernels if s["api_call"]["name"] == "cuGraphLaunch"]
+    assert len(replayed) == truth["replays"] * len(nodes)
+    for r in range(truth["replays"]):
+        run = replayed[r * len(nodes):(r + 1) * len(nodes)]
+        assert [s["params"]["hex"][:len(p)] for s, p in zip(run, nodes)] == nodes, r
+
+
+def test_stream_pairs_carry_the_launch_attribute(decoded, truth):
+    """The consumer's cuLaunchKernelEx carries PROGRAMMATIC_STREAM_SERIALIZATION (the
+    API record), and each stream launch's arguments are the program's."""
+    _, kernels = decoded
+    direct = [s for s in kernels if s["api_call"]["name"] == "cuLaunchKernelEx"]
+    want = truth["stream_launches"]
+    assert len(direct) == len(want)
+    for s, w in zip(direct, want):
+        assert s["attribution"]["kernel"]["name"] == w["kernel"]
+        assert s["params"]["hex"][:len(w["param_bytes"])] == w["param_bytes"]
+        attrs = {a["name"] for a in s["api_call"]["launch"]["attributes"]}
+        assert ("PROGRAMMATIC_STREAM_SERIALIZATION" in attrs) == \
+            w["programmatic_stream_serialization"]

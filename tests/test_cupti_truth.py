@@ -25,7 +25,7 @@ def test_the_corpus_has_cupti_truth():
     # cuFFT through CuPy, XLA command buffers (with WHILE nodes too), PyTorch's copies, the
     # libraries under PyTorch and CuPy, NCCL under torchrun
     assert {"cupy-fft", "jax-loops", "jax-cmdbuf", "torch-copies", "torch-libs", "cupy-linalg",
-            "ddp-2rank", "jax-train"} <= set(WITH_CUPTI)
+            "ddp-2rank", "jax-train", "pdl", "torch-fp8"} <= set(WITH_CUPTI)
 
 
 @pytest.mark.parametrize("name", WITH_CUPTI)

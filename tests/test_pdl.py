@@ -71,3 +71,45 @@ def test_stream_pairs_carry_the_launch_attribute(decoded, truth):
         attrs = {a["name"] for a in s["api_call"]["launch"]["attributes"]}
         assert ("PROGRAMMATIC_STREAM_SERIALIZATION" in attrs) == \
             w["programmatic_stream_serialization"]
+
+
+def test_each_consumer_waits_on_the_latch_its_producer_arrives_at(decoded, truth):
+    """The hardware side of PROGRAMMATIC_STREAM_SERIALIZATION, as measured here: the
+    consumer's QMD waits on a latch (WAIT_ON_LATCH_VALID, WAIT_ON_LATCH_ID) that the QMD of
+    the producer before it arrives at (ARRIVE_AT_LATCH_ID). Every consumer the program
+    launched that way (and captured into the graph) names its producer's launch; no
+    producer waits on anything."""
+    m, kernels = decoded
+    index = {id(l.summary): n for n, l in enumerate(m.launches)}
+    want = [w["programmatic_stream_serialization"] for w in truth["stream_launches"]]
+    want += [n["kernel"] == "pdl_consume" for n in truth["graph_nodes"]] * truth["replays"]
+    assert len(want) == len(kernels)
+    for k, (s, pdl) in enumerate(zip(kernels, want)):
+        if not pdl:
+            assert "programmatic" not in s
+            continue
+        producer = kernels[k - 1]
+        assert producer["attribution"]["kernel"]["name"] == "pdl_produce"
+        assert s["programmatic"]["after_launch"] == index[id(producer)]
+
+
+@pytest.mark.parametrize("name", ["jax-jit", "jax-train", "pdl"])
+def test_a_launch_that_waits_on_a_latch_asked_for_it(name):
+    """XLA launches with PROGRAMMATIC_STREAM_SERIALIZATION on the H100 (jax-jit 35 such
+    waits, jax-train 904). Each launch whose QMD waits on a latch was made by a call that
+    carries the attribute (the API record), or is a graph node; its primary is an earlier
+    kernel launch of the same process and channel."""
+    from decoders.session import decode_capture
+    m = decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    summaries = [l.summary for l in m.launches]
+    waits = [(n, s) for n, s in enumerate(summaries) if "programmatic" in s]
+    assert len(waits) == {"jax-jit": 35, "jax-train": 904, "pdl": 15}[name]
+    for n, s in waits:
+        call = s["api_call"]
+        attrs = {a["name"] for a in (call["launch"] or {}).get("attributes") or []} \
+            if call["name"] != "cuGraphLaunch" else set()
+        assert call["name"] == "cuGraphLaunch" or "PROGRAMMATIC_STREAM_SERIALIZATION" in attrs
+        k = s["programmatic"]["after_launch"]
+        assert k is not None and k < n
+        primary = summaries[k]
+        assert primary["kernel"] and (primary["pid"], primary["channel"]) == (s["pid"], s["channel"])

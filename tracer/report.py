@@ -471,6 +471,12 @@ def _render_launch(n, launch, w, full_names=False):
       f"{s.get('registers')} registers, shared memory {s.get('shared_memory_bytes')} B, "
       f"program {_hx(s.get('program_address'))}\n")
     _sent_order(s, w)
+    pdl = s.get("programmatic")
+    if pdl:
+        after = pdl.get("after_launch")
+        w(f"    programmatic dependent launch: waits on latch {pdl.get('waits_on_latch')}"
+          f"{'' if after is None else f', which launch {after} arrives at'} "
+          f"(may start before that launch ends)\n")
     if res is not None:
         w(f"    QMD: {_where(res['qmd_address'])}\n")
         w(f"    program: {_where(res['program_address'])}\n")

@@ -10,6 +10,18 @@ from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAI
     _CLASS_TEXT, _PARAMS, _SUMMARY_PLANS, _already_decoded, _class_text, _remember, _summary_plan
 
 _QMD_IMAGES = {}        # (GPU family, QMD bytes) -> QmdLaunches._image()
+_LATCH_FIELDS = ("WAIT_ON_LATCH_VALID", "WAIT_ON_LATCH_ID", "ARRIVE_AT_LATCH_VALID",
+                 "ARRIVE_AT_LATCH_ID")
+_LATCH_PICKS = {}       # QMD version -> words -> _LATCH_FIELDS values, or None (no latches)
+
+
+def _latch_pick(version):
+    pick = _LATCH_PICKS.get(version, False)
+    if pick is False:
+        table = qmdmod.TABLES[version]
+        pick = _LATCH_PICKS[version] = table.picker(_LATCH_FIELDS) \
+            if all(n in table.by_name for n in _LATCH_FIELDS) else None
+    return pick
 
 
 class QmdLaunches:
@@ -44,6 +56,16 @@ class QmdLaunches:
         for sem in summary["semaphores"]:       # the QMD's own releases, for later waits
             self._released(ch, sem)
         launch = Launch(summary, data, None, version, words, driver)
+        if summary["kernel"]:
+            pick = _latch_pick(version)
+            if pick is not None:
+                # programmatic dependent launch (measured, captures/pdl): the secondary
+                # kernel's QMD waits on the latch its primary's QMD arrives at, which the
+                # primary reaches at griddepcontrol.launch_dependents or its end
+                wait_valid, wait, arrive_valid, arrive = pick(words)
+                launch.latch = (wait if wait_valid else None, arrive if arrive_valid else None)
+                if wait_valid:
+                    summary["programmatic"] = {"waits_on_latch": wait, "after_launch": None}
         chained = self._chained.pop(va, None) if depth == 0 else None
         if chained is not None and chained[1] == parts[4]:
             self._sent_after_chain(chained[0], launch)

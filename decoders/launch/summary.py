@@ -63,7 +63,7 @@ class Launch:
     """
     __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words", "_driver",
                  "_own", "record_index", "submission_index", "channel", "pid", "hChannel",
-                 "kept_at")
+                 "kept_at", "latch")
 
     def __init__(self, summary, qmd_bytes, fields, version, words=None, driver=None):
         self._summary = summary
@@ -74,6 +74,7 @@ class Launch:
         self._driver = driver
         self._own = False           # the summary's parts not copied yet (see above)
         self._node = None
+        self.latch = None           # (latch it waits on or None, latch it arrives at): qmds.py
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
         self.kept_at = None         # (index in a kept list, its semaphores then): session sink

@@ -66,6 +66,7 @@ class LaunchSink:
         self.brief = model.brief is not None
         self._arrived = 0
         self._last_kernel = {}
+        self._latches = {}      # (pid, channel, latch) -> the launch that last arrived there
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now."""
@@ -128,10 +129,23 @@ class LaunchSink:
         _tally(model, s, a)
         if model.rank_counts is not None:
             count_rank_launch(model.rank_counts, s)
+        latch = launch.latch
+        if latch is not None:
+            self._latch(launch, s, n, latch)
         launch.kept_at = (n, len(s["semaphores"]))
         model.launches.append(launch)
         if self.brief and model.mismatched and model.mismatched[-1] == n:
             model.launches.pin(n, launch)       # the report shows every mismatched launch
+
+    def _latch(self, launch, s, n, latch):
+        """A programmatic dependent launch names the launch whose latch it waits on: the
+        last one on its channel that arrives there (the latch ids are the channel's)."""
+        wait, arrive = latch
+        key = (launch.pid, launch.channel)
+        if wait is not None:
+            s["programmatic"]["after_launch"] = self._latches.get(key + (wait,))
+        if arrive is not None:
+            self._latches[key + (arrive,)] = n
 
     def sync(self, entry):
         """A semaphore method no launch holds (docs/json.md syncs[]): where its address is,

@@ -7,24 +7,21 @@ through the driver's graph API (cuGraphKernelNodeGetParams).
 The first replay of such a graph sends every node's QMD before the head's, each gated,
 with pointers to QMDs not yet written; the head goes last and the GPU runs the chain from
 it. The decode lists the launches in the order the GPU runs them (run_order)."""
-import json
-
 import pytest
 
-from tests.conftest import CAPTURES
-
-CAP = CAPTURES / "pdl"
+from tests.conftest import capture_path, manifest
 
 
 @pytest.fixture(scope="module")
 def truth():
-    return json.loads((CAP / "manifest.json").read_text())["ground_truth"]
+    return manifest("pdl")["ground_truth"]
 
 
 @pytest.fixture(scope="module")
 def decoded():
+    """(model, the kernel launches' summaries in the order listed)."""
     from decoders.session import decode_capture
-    m = decode_capture(str(CAP / "capture.tlc.gz"))
+    m = decode_capture(capture_path("pdl"))
     return m, [l.summary for l in m.launches if l.summary["kernel"]]
 
 
@@ -100,7 +97,7 @@ def test_a_launch_that_waits_on_a_latch_asked_for_it(name):
     carries the attribute (the API record), or is a graph node; its primary is an earlier
     kernel launch of the same process and channel."""
     from decoders.session import decode_capture
-    m = decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    m = decode_capture(capture_path(name))
     summaries = [l.summary for l in m.launches]
     waits = [(n, s) for n, s in enumerate(summaries) if "programmatic" in s]
     assert len(waits) == {"jax-jit": 35, "jax-train": 904, "pdl": 15}[name]

@@ -145,6 +145,8 @@ class LaunchSink:
         if wait is not None:
             s["programmatic"]["after_launch"] = self._latches.get(key + (wait,))
         if arrive is not None:
+            if len(self._latches) >= 4096:  # bounded whatever ids a capture holds (a channel
+                self._latches.clear()       # cycles through a few: 56..63, 72..74 measured)
             self._latches[key + (arrive,)] = n
 
     def sync(self, entry):

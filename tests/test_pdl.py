@@ -110,3 +110,19 @@ def test_a_launch_that_waits_on_a_latch_asked_for_it(name):
         assert k is not None and k < n
         primary = summaries[k]
         assert primary["kernel"] and (primary["pid"], primary["channel"]) == (s["pid"], s["channel"])
+
+
+def test_explain_tells_the_latch(decoded):
+    """trace-decode explain on a consumer: the latch it waits on and the launch whose QMD
+    arrives there, from the decode's own numbers."""
+    import io
+
+    from tracer import explain as E
+    m, kernels = decoded
+    n = next(k for k, l in enumerate(m.launches) if "programmatic" in l.summary)
+    pdl = m.launches[n].summary["programmatic"]
+    out = io.StringIO()
+    E.render_text(E.build_story(m, E.pick_launch(m, n)), out)
+    flat = " ".join(out.getvalue().split())
+    assert f"It waits on latch {pdl['waits_on_latch']}" in flat
+    assert f"which launch {pdl['after_launch']}'s QMD arrives at" in flat

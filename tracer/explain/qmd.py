@@ -105,6 +105,17 @@ def _qmd(rd, facts):
             f" (launch {target}" + (", the GRID_NULL QMD" if target is not None and
                                    not _summary(rd.model.launches[target]).get("kernel")
                                    else "") + ")" if target is not None else "", "."]))
+    pdl = s.get("programmatic")
+    if pdl:
+        after = pdl.get("after_launch")
+        sec.lines.append(Line([
+            "It waits on latch ", _v("latch", pdl.get("waits_on_latch")),
+            " (WAIT_ON_LATCH_VALID, WAIT_ON_LATCH_ID)",
+            f", which launch {after}'s QMD arrives at (ARRIVE_AT_LATCH_ID)" if after is not None
+            else "", ": a programmatic dependent launch. The scheduler may start this grid "
+            "before that one ends, once that one's blocks have all run "
+            "griddepcontrol.launch_dependents or exited; this kernel's griddepcontrol.wait "
+            "holds until that grid is done and its memory visible."]))
     joined = _joined(rows)
     sec.brief.append(Line(["at ", _v("qmd", _hex(s.get("qmd_address")))]))
     for name, _, _, display, key, _ in rows:

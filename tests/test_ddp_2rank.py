@@ -210,3 +210,22 @@ def test_each_rank_has_its_own_objects_and_channels():
         imported = [o for o in tree.view(pid).objects.values() if o.hclass is None]
         assert len(imported) == sum(1 for (p, _), m in made.items() if p == pid and m[0] is None)
         assert imported and all(o.location == "vidmem" and o.role == "memory" for o in imported)
+
+
+def test_nccl_launches_run_in_the_remote_memory_sync_domain():
+    """NCCL launches its kernels with MEM_SYNC_DOMAIN = 1 (REMOTE) in the call's launch
+    attributes; the QMD of each of those launches, and of no other, carries SYNC_DOMAIN_ID 1
+    (the decode's memory_sync_domain): 90 of them, on both ranks."""
+    got = []
+    for launch in _model().launches:
+        s = launch.summary
+        if not s["kernel"]:
+            continue
+        attrs = {a["name"]: a["value"] for a in
+                 ((s["api_call"] or {}).get("launch") or {}).get("attributes") or []}
+        asked = (attrs.get("MEM_SYNC_DOMAIN") or {}).get("memSyncDomain")
+        assert s.get("memory_sync_domain") == (asked or None), s["attribution"]["kernel"]
+        if asked:
+            got.append((s["pid"], s["attribution"]["kernel"]["name"]))
+    assert len(got) == 90 and len({pid for pid, _ in got}) == 2
+    assert all(name.startswith("ncclDevKernel_") for _, name in got)

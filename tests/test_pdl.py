@@ -126,3 +126,12 @@ def test_explain_tells_the_latch(decoded):
     flat = " ".join(out.getvalue().split())
     assert f"It waits on latch {pdl['waits_on_latch']}" in flat
     assert f"which launch {pdl['after_launch']}'s QMD arrives at" in flat
+
+
+def test_the_call_attribute_is_read_by_name(decoded):
+    """cuLaunchKernelEx's PROGRAMMATIC_STREAM_SERIALIZATION value, as the union member
+    cuda.h names (programmaticStreamSerializationAllowed = 1), not raw bytes."""
+    _, kernels = decoded
+    values = [a["value"] for s in kernels if s["api_call"]["name"] == "cuLaunchKernelEx"
+              for a in s["api_call"]["launch"]["attributes"]]
+    assert values == [{"programmaticStreamSerializationAllowed": 1}] * 6

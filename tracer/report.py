@@ -477,6 +477,9 @@ def _render_launch(n, launch, w, full_names=False):
         w(f"    programmatic dependent launch: waits on latch {pdl.get('waits_on_latch')}"
           f"{'' if after is None else f', which launch {after} arrives at'} "
           f"(may start before that launch ends)\n")
+    if s.get("memory_sync_domain"):
+        w(f"    memory sync domain {s['memory_sync_domain']} (QMD SYNC_DOMAIN_ID: a memory "
+          f"fence in this grid orders this domain's traffic only, not domain 0's)\n")
     if res is not None:
         w(f"    QMD: {_where(res['qmd_address'])}\n")
         w(f"    program: {_where(res['program_address'])}\n")

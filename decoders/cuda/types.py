@@ -51,6 +51,12 @@ LAUNCH_ATTRIBUTE_VALUE = {
     "PREFERRED_CLUSTER_DIMENSION": Struct("x" / Int32ul, "y" / Int32ul, "z" / Int32ul),
     "COOPERATIVE": Struct("value" / Int32ul),
     "PRIORITY": Struct("value" / Int32ul),
+    # int members of the union (cuda.h CUlaunchAttributeValue)
+    "PROGRAMMATIC_STREAM_SERIALIZATION":
+        Struct("programmaticStreamSerializationAllowed" / Int32ul),
+    "MEM_SYNC_DOMAIN": Struct("memSyncDomain" / Int32ul),    # 0 DEFAULT, 1 REMOTE
+    "CLUSTER_SCHEDULING_POLICY_PREFERENCE":
+        Struct("clusterSchedulingPolicyPreference" / Int32ul),
 }
 
 # cuLaunchKernel's `extra` array: key/value pointer pairs ending with CU_LAUNCH_PARAM_END.

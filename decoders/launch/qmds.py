@@ -10,17 +10,19 @@ from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAI
     _CLASS_TEXT, _PARAMS, _SUMMARY_PLANS, _already_decoded, _class_text, _remember, _summary_plan
 
 _QMD_IMAGES = {}        # (GPU family, QMD bytes) -> QmdLaunches._image()
-_LATCH_FIELDS = ("WAIT_ON_LATCH_VALID", "WAIT_ON_LATCH_ID", "ARRIVE_AT_LATCH_VALID",
-                 "ARRIVE_AT_LATCH_ID")
-_LATCH_PICKS = {}       # QMD version -> words -> _LATCH_FIELDS values, or None (no latches)
+# What a kernel QMD says of its ordering with other grids (Hopper on): the latch it waits
+# on and the one it arrives at (programmatic dependent launch), and its memory sync domain
+_ORDER_FIELDS = ("WAIT_ON_LATCH_VALID", "WAIT_ON_LATCH_ID", "ARRIVE_AT_LATCH_VALID",
+                 "ARRIVE_AT_LATCH_ID", "SYNC_DOMAIN_ID")
+_ORDER_PICKS = {}       # QMD version -> words -> _ORDER_FIELDS values, or None (no such fields)
 
 
-def _latch_pick(version):
-    pick = _LATCH_PICKS.get(version, False)
+def _order_pick(version):
+    pick = _ORDER_PICKS.get(version, False)
     if pick is False:
         table = qmdmod.TABLES[version]
-        pick = _LATCH_PICKS[version] = table.picker(_LATCH_FIELDS) \
-            if all(n in table.by_name for n in _LATCH_FIELDS) else None
+        pick = _ORDER_PICKS[version] = table.picker(_ORDER_FIELDS) \
+            if all(n in table.by_name for n in _ORDER_FIELDS) else None
     return pick
 
 
@@ -57,15 +59,17 @@ class QmdLaunches:
             self._released(ch, sem)
         launch = Launch(summary, data, None, version, words, driver)
         if summary["kernel"]:
-            pick = _latch_pick(version)
+            pick = _order_pick(version)
             if pick is not None:
                 # programmatic dependent launch (measured, captures/pdl): the secondary
                 # kernel's QMD waits on the latch its primary's QMD arrives at, which the
                 # primary reaches at griddepcontrol.launch_dependents or its end
-                wait_valid, wait, arrive_valid, arrive = pick(words)
+                wait_valid, wait, arrive_valid, arrive, domain = pick(words)
                 launch.latch = (wait if wait_valid else None, arrive if arrive_valid else None)
                 if wait_valid:
                     summary["programmatic"] = {"waits_on_latch": wait, "after_launch": None}
+                if domain:      # a launch with MEM_SYNC_DOMAIN (NCCL's: captures/ddp-2rank)
+                    summary["memory_sync_domain"] = domain
         chained = self._chained.pop(va, None) if depth == 0 else None
         if chained is not None and chained[1] == parts[4]:
             self._sent_after_chain(chained[0], launch)

@@ -116,6 +116,13 @@ def _qmd(rd, facts):
             "before that one ends, once that one's blocks have all run "
             "griddepcontrol.launch_dependents or exited; this kernel's griddepcontrol.wait "
             "holds until that grid is done and its memory visible."]))
+    if s.get("memory_sync_domain"):
+        sec.lines.append(Line([
+            "It runs in memory synchronization domain ",
+            _v("sync-domain", s["memory_sync_domain"]), " (SYNC_DOMAIN_ID; the call's "
+            "MEM_SYNC_DOMAIN launch attribute): a memory fence in this grid orders the "
+            "traffic of that domain only, so it need not wait for the compute kernels of "
+            "domain 0 (NCCL asks for it)."]))
     joined = _joined(rows)
     sec.brief.append(Line(["at ", _v("qmd", _hex(s.get("qmd_address")))]))
     for name, _, _, display, key, _ in rows:

@@ -290,9 +290,10 @@ def run_order(launches):
     pointers of the driver's GRID_NULL QMDs, and those to them, order a stream's launches
     across submissions, not these: left out. A pointer to a QMD that this submission sends
     later by its own SEND_PCAS_A orders it too: a first replay may send every node before
-    the head (captures/pdl, cupy-fft), each pointing at a slot not yet written. A node that the chain reached and that was then
-    rewritten and sent again (_sent_after_chain) is listed where it was sent and keeps its
-    parent: it runs after it. Otherwise the order as sent is kept.
+    the head (captures/pdl, cupy-fft), each pointing at a slot not yet written. A node that
+    the chain reached and that was then rewritten and sent again (_sent_after_chain) is
+    listed where it was sent and keeps its parent: it runs after it. Otherwise the order as
+    sent is kept.
     Returns `launches` itself when nothing moves; else a new list, and each summary of the
     submission gets "sent_order", its place as sent (0 first)."""
     if len(launches) < 2:

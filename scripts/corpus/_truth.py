@@ -48,6 +48,16 @@ def param_info(d, func):
     return out
 
 
+def param_blob(values, info):
+    """The parameter bytes a launch of ctypes `values` passes, laid out by param_info's
+    offsets and sizes (cuFuncGetParamInfo)."""
+    import ctypes
+    blob = bytearray(max(p["offset"] + p["size"] for p in info))
+    for v, p in zip(values, info):
+        blob[p["offset"]:p["offset"] + p["size"]] = ctypes.string_at(ctypes.addressof(v), p["size"])
+    return bytes(blob)
+
+
 def graph_nodes(graph):
     """Every kernel node of a CUgraph, in the graph's node order, with its launch
     configuration and parameter bytes read back through cuGraphKernelNodeGetParams."""

@@ -50,10 +50,7 @@ def main():
     COND = d.CUgraphConditionalNodeType
 
     def blob(values, name):
-        out = bytearray(max(p["offset"] + p["size"] for p in info[name]))
-        for v, p in zip(values, info[name]):
-            out[p["offset"]:p["offset"] + p["size"]] = ctypes.string_at(ctypes.addressof(v), p["size"])
-        return bytes(out)
+        return _truth.param_blob(values, info[name])
 
     def kernel(graph, deps, name, *values):
         p = d.CUDA_KERNEL_NODE_PARAMS()

@@ -23,13 +23,6 @@ class Pair(ctypes.Structure):
     _fields_ = [("k", ctypes.c_int), ("v", ctypes.c_double)]
 
 
-def pbytes(values, info):
-    blob = bytearray(max(p["offset"] + p["size"] for p in info))
-    for v, p in zip(values, info):
-        blob[p["offset"]:p["offset"] + p["size"]] = ctypes.string_at(ctypes.addressof(v), p["size"])
-    return bytes(blob)
-
-
 def main():
     d, module, arch = open_module("graph_nodes.cu")
     truth = {"kernel_source": "kernels/graph_nodes.cu", "arch": f"sm_{arch}", "sections": {}}
@@ -51,7 +44,7 @@ def main():
         keep.append((arr, values))
         p.kernelParams = ctypes.addressof(arr)
         return p, {"kernel": name, "grid": list(grid), "block": list(block),
-                   "param_bytes": pbytes(values, info[name]).hex()}
+                   "param_bytes": _truth.param_blob(values, info[name]).hex()}
 
     def build(a, b):
         g = check(d.cuGraphCreate(0), "cuGraphCreate")
@@ -94,7 +87,7 @@ def main():
     direct = []
     try:   # cuLaunchKernel with `extra`: the packed parameter buffer
         vals = [xp, ctypes.c_char(b"\x05"), Pair(7, 0.25), ctypes.c_short(-3), ctypes.c_int(N)]
-        blob = pbytes(vals, info["gn_mixed"])
+        blob = _truth.param_blob(vals, info["gn_mixed"])
         cblob = ctypes.create_string_buffer(blob, len(blob))
         size = ctypes.c_size_t(len(blob))
         extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(cblob), 2, ctypes.addressof(size), 0)
@@ -111,7 +104,7 @@ def main():
         check(d.cuLaunchCooperativeKernel(fn["gn_scale"], 64, 1, 1, 128, 1, 1, 0, 0,
                                           ctypes.addressof(arr)), "cuLaunchCooperativeKernel")
         direct.append({"path": "cuLaunchCooperativeKernel", "kernel": "gn_scale", "grid": [64, 1, 1],
-                       "block": [128, 1, 1], "param_bytes": pbytes(vals, info["gn_scale"]).hex()})
+                       "block": [128, 1, 1], "param_bytes": _truth.param_blob(vals, info["gn_scale"]).hex()})
         check(d.cuCtxSynchronize(), "sync")
     except Exception as exc:
         direct.append({"path": "cuLaunchCooperativeKernel", "error": str(exc)})
@@ -126,7 +119,7 @@ def main():
               "cuLaunchKernel library")
         direct.append({"path": "cuLibraryGetKernel/cuKernelGetFunction", "kernel": "gn_offset",
                        "grid": [N // 256, 1, 1], "block": [256, 1, 1],
-                       "param_bytes": pbytes(vals, info["gn_offset"]).hex()})
+                       "param_bytes": _truth.param_blob(vals, info["gn_offset"]).hex()})
         check(d.cuCtxSynchronize(), "sync")
     except Exception as exc:
         direct.append({"path": "library", "error": str(exc)})

@@ -8,7 +8,6 @@ launch's configuration and parameter bytes, the results read back, every kernel 
 usage: pdl.py [TRUTH.json]"""
 import ctypes
 import os
-import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -49,14 +48,10 @@ def main():
         cfg.numAttrs = len(attrs)
         arr = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         check(d.cuLaunchKernelEx(cfg, fn[name], ctypes.addressof(arr), 0), f"launch {name}")
-        blob = bytearray(max(p["offset"] + p["size"] for p in info[name]))
-        for v, p in zip(values, info[name]):
-            blob[p["offset"]:p["offset"] + p["size"]] = ctypes.string_at(ctypes.addressof(v),
-                                                                       p["size"])
         if record:
             launches.append({"kernel": name, "grid": list(grid), "block": list(block),
                              "programmatic_stream_serialization": pdl,
-                             "param_bytes": bytes(blob).hex()})
+                             "param_bytes": _truth.param_blob(values, info[name]).hex()})
 
     def pair(k, record=True):
         launch("pdl_produce", [ctypes.c_uint64(int(x)), ctypes.c_float(float(k)),

@@ -153,3 +153,32 @@ def test_peer_copy_two_gpus_one_process():
     assert len(cross) == m.stats()["syncs"]["waits_on_another_gpu"] == 6
     assert {(w["released_by"]["gpu"], w["gpu"]) for w in cross} == {(0, 1), (1, 0)}
     assert m.stats()["submissions_lost"] == 0
+
+
+def test_reduction_releases_are_named_and_their_waits_counted_apart():
+    """A QMD release with RELEASE_REDUCTION_ENABLE is an atomic on the word (a CUDA graph's
+    RED_ADD of 1), not a write of its payload: the summary says so from the QMD's own
+    fields, and a wait whose address last saw such a release is neither "released by" it
+    (the value it leaves is not in the capture) nor "no release before" (captures/
+    graph-replay: 2 waits follow scale_add's RED_ADD releases)."""
+    m = decode_capture(CAPTURES / "graph-replay" / "capture.tlc.gz")
+    reductions = set()
+    for launch in m.launches:
+        for sem in launch.summary["semaphores"]:
+            if not sem["source"].startswith("qmd.RELEASE"):
+                assert "reduction" not in sem
+                continue
+            f = sem["fields"]
+            enabled = next(v for n, v in f.items() if "REDUCTION_ENABLE" in n)
+            op = next(v for n, v in f.items() if "REDUCTION_OP" in n)
+            assert sem.get("reduction") == (op if enabled == "TRUE" else None)
+            if enabled == "TRUE":
+                reductions.add(sem["address"])
+    assert reductions
+    waits = [s for s in m.syncs if s["waits"]]
+    after = [s for s in waits if (s.get("released_by") or {}).get("reduction")]
+    assert after and all(s["address"] in reductions for s in after)
+    stats = m.stats()["syncs"]
+    assert stats["waits_after_reduction"] == len(after)
+    assert stats.get("waits_no_release_before", 0) == \
+        sum(1 for s in waits if not s.get("released_by"))

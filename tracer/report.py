@@ -151,10 +151,13 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
               "(docs/graphs.md)\n")
         sy = stats.get("syncs") or {}
         if sy.get("waits"):
-            matched = sy["waits"] - sy.get("waits_no_release_before", 0)
+            reduced = sy.get("waits_after_reduction", 0)
+            matched = sy["waits"] - sy.get("waits_no_release_before", 0) - reduced
             w(f"  semaphore waits: {sy['waits']}, {matched} after a release of their address "
               f"({sy.get('waits_released_by_another_channel', 0)} by another channel, "
               f"{sy.get('waits_on_another_gpu', 0)} on another GPU); "
+              + (f"{reduced} after a reduction there (RED_ADD: the value it leaves is not in "
+                 "the capture); " if reduced else "") +
               f"{sy.get('releases_without_launch', 0)} releases on channels with no launch "
               f"(syncs[] in --json)\n")
         cp = stats.get("copies") or {}
@@ -506,6 +509,8 @@ def _render_launch(n, launch, w, full_names=False):
     for k, sem in enumerate(s.get("semaphores") or []):
         if isinstance(sem, dict):
             op = sem.get("fields", {}).get("OPERATION", "release")
+            if sem.get("reduction"):        # an atomic on the word, not a write
+                op = f"reduction {_s(sem['reduction'])} of"
             w(f"    semaphore {sem.get('source')}: {op} payload {sem.get('payload')} at "
               f"{_hx(sem.get('address'))}\n")
             if res is not None and k < len(res["semaphores"]):

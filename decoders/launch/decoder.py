@@ -379,17 +379,24 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
             del releases[next(iter(releases))]      # the oldest address first
         token, hchannel = _channel_ids(ch)
         releases[address] = (sem.get("payload"), self._record, token, sem.get("source"),
-                             hchannel)
+                             hchannel, sem.get("reduction"))
 
     def _released_by(self, address, payload, op):
         """The last release at `address` before this wait, when its payload satisfies the
-        wait's operation (32-bit circular for ACQ_CIRC_GEQ); else None."""
+        wait's operation (32-bit circular for ACQ_CIRC_GEQ); else None. A reduction (a
+        graph's RED_ADD release) leaves a value the capture does not hold (the word's count
+        so far): it is named with its `reduction`, and whether it satisfies the wait is not
+        known (decoders/launch/syncs.py counts it apart)."""
         r = self.releases.get(address)
-        if r is None or r[0] is None or payload is None or \
-                not acquire_satisfied(op, r[0], payload):
+        if r is None or r[0] is None or payload is None:
             return None
-        return {"record_index": r[1], "channel": r[2], "hChannel": r[4], "source": r[3],
-                "payload": r[0]}
+        if r[5] is None and not acquire_satisfied(op, r[0], payload):
+            return None
+        out = {"record_index": r[1], "channel": r[2], "hChannel": r[4], "source": r[3],
+               "payload": r[0]}
+        if r[5] is not None:
+            out["reduction"] = r[5]
+        return out
 
 
 def _channel_ids(ch):

@@ -233,10 +233,13 @@ class QmdLaunches:
         """(summary, the driver_constants() key of its constant bank 0 or None)."""
         _, cbanks, cb0, releases, _, proto = parts
         sems = []
-        for source_name, fields, pick in releases:
+        for source_name, fields, pick, reduction in releases:
             address, payload = pick(words)
-            sems.append({"source": source_name, "address": address, "payload": payload,
-                         "fields": fields})
+            sem = {"source": source_name, "address": address, "payload": payload,
+                   "fields": fields}
+            if reduction is not None:       # an atomic on the word: `payload` is its operand
+                sem["reduction"] = reduction
+            sems.append(sem)
         # the parts' keys and values (_SummaryPlan.prototype), then this launch's own
         summary = proto.copy()
         summary["qmd_address"] = va

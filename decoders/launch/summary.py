@@ -364,9 +364,19 @@ class _SummaryPlan:
             if pick is None:
                 pick = self._release_pick[i] = table.composer([((ralo, 0), (rahi, 32)),
                                                                ((rplo, 0), (rphi, 32))])
-            out.append((f"qmd.RELEASE{i}", {n: table.render(n, f[n]) for n in rextra if n in f},
-                        pick))
+            fields = {n: table.render(n, f[n]) for n in rextra if n in f}
+            out.append((f"qmd.RELEASE{i}", fields, pick, _reduction(fields)))
         return self._remember(self._releases, key, out)
+
+
+def _reduction(fields):
+    """The operation of a release that is a reduction (RELEASE_REDUCTION_ENABLE: RED_ADD,
+    ...), else None: the GPU then combines the payload with the word there (an atomic),
+    it does not write it. CUDA graphs' and XLA's QMDs release so (captures/graph-replay)."""
+    enabled = next((v for n, v in fields.items() if "REDUCTION_ENABLE" in n), None)
+    if enabled != "TRUE":
+        return None
+    return next((v for n, v in fields.items() if "REDUCTION_OP" in n), "REDUCTION")
 
 
 _SUMMARY_PLANS = {}

@@ -40,8 +40,12 @@ def count_sync(counts, entry):
         return
     by = entry.get("released_by")
     counts["waits"] += 1
-    counts["waits_released_by_another_channel" if by and by["channel"] != entry["channel"] else
-           "waits_released_by_its_channel" if by else "waits_no_release_before"] += 1
+    if by and by.get("reduction"):
+        # the last release there is an atomic (RED_ADD): the value it leaves is not known
+        counts["waits_after_reduction"] += 1
+    else:
+        counts["waits_released_by_another_channel" if by and by["channel"] != entry["channel"]
+               else "waits_released_by_its_channel" if by else "waits_no_release_before"] += 1
     if by and by.get("gpu") is not None and by["gpu"] != entry.get("gpu"):
         counts["waits_on_another_gpu"] += 1     # one GPU waits for another
 

@@ -64,11 +64,17 @@ def _gpu(rd, facts):
             more += 1
             continue
         seen.add(sem.get("source"))
-        facts["semaphores"].append({"source": sem.get("source"), "address": sem.get("address"),
-                                    "payload": sem.get("payload")})
+        fact = {"source": sem.get("source"), "address": sem.get("address"),
+                "payload": sem.get("payload")}
+        if sem.get("reduction"):
+            fact["reduction"] = sem["reduction"]
+        facts["semaphores"].append(fact)
         res = (s.get("resolved") or {}).get("semaphores") or []
+        # a reduction release is an atomic on the word (a graph's RED_ADD), not a write
+        does = f"the GPU applies {sem['reduction']} with " if sem.get("reduction") else \
+            "the GPU writes "
         sec.lines.append(Line([
-            f"{sem.get('source')}: the GPU writes ", _v(f"sem-{k}-payload", sem.get("payload")),
+            f"{sem.get('source')}: {does}", _v(f"sem-{k}-payload", sem.get("payload")),
             " to ", _v(f"sem-{k}", _hex(sem.get("address"))), " (",
             _where(res[k] if k < len(res) else None), ")."], indent=1))
     if more:

@@ -65,9 +65,12 @@ Layout = namedtuple("Layout", "name operation calls block unit align sub_unit gr
 # How a call's bytes are shared among the driver's kernels, for the byte counts seen: a call
 # of lo..hi bytes runs the kernels of `parts` in this order, each (layout name, span): "all"
 # (the whole call), "blocks" (whole 4096-byte blocks from the start: bytes // 4096 * 4096)
-# or "rest" (the bytes after those blocks: no kernel when there are none). A byte count
-# outside every range is not checked: another split may run.
-Split = namedtuple("Split", "operation lo hi parts seen")
+# or "rest" (the bytes after those blocks: no kernel when there are none). `calls`: the
+# calls it was seen for (None: any); `whole_blocks`: True / False when it was seen only for
+# byte counts that are / are not a multiple of 4096 (None: either). A byte count outside
+# every range is not checked: another split may run. A graph's MEMCPY node splits otherwise
+# than the same count copied on a stream (captures/graph-copies).
+Split = namedtuple("Split", "operation lo hi parts seen calls whole_blocks")
 BLOCK_BYTES = 4096          # the 16-byte layout's block: 256 threads x 16 B
 
 _DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
@@ -82,7 +85,8 @@ LAYOUTS = (
         name="memset of 32-bit words", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async"),
         block=(512, 1, 1), unit=4, align=(4, None), sub_unit=(),
-        grid=GridRule(2048, "floor", 0x800, 0x200000),
+        # (up to 0x40000c words: graph_copies.py's cuMemsetD8 of 16 MiB + 48 B, grid 2048)
+        grid=GridRule(2048, "floor", 0x800, 0x40000c),
         fields=(_DST,
                 DriverField("value", "unsigned int value", Int32ul, "value"),
                 DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
@@ -93,7 +97,8 @@ LAYOUTS = (
               ("graph-replay", 775, "cuMemsetD8"), ("builtin-vadd", 806, "cuMemsetD32"),
               ("jax-jit", 953, "cuMemsetD8Async"),
               ("jax-jit", 1382, "cuMemsetD32Async"),
-              ("torch-libs", 4141, "cuMemsetD8Async"), ("torch-libs", 4204, "cuMemsetD8Async"))),
+              ("torch-libs", 4141, "cuMemsetD8Async"), ("torch-libs", 4204, "cuMemsetD8Async"),
+              ("graph-copies", 986, "cuMemsetD8"))),
     # 24-byte block, 256 threads: one 32-bit word per thread, the count in words, the grid
     # the ceiling of count / 256 (1000 -> 4, 4095 -> 16). The whole copy up to 512 KiB, and
     # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
@@ -101,7 +106,8 @@ LAYOUTS = (
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
         block=(256, 1, 1), unit=4, align=(16, 4), sub_unit=(1,),
-        grid=GridRule(256, "ceil", 1, 0x20000),
+        # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
+        grid=GridRule(256, "ceil", 1, 0x40000c),
         fields=(_DST, _SRC,
                 DriverField("count", "size_t count (32-bit words)", Int64ul, "units")),
         no_count=None,
@@ -114,13 +120,15 @@ LAYOUTS = (
               ("torch-copies", 2097, "cuMemcpyDtoDAsync"),
               # jax_cmdbuf.py (XLA's WHILE command buffers; docs/graphs.md): nodes of 4 to
               # 32768 B
-              ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY))),
+              ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY),
+              # graph_copies.py: nodes of 1 MiB + 64 B and 16 MiB + 48 B, each one kernel
+              ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY))),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
     Layout(
         name="copy with no count", operation="copy",
-        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"),
+        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY),
         block=(256, 1, 1), unit=16, align=(16, 4), sub_unit=(),
         grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
@@ -129,17 +137,29 @@ LAYOUTS = (
         seen=(("memcpy-memset", 783, "cuMemcpyDtoD"),
               ("torch-copies", 1984, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1990, "cuMemcpyDtoDAsync"),
-              ("torch-copies", 2096, "cuMemcpyDtoDAsync"))),
+              ("torch-copies", 2096, "cuMemcpyDtoDAsync"),
+              # graph_copies.py: nodes of 1 MiB and 4 MiB (XLA's weight copies are so)
+              ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY))),
 )
 SPLITS = (
-    Split("memset", 0x2000, 0x800000, (("memset of 32-bit words", "all"),),
+    Split("memset", 0x2000, 0x1000030, (("memset of 32-bit words", "all"),),
           seen=(("torch-libs", 0x2000), ("torch-libs", 0x4c00), ("ddp-2rank", 0x5c60),
-                ("jax-loops", 0x800000))),
+                ("jax-loops", 0x800000), ("graph-copies", 0x1000030)), calls=None,
+          whole_blocks=None),
     Split("copy", 1, 0x80000, (("copy of 32-bit words", "all"),),
-          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000))),
+          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None),
     Split("copy", 0x100000, 0x1000030,
           (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
-          seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030))),
+          seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030)),
+          calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None),
+    # a graph's MEMCPY node: whole 4096-byte blocks all by the 16-byte kernel, any other
+    # count all by the word kernel (not blocks and then the rest, as on a stream)
+    Split("copy", 0x100000, 0x400000, (("copy with no count", "all"),),
+          seen=(("graph-copies", 0x100000), ("graph-copies", 0x400000)),
+          calls=(GRAPH_MEMCPY,), whole_blocks=True),
+    Split("copy", 0x100040, 0x1000030, (("copy of 32-bit words", "all"),),
+          seen=(("graph-copies", 0x100040), ("graph-copies", 0x1000030)),
+          calls=(GRAPH_MEMCPY,), whole_blocks=False),
 )
 # construct Structs of the parameter blocks, made from the tables (one declaration each)
 STRUCTS = {lay.name: Struct(*(f.name / f.construct for f in lay.fields)) for lay in LAYOUTS}
@@ -240,12 +260,13 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       (f" and src at multiples of {lay.align[1]} B" if lay.align[1] else "") +
                       " (another kernel may run): not checked")
         return out
-    split = _split(operation, nbytes)
+    split = _split(operation, nbytes, base)
     if split is None:
-        seen = ", ".join(f"{x.lo:#x}..{x.hi:#x}" for x in SPLITS if x.operation == operation)
-        out["why"] = (f"{own}: no {operation} of {nbytes:#x} B is in the recordings (they hold "
-                      f"{seen} B), and how the driver splits one among its kernels is not "
-                      "established: not checked")
+        seen = ", ".join(f"{x.lo:#x}..{x.hi:#x}" for x in SPLITS if x.operation == operation
+                         and (x.calls is None or base in x.calls))
+        out["why"] = (f"{own}: no {operation} of {nbytes:#x} B by {base} is in the recordings "
+                      f"(they hold {seen} B), and how the driver splits one among its kernels "
+                      "is not established: not checked")
         return out
     span = dict(split.parts).get(lay.name)
     if span is None:
@@ -297,9 +318,12 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     return out
 
 
-def _split(operation, nbytes):
+def _split(operation, nbytes, base):
+    whole = not nbytes % BLOCK_BYTES
     for x in SPLITS:
-        if x.operation == operation and x.lo <= nbytes <= x.hi:
+        if x.operation == operation and x.lo <= nbytes <= x.hi and \
+                (x.calls is None or base in x.calls) and \
+                (x.whole_blocks is None or x.whole_blocks == whole):
             return x
     return None
 

@@ -4,6 +4,7 @@ The report never decodes bits itself: everything it prints comes from the model.
 """
 import io
 import json
+import os
 from collections import Counter
 
 from decoders.ranks import processes_meta
@@ -305,6 +306,37 @@ def _value(v):
     return _s(v) if isinstance(v, str) else str(v)
 
 
+QUIET_FOLDED = 5    # processes that opened no NVIDIA device and did not fail: counted from here
+
+
+def _render_processes(model, O, w, st):
+    """A line per process with how it ended. A compiler's helpers (XLA's and Triton's ptxas
+    and nvlink: 100 in a 2-GPU JAX job) that opened no NVIDIA device file and did not fail
+    are counted by program when there are QUIET_FOLDED or more; the program, every process
+    that opened a device, and every other ending keep their line."""
+    root, gpu_pids = model.meta.get("pid"), {o["pid"] for o in model.opens}
+    shown, quiet = [], []
+    for pid, p in sorted(model.processes.items()):
+        _, words = O.process_exit(model, p)
+        plain = pid != root and pid not in gpu_pids and (
+            words == "0" or words.startswith("unknown (its exit record has no status"))
+        (quiet if plain else shown).append((pid, p, words))
+    if len(quiet) < QUIET_FOLDED:
+        shown, quiet = sorted(shown + quiet, key=lambda x: x[0]), []
+    for pid, p, words in shown:
+        line = (f"  pid {pid}: {_s(p.get('how', '?'))} "
+                f"{_s(' '.join(p.get('cmdline') or [p.get('exe', '?')]), 100)}  exit {words}")
+        w((st.bad(line) if words.startswith("unknown (no exit") or "signal" in words
+           else line) + "\n")
+    if quiet:
+        names = Counter(os.path.basename(str(p.get("exe") or "?")) for _, p, _ in quiet)
+        unknown = sum(1 for _, _, words in quiet if words != "0")
+        w(f"  and {len(quiet)} more process(es) that opened no NVIDIA device file: "
+          + ", ".join(f"{_s(name)} x{n}" for name, n in names.most_common()) +
+          f"; each exit 0, or unknown ({unknown}) where it returned from main and the shim "
+          "cannot see the status (--json meta.processes lists each)\n")
+
+
 def _render_outcome(model, w, st):
     """How the run ended, first: the program's exit status as a shell shows it, each
     process's, every failed API call (name, CUresult, when, thread, the launch before it),
@@ -312,12 +344,7 @@ def _render_outcome(model, w, st):
     from tracer import outcome as O
     run = O.exit_of_run(model)
     w(f"  exit     {O.exit_text(run) if run else 'unknown (no END record: the capture was cut short)'}\n")
-    for pid, p in sorted(model.processes.items()):
-        _, words = O.process_exit(model, p)
-        line = (f"  pid {pid}: {_s(p.get('how', '?'))} "
-                f"{_s(' '.join(p.get('cmdline') or [p.get('exe', '?')]), 100)}  exit {words}")
-        w((st.bad(line) if words.startswith("unknown (no exit") or "signal" in words
-           else line) + "\n")
+    _render_processes(model, O, w, st)
     t0 = (model.header or {}).get("t_start_ns")
     calls = O.failed_calls(model)
     if model.failed_call_count:

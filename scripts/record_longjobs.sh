@@ -12,6 +12,7 @@
 #   jaxloops  scripts/corpus/jax_loops_long.py  jax_loops.py's scan and while loops, N calls
 #   jaxcmdbuf scripts/corpus/jax_cmdbuf_long.py the same as conditional command buffers
 #   ddp       scripts/corpus/train_ddp.py       DDP under torchrun, 2 ranks (needs 2 GPUs; no CUPTI)
+#   jaxdp     scripts/corpus/train_jax_dp.py    JAX data-parallel, 2 GPUs in one process (needs 2 GPUs)
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
 # REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
@@ -27,7 +28,7 @@ step built
 W=/tmp/longjobs; mkdir -p $W
 declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
               [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py \
-              [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py)
+              [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py [jaxdp]=train_jax_dp.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=

@@ -31,3 +31,32 @@ def test_pages_equal_byte_model():
             if a in model:
                 assert data[off] == model[a]
     assert len(mem) == len(model)
+
+
+def test_pages_written_whole_share_one_known_map():
+    """A page that one write covers whole (module code uploads, a graph's QMDs) keeps no
+    known map of its own (memory._FULL, shared), and reads still equal the byte model when
+    later writes land on it or next to it (synthetic-memory-model)."""
+    from decoders.launch.memory import _FULL
+    rnd = random.Random(11)
+    mem, model = SparseMemory(), {}
+    base = 0x3000_0000
+    for _ in range(1500):
+        va = base + rnd.choice((rnd.randrange(6) * PAGE, rnd.randrange(6 * PAGE)))
+        n = rnd.choice((1, 384, PAGE, 2 * PAGE, 3 * PAGE + 5, PAGE - 1))
+        raw = bytes(rnd.randrange(256) for _ in range(n))
+        mem.write(va, raw)
+        for i, b in enumerate(raw):
+            model[va + i] = b
+        probe = base + rnd.randrange(7 * PAGE)
+        want = bytearray()
+        for a in range(probe, probe + 2 * PAGE):
+            if a not in model:
+                break
+            want.append(model[a])
+        assert mem.read_known(probe, 2 * PAGE) == bytes(want)
+    shared = [page for page, (_, known) in mem._pages.items() if known is _FULL]
+    assert shared
+    for page, (_, known) in mem._pages.items():
+        for off in range(PAGE):
+            assert known[off] == (page * PAGE + off in model)

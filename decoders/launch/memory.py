@@ -4,6 +4,9 @@ as far as uploads and copies wrote them."""
 PAGE = 4096
 
 _ONES = memoryview(b"\x01" * PAGE)      # "known" marks for up to a page, sliced without a copy
+# The known map of a page that a write covered whole (module code, a graph's uploads): one
+# shared read-only map instead of a page's own (a 2-GPU JAX job: 6,145 of 11,750 pages)
+_FULL = memoryview(bytes(_ONES))
 
 
 class SparseMemory:
@@ -13,7 +16,8 @@ class SparseMemory:
     drops the ones it overlaps), so a read inside one of them is a slice: a QMD or
     constant bank is read right after the upload that wrote it.
     A page is a pair of memoryviews over its bytearrays (data, known): a memoryview takes
-    a same-size slice assignment ~3x faster than a bytearray, and reads copy only once."""
+    a same-size slice assignment ~3x faster than a bytearray, and reads copy only once.
+    A page one write covered whole shares _FULL as its known map."""
 
     RECENT = 4
 
@@ -49,17 +53,26 @@ class SparseMemory:
             if entry is None:
                 entry = self._page(page)
             entry[0][off:stop] = data
-            entry[1][off:stop] = _ONES[:n]
+            if entry[1] is not _FULL:
+                if n == PAGE:
+                    self._pages[page] = (entry[0], _FULL)
+                else:
+                    entry[1][off:stop] = _ONES[:n]
         else:
             pos = 0
+            pages = self._pages
             while pos < n:
                 page, off = divmod(va + pos, PAGE)
                 chunk = min(n - pos, PAGE - off)
-                entry = self._pages.get(page)
+                entry = pages.get(page)
                 if entry is None:
                     entry = self._page(page)
                 entry[0][off:off + chunk] = data[pos:pos + chunk]
-                entry[1][off:off + chunk] = _ONES[:chunk]
+                if entry[1] is not _FULL:
+                    if chunk == PAGE:
+                        pages[page] = (entry[0], _FULL)
+                    else:
+                        entry[1][off:off + chunk] = _ONES[:chunk]
                 pos += chunk
         end = va + n
         recent = self._recent

@@ -1,6 +1,7 @@
 /* trace-launch shim: an LD_PRELOAD recorder of what a CUDA program does at the NVIDIA
- * driver interface: every ioctl, open/close and mmap of /dev/nvidia*, and every GPU
- * submission (GPFIFO entries + pushbuffer segments) at the moment its doorbell rings.
+ * driver interface: every ioctl, open/close and mmap of /dev/nvidia* (and of each copy of
+ * such an fd made by dup, dup2, dup3 or fcntl F_DUPFD), and every GPU submission (GPFIFO
+ * entries + pushbuffer segments) at the moment its doorbell rings.
  *
  * Invariants (keep them true; each is relied on somewhere):
  *  I1 Never harm the program. Every wrapper calls the real function with the program's
@@ -121,6 +122,9 @@ static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static int (*real_munmap)(void *, size_t);
 static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 static int (*real_close)(int);
+static int (*real_dup)(int);
+static int (*real_fcntl)(int, int, ...);
+static int (*real_fcntl64)(int, int, ...);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -310,6 +314,10 @@ static void resolve(void) {
     real_munmap = dlsym(RTLD_NEXT, "munmap");
     real_mremap = dlsym(RTLD_NEXT, "mremap");
     real_close = dlsym(RTLD_NEXT, "close");
+    real_dup = dlsym(RTLD_NEXT, "dup");
+    real_fcntl = dlsym(RTLD_NEXT, "fcntl");
+    real_fcntl64 = dlsym(RTLD_NEXT, "fcntl64");
+    if (!real_fcntl64) real_fcntl64 = real_fcntl;
     real_dup2 = dlsym(RTLD_NEXT, "dup2");
     real_dup3 = dlsym(RTLD_NEXT, "dup3");
     real_sigaction = dlsym(RTLD_NEXT, "sigaction");
@@ -1418,6 +1426,34 @@ EXPORT int close(int fd) {
     if (k) { int e = errno; if (r == 0) forget_fd(fd); errno = e; }
     return r;
 }
+
+/* A copy of an NVIDIA fd is one too: its ioctls and mmaps are the driver's (libcuda copies a
+ * /dev/nvidia0 fd with fcntl F_DUPFD_CLOEXEC: a torch.compile max-autotune run held 8 such
+ * copies at exit, none seen opened before this). Recorded as an OPEN of the same path. */
+static void adopt_copy(int oldfd, int r, int oflags) {
+    int e = errno;
+    forget_fd(r);
+    if (fd_kind(oldfd) && r < MAX_FD) { g_fdkind[r] = g_fdkind[oldfd]; g_fdpath[r] = g_fdpath[oldfd]; record_open(r, oflags, fd_path(oldfd)); }
+    errno = e;
+}
+
+EXPORT int dup(int oldfd) {
+    resolve();
+    int r = real_dup(oldfd);
+    if (r >= 0 && g_on) adopt_copy(oldfd, r, 0);
+    return r;
+}
+
+#define FCNTL_BODY(real)                                                   \
+    va_list ap; va_start(ap, cmd); void *arg = va_arg(ap, void *); va_end(ap); \
+    resolve();                                                             \
+    int r = (real)(fd, cmd, arg);                                          \
+    if (r >= 0 && g_on && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))      \
+        adopt_copy(fd, r, cmd == F_DUPFD_CLOEXEC ? O_CLOEXEC : 0);         \
+    return r;
+
+EXPORT int fcntl(int fd, int cmd, ...) { FCNTL_BODY(real_fcntl) }
+EXPORT int fcntl64(int fd, int cmd, ...) { FCNTL_BODY(real_fcntl64) }
 
 EXPORT int dup2(int oldfd, int newfd) {
     resolve();

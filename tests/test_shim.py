@@ -47,7 +47,7 @@ def shim(tmp_path_factory):
 def programs(tmp_path_factory):
     d = tmp_path_factory.mktemp("bin")
     return {name: _build(d / name, ROOT / f"tests/c/{name}.c", "-lpthread")
-            for name in ("fakedev", "simdev")}
+            for name in ("fakedev", "simdev", "dupdev")}
 
 
 def _devdir(tmp_path, names=("nvidiactl", "nvidia0", "nvidia-uvm"), size=2 << 20):
@@ -600,3 +600,33 @@ def test_process_env_value_cut(shim, programs, tmp_path, monkeypatch):
     env = next(r for r in recs if r.type == "PROCESS_ENV")
     entries = bytes(env.body.env).split(b"\0")[:-1]
     assert b"CUDA_VISIBLE_DEVICES=" + b"x" * F.TL_ENV_VALUE_MAX in entries and b"RANK=0" in entries
+
+
+def test_copies_of_device_fds_are_recorded(shim, programs, tmp_path):
+    """An fd copied by dup or fcntl F_DUPFD / F_DUPFD_CLOEXEC from a device fd is a device
+    fd too (libcuda copies the /dev/nvidia0 fds it maps memory through: 8 of them held at
+    the exit of a torch.compile max-autotune run had never been seen opened): an OPEN of
+    the same path, then its ioctls, mmap and CLOSE are recorded. tests/c/dupdev.c says
+    which fd is whose copy. (The copy's path is the shim's copy of the original's, kept to
+    63 bytes as /dev/nvidia* paths are: the fake devices go in a short directory.)"""
+    import tempfile
+    short = Path(tempfile.mkdtemp(prefix="tl", dir="/tmp"))
+    try:
+        dev = _devdir(short)
+        truth_path = tmp_path / "truth.json"
+        proc, recs = _run(shim, [programs["dupdev"], dev, truth_path], tmp_path / "c.tlc", dev)
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(truth_path.read_text())
+    mine = [r for r in recs if r.pid == t["pid"]]
+    opens = {r.body.fd: (r.body.path.decode(), r.body.oflags) for r in mine if r.type == "OPEN"}
+    assert opens[t["dup"]][0] == f"{dev}/nvidiactl"
+    assert opens[t["dupfd"]][0] == f"{dev}/nvidia0" and t["dupfd"] >= 60
+    assert opens[t["dupfd_cloexec"]] == (f"{dev}/nvidia0", os.O_CLOEXEC) and t["cloexec_flag"]
+    ioctl_fds = Counter(r.body.fd for r in mine if r.type == "IOCTL")
+    assert all(ioctl_fds[t[k]] == 1 for k in ("dup", "dupfd", "dupfd_cloexec"))
+    maps = [r.body for r in mine if r.type == "MMAP"]
+    assert [(m.fd, m.addr) for m in maps] == [(t["dupfd_cloexec"], t["mmap_addr"])]
+    closes = {r.body.fd for r in mine if r.type == "CLOSE"}
+    assert {t["dup"], t["dupfd"], t["dupfd_cloexec"]} <= closes

@@ -1,6 +1,8 @@
-"""Run a program (python3 scripts/fd_probe.py OUT.json PROGRAM.py ARGS..., under trace-launch) and, at exit (atexit, before CUDA's own teardown), write every open fd
-of this process and its target: an NVIDIA device fd the shim never saw opened was made by a
-call it does not wrap (dup, fcntl F_DUPFD)."""
+"""Run a Python program and, at its exit (atexit, before CUDA's own teardown), write every
+open fd of the process and its target, to compare with a capture's OPEN records: an NVIDIA
+device fd the shim never saw opened was made by a call it does not wrap (the dup and fcntl
+F_DUPFD copies were found so). Under trace-launch:
+    trace-launch -o run.tlc python3 scripts/fd_probe.py fds.json PROGRAM.py ARGS..."""
 import atexit
 import json
 import os

@@ -1427,9 +1427,10 @@ EXPORT int close(int fd) {
     return r;
 }
 
-/* A copy of an NVIDIA fd is one too: its ioctls and mmaps are the driver's (libcuda copies a
- * /dev/nvidia0 fd with fcntl F_DUPFD_CLOEXEC: a torch.compile max-autotune run held 8 such
- * copies at exit, none seen opened before this). Recorded as an OPEN of the same path. */
+/* A copy of an NVIDIA fd is one too (dup, dup2, dup3, fcntl F_DUPFD): its ioctls and mmaps
+ * are the driver's (libcuda copies a /dev/nvidia0 fd with fcntl F_DUPFD_CLOEXEC: a
+ * torch.compile max-autotune run held 8 such copies at exit, none seen opened before this).
+ * Recorded as an OPEN of the same path. */
 static void adopt_copy(int oldfd, int r, int oflags) {
     int e = errno;
     forget_fd(r);
@@ -1459,12 +1460,7 @@ EXPORT int dup2(int oldfd, int newfd) {
     resolve();
     if (g_on && newfd == g_fd && newfd != oldfd) move_capture_fd();
     int r = real_dup2(oldfd, newfd);
-    if (r >= 0 && g_on && r != oldfd) {
-        int e = errno;
-        forget_fd(r);
-        if (fd_kind(oldfd) && r < MAX_FD) { g_fdkind[r] = g_fdkind[oldfd]; g_fdpath[r] = g_fdpath[oldfd]; record_open(r, 0, fd_path(oldfd)); }
-        errno = e;
-    }
+    if (r >= 0 && g_on && r != oldfd) adopt_copy(oldfd, r, 0);
     return r;
 }
 
@@ -1472,12 +1468,7 @@ EXPORT int dup3(int oldfd, int newfd, int flags) {
     resolve();
     if (g_on && newfd == g_fd && newfd != oldfd) move_capture_fd();
     int r = real_dup3(oldfd, newfd, flags);
-    if (r >= 0 && g_on) {
-        int e = errno;
-        forget_fd(r);
-        if (fd_kind(oldfd) && r < MAX_FD) { g_fdkind[r] = g_fdkind[oldfd]; g_fdpath[r] = g_fdpath[oldfd]; record_open(r, flags, fd_path(oldfd)); }
-        errno = e;
-    }
+    if (r >= 0 && g_on) adopt_copy(oldfd, r, flags);
     return r;
 }
 

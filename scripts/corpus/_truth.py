@@ -59,8 +59,9 @@ def param_blob(values, info):
 
 
 def graph_nodes(graph):
-    """Every kernel node of a CUgraph, in the graph's node order, with its launch
-    configuration and parameter bytes read back through cuGraphKernelNodeGetParams."""
+    """Every node of a CUgraph, in the graph's node order: a kernel node with its launch
+    configuration and parameter bytes read back through cuGraphKernelNodeGetParams, a
+    MEMCPY node with its src, dst and extent through cuGraphMemcpyNodeGetParams."""
     import ctypes
     d = driver()
     g = d.CUgraph(int(graph)) if not isinstance(graph, d.CUgraph) else graph
@@ -88,6 +89,11 @@ def graph_nodes(graph):
                     entry["param_bytes"] = bytes(blob).hex()
             except Exception as exc:
                 entry["param_bytes_error"] = str(exc)
+        elif kind == d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY:
+            p = ok(d.cuGraphMemcpyNodeGetParams(node), "cuGraphMemcpyNodeGetParams")
+            entry.update({"src": int(p.srcDevice), "dst": int(p.dstDevice),
+                          "width": int(p.WidthInBytes), "height": int(p.Height),
+                          "depth": int(p.Depth)})
         out.append(entry)
     return out
 

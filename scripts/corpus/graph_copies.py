@@ -10,8 +10,9 @@ Every copy reads its own source buffer (a byte pattern set once by cuMemcpyHtoD)
 its own destination, read back after the replays.
 
 Truth (first argument, JSON): each node's parameters as built and read back through
-cuGraphMemcpyNodeGetParams (node order), whether every destination holds its source's
-bytes, and every kernel from CUPTI (torch.profiler: the copy kernels show as memcpy there).
+cuGraphMemcpyNodeGetParams (node order, _truth.graph_nodes), whether every destination holds
+its source's bytes, and every kernel from CUPTI (torch.profiler: the copy kernels show as
+memcpy there).
 
 usage: graph_copies.py [TRUTH.json]"""
 import ctypes
@@ -76,7 +77,7 @@ def main():
             for _ in range(REPLAYS):
                 check(d.cuGraphLaunch(ge, stream), "cuGraphLaunch")
             check(d.cuStreamSynchronize(stream), "sync")
-            truth["graphs"][name] = {"built": nodes, "read_back": _copy_nodes(d, graph)}
+            truth["graphs"][name] = {"built": nodes, "read_back": _truth.graph_nodes(graph)}
     wrong = []
     for src, dst, size, pattern in pairs:
         got = ctypes.create_string_buffer(size)
@@ -89,24 +90,6 @@ def main():
     print(f"graph_copies: {len(SIZES)} MEMCPY nodes and {len(CAPTURED)} captured copies, "
           f"{REPLAYS} replays each; destinations wrong: {len(wrong)}")
     return 1 if wrong else 0
-
-
-def _copy_nodes(d, graph):
-    """Each MEMCPY node of `graph` in node order: its parameters read back through the
-    driver (cuGraphMemcpyNodeGetParams)."""
-    nodes, n = check(d.cuGraphGetNodes(graph, 0), "cuGraphGetNodes count")
-    nodes, n = check(d.cuGraphGetNodes(graph, n), "cuGraphGetNodes")
-    out = []
-    for i, node in enumerate(nodes[:n]):
-        kind = check(d.cuGraphNodeGetType(node), "cuGraphNodeGetType")
-        entry = {"index": i, "type": kind.name if hasattr(kind, "name") else str(kind)}
-        if kind == d.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY:
-            p = check(d.cuGraphMemcpyNodeGetParams(node), "cuGraphMemcpyNodeGetParams")
-            entry.update({"src": int(p.srcDevice), "dst": int(p.dstDevice),
-                          "width": int(p.WidthInBytes), "height": int(p.Height),
-                          "depth": int(p.Depth)})
-        out.append(entry)
-    return out
 
 
 if __name__ == "__main__":

@@ -62,6 +62,13 @@
  *     channel with token 0xb on each (captures/peer-copy). A doorbell's token picks,
  *     among the live channels that hold it, the one whose GP_PUT moved since its last
  *     capture (the shadow where I13 keeps it, else USERD); the newest when none did.
+ *  I22 A vfork child (Python's subprocess makes one) runs in the parent's memory until it
+ *     execs or exits: every table and flag of the shim there is the parent's, and so is the
+ *     cached pid. Wrappers that change the fd table (open, close, close_range, dup, dup2,
+ *     dup3, fcntl) and the exit record first ask the kernel for the pid (a syscall, on calls
+ *     that are rare) and, in such a child, only call the real function. Before this, the
+ *     close_range of Python's subprocess child emptied the parent's fd table: every ioctl
+ *     and mmap of the rest of a torch.compile run went unrecorded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -267,6 +274,11 @@ static uint32_t getpid_(void) {
     uint32_t p = __atomic_load_n(&g_pid, __ATOMIC_RELAXED);
     if (!p) { p = (uint32_t)syscall(SYS_getpid); __atomic_store_n(&g_pid, p, __ATOMIC_RELAXED); }
     return p;
+}
+/* Whether this is a vfork child still running in the parent's memory (I22). */
+static int vfork_child(void) {
+    uint32_t p = __atomic_load_n(&g_pid, __ATOMIC_RELAXED);
+    return p && (uint32_t)syscall(SYS_getpid) != p;
 }
 static uint32_t gettid_(void) {
     uint32_t p = getpid_();
@@ -497,6 +509,7 @@ static void record_open(int fd, int oflags, const char *path) {
 }
 
 static void after_open(int fd, int oflags, const char *path) {
+    if (vfork_child()) return;
     if (fd < 0 || !path || !g_on) return;
     const char *name;
     int k = path_kind(path, &name);
@@ -1292,7 +1305,7 @@ static void record_process_start(uint32_t how) {
 }
 
 static void record_exit(int status, int known) {
-    if (!g_on || __atomic_exchange_n(&g_exit_written, 1, __ATOMIC_ACQ_REL)) return;
+    if (!g_on || vfork_child() || __atomic_exchange_n(&g_exit_written, 1, __ATOMIC_ACQ_REL)) return;
     uint8_t *r = rec_begin(TL_RECORD_HEADER__SIZE + TL_STATS__FIXED + 8 * TL_STAT_COUNT);
     if (r) {
         uint8_t *b = body(r);
@@ -1423,7 +1436,7 @@ EXPORT int close(int fd) {
     if (g_on && fd == g_fd && fd >= 0) return 0;   /* the program does not own it: pretend */
     int k = fd_kind(fd);
     int r = real_close(fd);
-    if (k) { int e = errno; if (r == 0) forget_fd(fd); errno = e; }
+    if (k) { int e = errno; if (r == 0 && !vfork_child()) forget_fd(fd); errno = e; }
     return r;
 }
 
@@ -1433,6 +1446,7 @@ EXPORT int close(int fd) {
  * Recorded as an OPEN of the same path. */
 static void adopt_copy(int oldfd, int r, int oflags) {
     int e = errno;
+    if (vfork_child()) { errno = e; return; }
     forget_fd(r);
     if (fd_kind(oldfd) && r < MAX_FD) { g_fdkind[r] = g_fdkind[oldfd]; g_fdpath[r] = g_fdpath[oldfd]; record_open(r, oflags, fd_path(oldfd)); }
     errno = e;
@@ -1458,7 +1472,7 @@ EXPORT int fcntl64(int fd, int cmd, ...) { FCNTL_BODY(real_fcntl64) }
 
 EXPORT int dup2(int oldfd, int newfd) {
     resolve();
-    if (g_on && newfd == g_fd && newfd != oldfd) move_capture_fd();
+    if (g_on && newfd == g_fd && newfd != oldfd && !vfork_child()) move_capture_fd();
     int r = real_dup2(oldfd, newfd);
     if (r >= 0 && g_on && r != oldfd) adopt_copy(oldfd, r, 0);
     return r;
@@ -1466,7 +1480,7 @@ EXPORT int dup2(int oldfd, int newfd) {
 
 EXPORT int dup3(int oldfd, int newfd, int flags) {
     resolve();
-    if (g_on && newfd == g_fd && newfd != oldfd) move_capture_fd();
+    if (g_on && newfd == g_fd && newfd != oldfd && !vfork_child()) move_capture_fd();
     int r = real_dup3(oldfd, newfd, flags);
     if (r >= 0 && g_on) adopt_copy(oldfd, r, flags);
     return r;
@@ -1484,7 +1498,7 @@ static int close_range_around(unsigned first, unsigned last, int flags) {
 
 EXPORT int close_range(unsigned first, unsigned last, int flags) {
     int r = close_range_around(first, last, flags);
-    if (r == 0 && g_on && !(flags & CLOSE_RANGE_CLOEXEC)) {
+    if (r == 0 && g_on && !(flags & CLOSE_RANGE_CLOEXEC) && !vfork_child()) {
         int e = errno;
         for (unsigned fd = first; fd <= last && fd < MAX_FD; fd++) forget_fd((int)fd);
         errno = e;

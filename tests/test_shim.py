@@ -47,7 +47,7 @@ def shim(tmp_path_factory):
 def programs(tmp_path_factory):
     d = tmp_path_factory.mktemp("bin")
     return {name: _build(d / name, ROOT / f"tests/c/{name}.c", "-lpthread")
-            for name in ("fakedev", "simdev", "dupdev")}
+            for name in ("fakedev", "simdev", "dupdev", "vforkdev")}
 
 
 def _devdir(tmp_path, names=("nvidiactl", "nvidia0", "nvidia-uvm"), size=2 << 20):
@@ -630,3 +630,62 @@ def test_copies_of_device_fds_are_recorded(shim, programs, tmp_path):
     assert [(m.fd, m.addr) for m in maps] == [(t["dupfd_cloexec"], t["mmap_addr"])]
     closes = {r.body.fd for r in mine if r.type == "CLOSE"}
     assert {t["dup"], t["dupfd"], t["dupfd_cloexec"]} <= closes
+
+
+def _after_vfork_child(recs, pid, fds):
+    """The parent's records on `fds`: (OPEN, IOCTL, MMAP, CLOSE) in order, as (type, fd)."""
+    return [(r.type, r.body.fd) for r in recs if r.pid == pid
+            and r.type in ("OPEN", "IOCTL", "MMAP", "CLOSE") and r.body.fd in fds]
+
+
+def test_vfork_child_closing_every_fd_leaves_the_parents_recorded(shim, programs, tmp_path):
+    """A vfork child runs in its parent's memory until it execs: when it closes every fd
+    (close, then close_range, as the child of Python's subprocess does), the parent's
+    device fds are still open and the shim's table of them must stay as it was. Before
+    the fix, the child's closes were recorded under the parent's pid and emptied the
+    parent's table: no later ioctl or mmap of the parent was recorded (a torch.compile
+    max-autotune run lost every ioctl after its first subprocess)."""
+    dev = _devdir(tmp_path)
+    truth_path = tmp_path / "truth.json"
+    proc, recs = _run(shim, [programs["vforkdev"], dev, truth_path], tmp_path / "c.tlc", dev)
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(truth_path.read_text())
+    assert t["child_status"] == 0 and t["child"] != t["pid"]
+    ctl, gpu = t["ctl"], t["gpu"]
+    assert _after_vfork_child(recs, t["pid"], {ctl, gpu}) == [
+        ("OPEN", ctl), ("OPEN", gpu), ("IOCTL", ctl),           # before the child
+        ("IOCTL", ctl), ("IOCTL", gpu), ("MMAP", gpu),          # after it
+        ("CLOSE", ctl), ("CLOSE", gpu)]                         # the parent's own closes
+    mmap_rec = next(r.body for r in recs if r.type == "MMAP" and r.pid == t["pid"])
+    assert mmap_rec.addr == t["mmap_addr"]
+    # the parent's exit is its own (a child's exit record would have taken its place)
+    exits = [r.pid for r in recs if r.type == "PROCESS_EXIT"]
+    assert exits.count(t["pid"]) == 1
+
+
+def test_python_subprocess_leaves_the_parents_device_fds_recorded(shim, tmp_path):
+    """The same through the real trigger: a Python program with device fds runs a
+    subprocess (CPython's _posixsubprocess: vfork where it can, close_range in the child),
+    then makes an ioctl on each fd: both are recorded."""
+    dev = _devdir(tmp_path)
+    prog = tmp_path / "sub.py"
+    prog.write_text(
+        "import fcntl, json, os, subprocess, sys\n"
+        "ctl = os.open(sys.argv[1] + '/nvidiactl', os.O_RDWR)\n"
+        "gpu = os.open(sys.argv[1] + '/nvidia0', os.O_RDWR)\n"
+        "arg = bytearray(16)\n"
+        "subprocess.run(['true'], check=True)\n"
+        "for fd in (ctl, gpu):\n"
+        "    try:\n"
+        "        fcntl.ioctl(fd, 0xC0104629, arg)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "json.dump({'pid': os.getpid(), 'ctl': ctl, 'gpu': gpu}, open(sys.argv[2], 'w'))\n")
+    truth_path = tmp_path / "truth.json"
+    proc, recs = _run(shim, [sys.executable, prog, dev, truth_path], tmp_path / "c.tlc", dev)
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(truth_path.read_text())
+    ctl, gpu = t["ctl"], t["gpu"]
+    seen = _after_vfork_child(recs, t["pid"], {ctl, gpu})
+    assert seen[:2] == [("OPEN", ctl), ("OPEN", gpu)]
+    assert seen[2:4] == [("IOCTL", ctl), ("IOCTL", gpu)], seen

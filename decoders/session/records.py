@@ -3,7 +3,7 @@ per-syscall decoders): each handler reads one record and updates the model, the 
 tree, the API calls, or hands it to the launch stage. A handler returns False when the
 decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
-from decoders.errors import TraceLaunchError
+from decoders.errors import CaptureError, TraceLaunchError
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
                                       _failed_call, _ioctl_entry, _opaque, _submission_entry,
@@ -25,6 +25,10 @@ class RecordHandlers:
         self.launches = launches            # LaunchStage, or None (launches not decoded)
         self.windows = windows              # decoders/window.py Windows, or None
         self.text = budget.text
+        self._fds = {}              # pid -> the device fds it holds (OPEN and CLOSE records)
+        self._submitted = {}        # pid -> its last SUBMISSION's record index
+        self._all_closed = {}       # pid -> record of the CLOSE that left it none, after work
+        self._said = set()          # pids _after_all_closed reported
         subs = model.submissions
         lazy = isinstance(subs, SpillList) and _SUBMISSION_BODY is not None
         self._append_submission = subs.append_dumped if lazy else None
@@ -55,6 +59,9 @@ class RecordHandlers:
     def submission(self, rec):
         model = self.model
         subs = model.submissions
+        self._submitted[rec.pid] = rec.index
+        if self._all_closed and rec.pid in self._all_closed:
+            self._after_all_closed(rec)
         if self._spill_bytes is not None and len(subs._items) < subs.keep:
             # the first `keep` are held in memory: by bytes too (KEPT_BYTES)
             self._spill_bytes += rec.length
@@ -170,6 +177,28 @@ class RecordHandlers:
         t, b = rec.type, rec.body
         self.model.opens.append({"index": rec.index, "pid": rec.pid, "type": t, "fd": b.fd,
                                  "path": self.text(b.path, rec) if t == "OPEN" else None})
+        held = self._fds.setdefault(rec.pid, set())
+        if t == "OPEN":
+            held.add(b.fd)
+        elif b.fd in held:
+            held.discard(b.fd)
+            if not held and rec.pid in self._submitted and rec.pid not in self._said:
+                self._all_closed[rec.pid] = rec.index
+
+    def _after_all_closed(self, rec):
+        """A process submits work after the capture says it closed every device fd it held
+        (the RM client goes with the last one, so its channels do too): the capture lost
+        that process's later OPEN, IOCTL and MMAP records. A shim before the vfork fix
+        (shim/tracelaunch.c I22) recorded the closes of Python's subprocess children under
+        the parent's pid and stopped recording the parent's ioctls; objects made after that
+        are missing from the object tree. Said once per process."""
+        closed = self._all_closed.pop(rec.pid)
+        self._said.add(rec.pid)
+        self.model.problems.append(CaptureError(
+            f"pid {rec.pid} submits work at record {rec.index} after every NVIDIA device fd "
+            f"it held was recorded closed (record {closed}): its ioctls and mmaps after that "
+            f"are not in the capture, nor the objects they made (a shim before the vfork fix "
+            f"recorded a subprocess child's closes as its parent's)", offset=rec.offset))
 
     # -- the program and the shim -------------------------------------------------------
     def mark(self, rec):

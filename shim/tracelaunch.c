@@ -65,8 +65,9 @@
  *  I22 A vfork child (Python's subprocess makes one) runs in the parent's memory until it
  *     execs or exits: every table and flag of the shim there is the parent's, and so is the
  *     cached pid. Wrappers that change the fd table (open, close, close_range, dup, dup2,
- *     dup3, fcntl) and the exit record first ask the kernel for the pid (a syscall, on calls
- *     that are rare) and, in such a child, only call the real function. Before this, the
+ *     dup3, fcntl), sigaction of SIGSEGV/SIGTRAP (I8) and the exit record first ask the
+ *     kernel for the pid (a syscall, on calls that are rare) and, in such a child, only
+ *     call the real function. Before this, the
  *     close_range of Python's subprocess child emptied the parent's fd table: every ioctl
  *     and mmap of the rest of a torch.compile run went unrecorded.
  */
@@ -1765,7 +1766,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
 /* ---- wrappers: signals and exit (I8) ------------------------------------------------ */
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     if (!real_sigaction) resolve();
-    if ((sig == SIGSEGV || sig == SIGTRAP) && LOAD_ACQ(&g_handlers_installed)) {
+    if ((sig == SIGSEGV || sig == SIGTRAP) && LOAD_ACQ(&g_handlers_installed) && !vfork_child()) {
         /* Our handler stays; the program's becomes the one we chain to. */
         if (old) *old = g_prog_act[sig];
         if (act) g_prog_act[sig] = *act;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CLIENT 0xc1d00042u
@@ -285,6 +286,11 @@ int main(int argc, char **argv) {
     struct sigaction sa; memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = own_segv; sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
+    /* A vfork child that resets SIGSEGV and exits runs in this process's memory: the handler
+     * the shim chains to must stay this process's own (shim I22). */
+    pid_t child = vfork();
+    if (child == 0) { signal(SIGSEGV, SIG_DFL); _exit(0); }
+    waitpid(child, NULL, 0);
     submit(0, 4, 0);
     uint8_t *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (sigsetjmp(own_jmp, 1) == 0) ro[16] = 1;

@@ -134,19 +134,66 @@ static int in_reach(uintptr_t a, uintptr_t near) {
     intptr_t d = (intptr_t)(a - near);
     return d > -(1l << 31) + (long)PAGE && d < (1l << 31) - (long)PAGE;
 }
+static uintptr_t page_at(uintptr_t hint, uintptr_t near) {
+    void *p = real_mmap((void *)hint, PAGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE_, -1, 0);
+    if (p == MAP_FAILED) return 0;
+    if (in_reach((uintptr_t)p, near)) return (uintptr_t)p;
+    real_munmap(p, PAGE);
+    return 0;
+}
+
+static unsigned hexval(char c) {
+    return c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 0;
+}
+
+/* The free page nearest `near` in the holes between the mappings /proc/self/maps lists
+ * (raw syscalls and a stack buffer: this may run in the fault handler). A torch.compile
+ * process on the H100 had no free 1 MiB-aligned page within reach of libcuda's sites:
+ * large libraries and the capture's own 64 GiB window fill the 4 GiB around them, leaving
+ * 26 holes of under 1 MiB between libraries. */
+static uintptr_t hole_page(uintptr_t near) {
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[4096];
+    size_t have = 0;
+    uintptr_t prev_end = 0, best = 0, best_d = ~(uintptr_t)0;
+    for (;;) {
+        long n = syscall(SYS_read, fd, buf + have, sizeof buf - have);
+        if (n <= 0) break;
+        have += (size_t)n;
+        size_t line = 0;
+        for (size_t i = 0; i < have; i++) {
+            if (buf[i] != '\n') continue;
+            uintptr_t a = 0, b = 0; size_t j = line;
+            for (; j < i && buf[j] != '-'; j++) a = a * 16 + (uintptr_t)hexval(buf[j]);
+            for (j++; j < i && buf[j] != ' '; j++) b = b * 16 + (uintptr_t)hexval(buf[j]);
+            if (a > prev_end) {       /* a hole [prev_end, a): its page nearest `near` */
+                uintptr_t c = near < prev_end ? prev_end : near >= a ? a - PAGE : near & ~(PAGE - 1);
+                uintptr_t d = c > near ? c - near : near - c;
+                if (in_reach(c, near) && d < best_d) { best = c; best_d = d; }
+            }
+            if (b > prev_end) prev_end = b;
+            line = i + 1;
+        }
+        memmove(buf, buf + line, have - line);   /* the line not yet whole */
+        have -= line;
+        if (have == sizeof buf) break;            /* a line longer than the buffer: give up */
+    }
+    syscall(SYS_close, fd);
+    return best ? page_at(best, near) : 0;
+}
+
 /* A page within a rel32 jump of `near`: tried 1 MiB apart, below then above, never over an
- * existing mapping. */
+ * existing mapping; else the nearest free page between mappings. */
 static uintptr_t stub_page(uintptr_t near) {
     for (int dir = -1; dir <= 1; dir += 2)
         for (uintptr_t k = 1; k < 2000; k++) {
             uintptr_t hint = (near & ~(uintptr_t)0xFFFFF) + (dir < 0 ? -(k << 20) : (k << 20));
-            void *p = real_mmap((void *)hint, PAGE, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE_, -1, 0);
-            if (p == MAP_FAILED) continue;
-            if (in_reach((uintptr_t)p, near)) return (uintptr_t)p;
-            real_munmap(p, PAGE);
+            uintptr_t p = page_at(hint, near);
+            if (p) return p;
         }
-    return 0;
+    return hole_page(near);
 }
 
 static uintptr_t stub_alloc(uintptr_t near) {

@@ -506,6 +506,22 @@ def _small_simdev(shim, programs, tmp_path, env):
     return recs, json.loads(truth_path.read_text())
 
 
+def test_sites_patched_with_only_small_holes_in_reach(shim, programs, tmp_path):
+    """No free 1 MiB-aligned page within a rel32 jump of the sites (SIMDEV_CROWD, as a
+    torch.compile process on the H100 had: its libraries and the capture's window left 26
+    holes of under 1 MiB): the stub goes in the nearest hole /proc/self/maps shows, and
+    the libcuda-shaped sites are still patched. Before, both sites were refused ("no page
+    within reach for the stub") and every doorbell faulted."""
+    recs, truth = _small_simdev(shim, programs, tmp_path, {"SIMDEV_CROWD": "1"})
+    notes = _site_notes(recs, "doorbell")
+    sites = [int(x) for x in truth["sites"]]
+    assert all(notes[s] == "patched" for s in sites), notes
+    c = _counters(recs)
+    assert c["sites_patched"] == 4 and c["doorbells_hooked"] > 0
+    truth["submissions"] = [s for s in truth["submissions"] if s["token"]]
+    _check_exact(recs, truth)
+
+
 def test_patching_off_keeps_every_doorbell_on_the_fault_path(shim, programs, tmp_path):
     recs, truth = _small_simdev(shim, programs, tmp_path, {"TRACE_LAUNCH_PATCH": "0"})
     c = _counters(recs)

@@ -237,6 +237,22 @@ static int sim_setup(void) {
     return 0;
 }
 
+/* SIMDEV_CROWD=1: as in a torch.compile process, no free 1 MiB-aligned page within a rel32
+ * jump of the store sites: each free 1 MiB slot of the 4 GiB around them is reserved but
+ * for its last 64 KiB, and a slot partly taken keeps its first page reserved. The holes
+ * left are what a stub page can still use. */
+static void crowd(void) {
+    uintptr_t site = (uintptr_t)sim_db_site & ~(uintptr_t)0xFFFFF;
+    for (long k = -2100; k <= 2100; k++) {
+        uintptr_t slot = site + (uintptr_t)(k << 20);
+        if (mmap((void *)slot, (1 << 20) - (64 << 10), PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | 0x100000 /* FIXED_NOREPLACE */,
+                 -1, 0) == MAP_FAILED)
+            mmap((void *)slot, 4096, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | 0x100000, -1, 0);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     snprintf(dev, sizeof dev, "%s", argv[1]);
@@ -244,6 +260,7 @@ int main(int argc, char **argv) {
     truth = fopen(argv[2], "w");
     fprintf(truth, "{\"submissions\": [\n");
     if (sim_setup()) return 1;
+    if (getenv("SIMDEV_CROWD")) crowd();
     uint32_t seen_timer = *(volatile uint32_t *)(um + 0x80);
 
     /* Channel 0: a 16-entry ring driven 40 times, so GP_PUT wraps. */

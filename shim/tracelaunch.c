@@ -67,9 +67,9 @@
  *     cached pid. Wrappers that change the fd table (open, close, close_range, dup, dup2,
  *     dup3, fcntl), sigaction of SIGSEGV/SIGTRAP (I8) and the exit record first ask the
  *     kernel for the pid (a syscall, on calls that are rare) and, in such a child, only
- *     call the real function. Before this, the
- *     close_range of Python's subprocess child emptied the parent's fd table: every ioctl
- *     and mmap of the rest of a torch.compile run went unrecorded.
+ *     call the real function. Before this, the close_range of Python's subprocess child
+ *     emptied the parent's fd table: every ioctl and mmap of the rest of a torch.compile
+ *     run went unrecorded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -510,8 +510,7 @@ static void record_open(int fd, int oflags, const char *path) {
 }
 
 static void after_open(int fd, int oflags, const char *path) {
-    if (vfork_child()) return;
-    if (fd < 0 || !path || !g_on) return;
+    if (fd < 0 || !path || !g_on || vfork_child()) return;
     const char *name;
     int k = path_kind(path, &name);
     if (fd < MAX_FD) { g_fdkind[fd] = (uint8_t)k; g_fdpath[fd] = k ? path_index(path) : 0; }

@@ -26,7 +26,7 @@ class RecordHandlers:
         self.windows = windows              # decoders/window.py Windows, or None
         self.text = budget.text
         self._fds = {}              # pid -> the device fds it holds (OPEN and CLOSE records)
-        self._submitted = {}        # pid -> its last SUBMISSION's record index
+        self._submitted = set()     # pids that made a SUBMISSION
         self._all_closed = {}       # pid -> record of the CLOSE that left it none, after work
         self._said = set()          # pids _after_all_closed reported
         subs = model.submissions
@@ -59,7 +59,7 @@ class RecordHandlers:
     def submission(self, rec):
         model = self.model
         subs = model.submissions
-        self._submitted[rec.pid] = rec.index
+        self._submitted.add(rec.pid)
         if self._all_closed and rec.pid in self._all_closed:
             self._after_all_closed(rec)
         if self._spill_bytes is not None and len(subs._items) < subs.keep:

@@ -60,8 +60,14 @@ def capture_bytes(name):
 
 @lru_cache(maxsize=None)
 def record_spans(name):
-    """[(offset, length, type)] of every record, walked with struct.unpack alone."""
-    data = capture_bytes(name)
+    """[(offset, length, type)] of every record of captures/<name>, walked with
+    struct.unpack alone."""
+    return walk_spans(capture_bytes(name), name)
+
+
+def walk_spans(data, name="capture"):
+    """[(offset, length, type)] of every record of a capture's bytes, walked with
+    struct.unpack alone."""
     header_size = struct.unpack_from("<I", data, 12)[0]
     spans = []
     off = header_size

@@ -4,27 +4,15 @@ records: a shim before the vfork fix (shim/tracelaunch.c I22) recorded the close
 Python's subprocess child as its parent's and recorded none of the parent's later ioctls
 or mmaps (captures/torch-compile and captures/triton-add were re-recorded for it). The
 decode says so, once per process, naming the records; no committed capture has one."""
-import struct
-
 import pytest
 from construct import Container
 
 from decoders.capture import format as F
 from decoders.session import decode_capture
-from tests.conftest import ALL, capture_bytes, capture_path
+from tests.conftest import ALL, capture_bytes, capture_path, walk_spans
 from tests.test_graph_walks import _records, _write
 
 CLOSE, OPEN, SUBMISSION = (F.TL_REC_BY_NAME[k] for k in ("CLOSE", "OPEN", "SUBMISSION"))
-
-
-def _walk(data):
-    """(index, offset, length, type) of every record, by the header's own fields."""
-    off, index = struct.unpack_from("<I", data, 12)[0], 0
-    while off + F.TL_RECORD_HEADER_SIZE <= len(data):
-        length, rtype = struct.unpack_from("<IH", data, off + 4)
-        yield index, off, length, rtype
-        off += length
-        index += 1
 
 
 def _submits_after_all_closed(data):
@@ -32,7 +20,7 @@ def _submits_after_all_closed(data):
     SUBMISSION)], the first of each process, walked from the raw records (the format's
     structs only)."""
     held, submitted, closed, found = {}, set(), {}, []
-    for index, off, length, rtype in _walk(data):
+    for index, (off, length, rtype) in enumerate(walk_spans(data)):
         if rtype not in (OPEN, CLOSE, SUBMISSION):
             continue
         pid = F.TL_RECORD_HEADER.parse(data[off:off + F.TL_RECORD_HEADER_SIZE]).pid

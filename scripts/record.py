@@ -268,6 +268,10 @@ REAL = {
                      "nodes of 6 sizes (4 B to 16 MiB + 48 B, cuGraphAddMemcpyNode) and 2 "
                      "stream-captured copies, 3 replays each (the driver's copy kernels); "
                      "truth: each node's parameters read back, the destinations' bytes"),
+    "memset-sizes": ("memset_sizes.py", "cuda-python: cuMemsetD8/D8Async/D16Async/D32Async of "
+                     "24 sizes, values and dst alignments, each on its own buffer (which of the "
+                     "driver's memset kernels runs, with what parameters); truth: each call's "
+                     "arguments and every buffer's bytes read back"),
     "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
                       "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
                       "kernel from CUPTI (torch.profiler)"),
@@ -313,7 +317,8 @@ def job_real(out, args):
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
-        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "graph-copies")
+        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "graph-copies",
+                           "memset-sizes")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)

@@ -177,6 +177,9 @@ def _changed_word_fails(s, c, fmt, index, field):
     ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 1, "value"),
     ("memcpy-memset", "cuMemsetD8", "<QIIQQ", 0, "dst"),
     ("jax-jit", "cuMemsetD32Async", "<QIIQQ", 3, "count"),
+    ("memset-sizes", "cuMemsetD16Async", "<QIIQQ", 3, "count"),    # the byte kernel first
+    ("memset-sizes", "cuMemsetD8", "<QIIQQ", 1, "value"),
+    ("memset-sizes", "cuMemsetD8", "<QIIQQ", 0, "dst"),
     ("torch-eager", "cuMemcpyDtoDAsync", "<QQQ", 2, "count"),
     ("torch-graph", "cuMemcpyDtoDAsync", "<QQQ", 1, "src"),
     ("memcpy-memset", "cuMemcpyDtoD", "<QQ", 1, "src"),
@@ -204,8 +207,9 @@ def test_synthetic_changed_call_or_grid_fails():
 @pytest.mark.parametrize("change,why", [
     (dict(base="cuMemsetD16"), "no cuMemsetD16 run as this kernel"),
     (dict(base="cuMemcpyAsync"), "no copy kernel with a 32-byte parameter block"),
-    (dict(N=0x40001), "byte count is not a multiple of 4"),
-    (dict(dstDevice=0x7f9adbe00002), "dst is not a multiple of 4"),
+    # an odd count or a dst off 4 B runs the byte kernel (memset-sizes), seen from 0x1fff B
+    (dict(N=0x1001), "no memset of 0x1001 B by cuMemsetD8 is in the recordings"),
+    (dict(dstDevice=0x7f9adbe00002, N=0x400000), "no memset of 0x400000 B by cuMemsetD8"),
     (dict(cut=24), "no memset kernel with a 24-byte parameter block"),
     (dict(block=[256, 1, 1]), "block 256x1x1"),
     (dict(uploaded=False), "no upload of its parameter block"),
@@ -253,6 +257,44 @@ def test_grid_outside_its_rule_is_listed_unchecked():
     assert out["checked"] == [] and out["differences"] == []
     assert out["unchecked"][0]["field"] == "grid" and \
         f"{lay.grid.hi + 1:,}" in out["unchecked"][0]["why"]
+
+
+# -- memset-sizes: which memset kernel each size, value and alignment runs ------------------
+
+def test_memset_sizes_against_the_manifest():
+    """memset_sizes.py: 24 memsets, each on its own buffer, every buffer read back correct
+    (manifest). 0x1000 B and less ran no kernel; above, exactly one: the word kernel (count
+    in words) for a dst and byte count both multiples of 4, else the byte kernel (count in
+    bytes), the value repeated to 32 bits in both, and each one verified."""
+    gt = manifest("memset-sizes")["ground_truth"]
+    assert gt["buffers_wrong"] == 0 and len(gt["cases"]) == 24
+    assert all(c["buffer_correct"] for c in gt["cases"])
+    m = model("memset-sizes")
+    calls = [c for c in m.api_calls if c["base"].startswith("cuMemset")]
+    assert [(c["base"], c["args"]["N"], c["args"]["dstDevice"]) for c in calls] == \
+        [(g["call"], g["N"], g["dstDevice"]) for g in gt["cases"]]
+    ran = {}
+    for s, c in driver_launches(m):
+        ran.setdefault(c["index"], []).append(s)
+    kinds = {}
+    for c, g in zip(calls, gt["cases"]):
+        launches = ran.get(c["index"], [])
+        if g["bytes"] <= 0x1000:
+            assert launches == [], g
+            continue
+        (s,) = launches
+        a = s["attribution"]
+        words = not (g["bytes"] % 4 or g["dstDevice"] % 4)
+        dst, value, _, count, _ = struct.unpack("<QIIQQ", params(s))
+        elem = g["value"].to_bytes(g["element_bytes"], "little")
+        assert dst == g["dstDevice"] and value == int.from_bytes(elem * (4 // len(elem)),
+                                                                 "little")
+        assert count == (g["bytes"] // 4 if words else g["bytes"])
+        assert a["driver_kernel"]["layout"] == ("memset of 32-bit words" if words
+                                                else "memset of bytes")
+        assert a["verified"] is True and a["checked"] == ["dst", "value", "count", "grid"], a
+        kinds[words] = kinds.get(words, 0) + 1
+    assert kinds == {True: 6, False: 11}
 
 
 # -- torch-copies: copies of 8 sizes, aligned and from 4 bytes in, split above 1 MiB ----------
@@ -358,6 +400,8 @@ def test_layout_table_lint():
         assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)
         assert {call for _, _, call in lay.seen} == set(lay.calls)
         assert lay.align[0] % lay.unit == 0 or lay.unit % lay.align[0] == 0
+        assert lay.blocks and all(len(b) == 3 for b in lay.blocks)
+        assert lay.words in (None, True, False)
     for x in D.SPLITS:
         assert x.lo <= x.hi and {n for n, _ in x.parts} <= set(names) and x.seen
         assert {span for _, span in x.parts} in ({"all"}, {"blocks", "rest"})
@@ -365,16 +409,21 @@ def test_layout_table_lint():
     # otherwise than a stream's copy; whole 4096-byte blocks otherwise than other counts)
     for a in D.SPLITS:
         assert a.calls is None or set(a.calls) <= set(D.CALLS)
-        assert a.whole_blocks in (None, True, False)
+        assert a.whole_blocks in (None, True, False) and a.words in (None, True, False)
         for b in D.SPLITS:
             same_calls = a.calls is None or b.calls is None or set(a.calls) & set(b.calls)
-            same_counts = None in (a.whole_blocks, b.whole_blocks) or \
-                a.whole_blocks == b.whole_blocks
+            same_counts = (None in (a.whole_blocks, b.whole_blocks) or
+                           a.whole_blocks == b.whole_blocks) and \
+                (None in (a.words, b.words) or a.words == b.words)
             assert a is b or a.operation != b.operation or not same_calls or \
                 not same_counts or a.hi < b.lo or b.hi < a.lo
-    # no two layouts answer the same (operation, parameter bytes, block)
-    keys = [(lay.operation, D.PARAM_BYTES[lay.name], lay.block) for lay in D.LAYOUTS]
+    # no two layouts answer the same (operation, parameter bytes, block, words)
+    keys = [(lay.operation, D.PARAM_BYTES[lay.name], block, lay.words)
+            for lay in D.LAYOUTS for block in lay.blocks]
     assert len(set(keys)) == len(keys)
+    for op, size, block, words in keys:     # a shared shape: told apart by words alone
+        same = [w for o, n, b, w in keys if (o, n, b) == (op, size, block)]
+        assert len(same) == 1 or None not in same
 
 
 @pytest.mark.parametrize("lay", D.LAYOUTS, ids=lambda lay: lay.name)

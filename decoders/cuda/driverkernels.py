@@ -54,58 +54,94 @@ API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", 
 # not compared; not always zero: jax-loops leaves other bytes in the memset's reserved0).
 DriverField = namedtuple("DriverField", "name ctype construct holds")
 # The grid as a function of the count (in units): grid.x = count / per_block, rounded as
-# `rounding` ("floor" or "ceil"), where the count is between lo and hi (the range seen).
-# Elsewhere the grid is not checked.
+# `rounding` ("floor", "ceil", or "floor1": the floor, and 1 below one block's worth), where
+# the count is between lo and hi (the range seen). Elsewhere the grid is not checked.
 GridRule = namedtuple("GridRule", "per_block rounding lo hi")
-# align: (dst, src) the call's addresses must be multiples of, as in every launch seen (src
-# None for memsets). sub_unit: byte counts below one unit seen run as this kernel with a
-# count of 1 (1 B is one 32-bit word rounded up or one byte: 1 either way).
-Layout = namedtuple("Layout", "name operation calls block unit align sub_unit grid fields "
-                              "no_count seen")
+# blocks: the block shapes it was seen with. align: (dst, src) the call's addresses must be
+# multiples of, as in every launch seen (src None for memsets). sub_unit: byte counts below
+# one unit seen run as this kernel with a count of 1 (1 B is one 32-bit word rounded up or
+# one byte: 1 either way). words: where two layouts share an operation, parameter-block
+# size and block, which one the driver runs for a call: True for a call whose dst and byte
+# count are both multiples of 4, False for any other (captures/memset-sizes), None where
+# the layout is the only one of its shape.
+Layout = namedtuple("Layout", "name operation calls blocks unit align sub_unit grid fields "
+                              "no_count seen words")
 # How a call's bytes are shared among the driver's kernels, for the byte counts seen: a call
 # of lo..hi bytes runs the kernels of `parts` in this order, each (layout name, span): "all"
 # (the whole call), "blocks" (whole 4096-byte blocks from the start: bytes // 4096 * 4096)
 # or "rest" (the bytes after those blocks: no kernel when there are none). `calls`: the
 # calls it was seen for (None: any); `whole_blocks`: True / False when it was seen only for
-# byte counts that are / are not a multiple of 4096 (None: either). A byte count outside
-# every range is not checked: another split may run. A graph's MEMCPY node splits otherwise
-# than the same count copied on a stream (captures/graph-copies).
-Split = namedtuple("Split", "operation lo hi parts seen calls whole_blocks")
+# byte counts that are / are not a multiple of 4096 (None: either); `words`: as Layout's (a
+# memset's dst and byte count both multiples of 4, or not; None: either). A byte count
+# outside every range is not checked: another split may run. A graph's MEMCPY node splits
+# otherwise than the same count copied on a stream (captures/graph-copies).
+Split = namedtuple("Split", "operation lo hi parts seen calls whole_blocks words")
 BLOCK_BYTES = 4096          # the 16-byte layout's block: 256 threads x 16 B
 
 _DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
 _SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
 
+
+def _memset_fields(count_type):
+    """Both memset kernels' parameter block: dst, value, count (in the layout's unit)."""
+    return (_DST, DriverField("value", "unsigned int value", Int32ul, "value"),
+            DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
+            DriverField("count", count_type, Int64ul, "units"),
+            DriverField("reserved1", "size_t reserved1", Int64ul, None))
+
+
 LAYOUTS = (
     # 32-byte block, 512 threads: 4 words (16 B) per thread. The value is the call's value
-    # repeated to 32 bits (0x5A -> 0x5a5a5a5a), the count is in 32-bit words (N / 4 for
-    # D8, N for D32). The grid is the floor of count / 2048 (0x18c0 -> 3, 0x1718 -> 2,
-    # 0x1300 -> 2, 0x800 -> 1).
+    # repeated to 32 bits (0x5A -> 0x5a5a5a5a, D16 0xbeef -> 0xbeefbeef), the count is in
+    # 32-bit words (N / 4 for D8, N / 2 for D16, N for D32). The grid is the floor of
+    # count / 2048 (0x18c0 -> 3, 0x1718 -> 2, 0x1300 -> 2, 0x800 -> 1), and 1 below that
+    # (0x7ff, 0x481, 0x480 words), where the block is smaller too: 288 threads for 0x480
+    # and 0x481 words (memset-sizes). Run for a dst and byte count both multiples of 4.
     Layout(
         name="memset of 32-bit words", operation="memset",
-        calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async"),
-        block=(512, 1, 1), unit=4, align=(4, None), sub_unit=(),
+        calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32",
+               "cuMemsetD32Async"),
+        blocks=((512, 1, 1), (288, 1, 1)), unit=4, align=(4, None), sub_unit=(),
         # (up to 0x40000c words: graph_copies.py's cuMemsetD8 of 16 MiB + 48 B, grid 2048)
-        grid=GridRule(2048, "floor", 0x800, 0x40000c),
-        fields=(_DST,
-                DriverField("value", "unsigned int value", Int32ul, "value"),
-                DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
-                DriverField("count", "size_t count (32-bit words)", Int64ul, "units"),
-                DriverField("reserved1", "size_t reserved1", Int64ul, None)),
+        grid=GridRule(2048, "floor1", 0x480, 0x40000c),
+        fields=_memset_fields("size_t count (32-bit words)"),
         no_count=None,
         seen=(("memcpy-memset", 789, "cuMemsetD8"), ("launch-paths", 793, "cuMemsetD32"),
               ("graph-replay", 775, "cuMemsetD8"), ("builtin-vadd", 806, "cuMemsetD32"),
               ("jax-jit", 953, "cuMemsetD8Async"),
               ("jax-jit", 1382, "cuMemsetD32Async"),
               ("torch-libs", 4141, "cuMemsetD8Async"), ("torch-libs", 4204, "cuMemsetD8Async"),
-              ("graph-copies", 986, "cuMemsetD8"))),
+              ("graph-copies", 986, "cuMemsetD8"),
+              # memset_sizes.py: 0x1200 B (block 288), 0x1ffc B (grid 1), D16 of 0x20000 B
+              ("memset-sizes", 939, "cuMemsetD8Async"),
+              ("memset-sizes", 945, "cuMemsetD8Async"),
+              ("memset-sizes", 990, "cuMemsetD16Async")),
+        words=True),
+    # 32-byte block, 512 threads, the same fields, but the count is in bytes: what the driver
+    # runs when the dst or the byte count is not a multiple of 4 (cuDNN's workspace clears
+    # of 0xf01a7 B in a real training job, scripts/corpus/train_loader.py). The value is the
+    # call's repeated to 32 bits as above (D8 0x5a, 0xa5 and 0; D16 0xbeef). The grid is the
+    # floor of bytes / 8192 (0x180eb -> 12, 0xf01a7 -> 120, 0x39845b -> 460), and 1 below
+    # that (0x1fff, 0x2000 .. 0x2002).
+    Layout(
+        name="memset of bytes", operation="memset",
+        calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD16Async"),
+        blocks=((512, 1, 1),), unit=1, align=(1, None), sub_unit=(),
+        grid=GridRule(8192, "floor1", 0x1fff, 0x39845b),
+        fields=_memset_fields("size_t count (bytes)"),
+        no_count=None,
+        seen=(("memset-sizes", 957, "cuMemsetD8Async"),
+              ("memset-sizes", 969, "cuMemsetD8Async"),
+              ("memset-sizes", 966, "cuMemsetD8"),
+              ("memset-sizes", 987, "cuMemsetD16Async")),
+        words=False),
     # 24-byte block, 256 threads: one 32-bit word per thread, the count in words, the grid
     # the ceiling of count / 256 (1000 -> 4, 4095 -> 16). The whole copy up to 512 KiB, and
     # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
     Layout(
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
-        block=(256, 1, 1), unit=4, align=(16, 4), sub_unit=(1,),
+        blocks=((256, 1, 1),), unit=4, align=(16, 4), sub_unit=(1,),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
         fields=(_DST, _SRC,
@@ -122,14 +158,15 @@ LAYOUTS = (
               # 32768 B
               ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY),
               # graph_copies.py: nodes of 1 MiB + 64 B and 16 MiB + 48 B, each one kernel
-              ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY))),
+              ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY)),
+        words=None),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
     Layout(
         name="copy with no count", operation="copy",
         calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY),
-        block=(256, 1, 1), unit=16, align=(16, 4), sub_unit=(),
+        blocks=((256, 1, 1),), unit=16, align=(16, 4), sub_unit=(),
         grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
         no_count=("constant bank 0 holds none (the block is dst, src): the grid carries it, "
@@ -139,27 +176,34 @@ LAYOUTS = (
               ("torch-copies", 1990, "cuMemcpyDtoDAsync"),
               ("torch-copies", 2096, "cuMemcpyDtoDAsync"),
               # graph_copies.py: nodes of 1 MiB and 4 MiB (XLA's weight copies are so)
-              ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY))),
+              ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY)),
+        words=None),
 )
 SPLITS = (
-    Split("memset", 0x2000, 0x1000030, (("memset of 32-bit words", "all"),),
-          seen=(("torch-libs", 0x2000), ("torch-libs", 0x4c00), ("ddp-2rank", 0x5c60),
-                ("jax-loops", 0x800000), ("graph-copies", 0x1000030)), calls=None,
-          whole_blocks=None),
+    Split("memset", 0x1200, 0x1000030, (("memset of 32-bit words", "all"),),
+          seen=(("memset-sizes", 0x1200), ("torch-libs", 0x2000), ("torch-libs", 0x4c00),
+                ("ddp-2rank", 0x5c60), ("jax-loops", 0x800000), ("graph-copies", 0x1000030)),
+          calls=None, whole_blocks=None, words=True),
+    # a dst or byte count not a multiple of 4: the byte kernel, the whole call (memset-sizes;
+    # 0x1000 B and less ran no kernel: inline-to-memory methods)
+    Split("memset", 0x1fff, 0x39845b, (("memset of bytes", "all"),),
+          seen=(("memset-sizes", 0x1fff), ("memset-sizes", 0x39845b)),
+          calls=None, whole_blocks=None, words=False),
     Split("copy", 1, 0x80000, (("copy of 32-bit words", "all"),),
-          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None),
+          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None,
+          words=None),
     Split("copy", 0x100000, 0x1000030,
           (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
           seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030)),
-          calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None),
+          calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None, words=None),
     # a graph's MEMCPY node: whole 4096-byte blocks all by the 16-byte kernel, any other
     # count all by the word kernel (not blocks and then the rest, as on a stream)
     Split("copy", 0x100000, 0x400000, (("copy with no count", "all"),),
           seen=(("graph-copies", 0x100000), ("graph-copies", 0x400000)),
-          calls=(GRAPH_MEMCPY,), whole_blocks=True),
+          calls=(GRAPH_MEMCPY,), whole_blocks=True, words=None),
     Split("copy", 0x100040, 0x1000030, (("copy of 32-bit words", "all"),),
           seen=(("graph-copies", 0x100040), ("graph-copies", 0x1000030)),
-          calls=(GRAPH_MEMCPY,), whole_blocks=False),
+          calls=(GRAPH_MEMCPY,), whole_blocks=False, words=None),
 )
 # construct Structs of the parameter blocks, made from the tables (one declaration each)
 STRUCTS = {lay.name: Struct(*(f.name / f.construct for f in lay.fields)) for lay in LAYOUTS}
@@ -199,10 +243,13 @@ def _value32(value, esize):
     return int.from_bytes(v.to_bytes(esize, "little") * (4 // esize), "little")
 
 
-def _layout(operation, size, block):
+def _layout(operation, size, block, words=None):
+    """The layout of this shape; of two that share it, the one for `words` (the call's dst
+    and byte count both multiples of 4, or not)."""
+    block = tuple(block or ())
     for lay in LAYOUTS:
         if lay.operation == operation and PARAM_BYTES[lay.name] == size and \
-                tuple(lay.block) == tuple(block or ()):
+                block in lay.blocks and (words is None or lay.words in (None, words)):
             return lay
     return None
 
@@ -235,7 +282,9 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       "bank 0, so there is nothing to read dst, src, value or count from")
         return out
     size, block = params["size"], s.get("block")
-    lay = _layout(operation, size, block)
+    dst = _arg(call, "dst")
+    words = None if nbytes is None or dst is None else not (nbytes % 4 or dst % 4)
+    lay = _layout(operation, size, block, words)
     if lay is None:
         out["why"] = (f"{own}: no {operation} kernel with a {size}-byte parameter block and "
                       f"block {'x'.join(map(str, block or ()))} is in the recordings "
@@ -247,7 +296,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       f"{lay.name} layout was seen for {', '.join(lay.calls)} only), so how it "
                       "lays out its arguments is not established")
         return out
-    dst, src, value = _arg(call, "dst"), _arg(call, "src"), _arg(call, "value")
+    src, value = _arg(call, "src"), _arg(call, "value")
     if nbytes is None or dst is None or (operation == "copy" and src is None) or \
             (operation == "memset" and value is None):
         out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
@@ -260,7 +309,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       (f" and src at multiples of {lay.align[1]} B" if lay.align[1] else "") +
                       " (another kernel may run): not checked")
         return out
-    split = _split(operation, nbytes, base)
+    split = _split(operation, nbytes, base, words)
     if split is None:
         seen = ", ".join(f"{x.lo:#x}..{x.hi:#x}" for x in SPLITS if x.operation == operation
                          and (x.calls is None or base in x.calls))
@@ -318,12 +367,13 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     return out
 
 
-def _split(operation, nbytes, base):
+def _split(operation, nbytes, base, words=None):
     whole = not nbytes % BLOCK_BYTES
     for x in SPLITS:
         if x.operation == operation and x.lo <= nbytes <= x.hi and \
                 (x.calls is None or base in x.calls) and \
-                (x.whole_blocks is None or x.whole_blocks == whole):
+                (x.whole_blocks is None or x.whole_blocks == whole) and \
+                (x.words is None or x.words == words):
             return x
     return None
 
@@ -337,7 +387,9 @@ def _check_grid(lay, units, grid, out):
             f"seen only for counts of {rule.lo:,} to {rule.hi:,} units ({rule.rounding} of "
             f"count / {rule.per_block:,}), and this is {units:,} units of {lay.unit} B")})
         return
-    n = units // rule.per_block if rule.rounding == "floor" else -(-units // rule.per_block)
+    n = -(-units // rule.per_block) if rule.rounding == "ceil" else units // rule.per_block
+    if rule.rounding == "floor1":
+        n = max(1, n)
     want = [n, 1, 1]
     out["checked"].append("grid")
     if list(grid or ()) != want:

@@ -210,3 +210,55 @@ class SpillList(Sequence):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class SpilledBytes:
+    """Bytes kept in an anonymous temporary file instead of memory (BytesSpill.put), read back
+    whole by bytes(). Equal to another and hashed by its content's key (length, SHA-256), so
+    it stands in for the bytes wherever they were a dict key. A decode keeps module images
+    so (decoders/session/budget.py): a library's fatbin is tens of MB, and its bytes are read
+    again only to name a kernel not named yet."""
+
+    __slots__ = ("_spill", "_at", "_n", "_key")
+
+    def __init__(self, spill, at, n, key):
+        self._spill, self._at, self._n, self._key = spill, at, n, key
+
+    def __len__(self):
+        return self._n
+
+    def __bytes__(self):
+        return self._spill.read(self._at, self._n)
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, SpilledBytes) and other._key == self._key
+
+
+class BytesSpill:
+    """The file SpilledBytes live in: appended to, read with os.pread (never moves an offset).
+    Closed when the last SpilledBytes of it goes (each holds it)."""
+
+    def __init__(self):
+        self._file = tempfile.TemporaryFile(prefix="trace-decode-")
+        self._written = 0
+
+    def put(self, data, key):
+        at = self._written
+        view = memoryview(data)
+        while view:
+            n = os.pwrite(self._file.fileno(), view, self._written)
+            self._written += n
+            view = view[n:]
+        return SpilledBytes(self, at, len(data), key)
+
+    def read(self, at, n):
+        out = bytearray()
+        while len(out) < n:
+            chunk = os.pread(self._file.fileno(), n - len(out), at + len(out))
+            if not chunk:
+                raise OSError(f"spill file ends at {at + len(out)}, before {at + n}")
+            out += chunk
+        return bytes(out)

@@ -4,6 +4,7 @@ import hashlib
 
 from decoders.capture.reader import cstr
 from decoders.errors import CaptureError
+from decoders.spill import BytesSpill, SpilledBytes
 
 # What a decode keeps in memory of an untrusted capture (issue 20: 512 MiB peak RSS for
 # any input). Submissions, launches and API calls spill to a file past `keep`; the other
@@ -15,6 +16,8 @@ from decoders.errors import CaptureError
 KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
 KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
 KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
+IMAGE_IN_MEMORY = 64 << 10  # an image this size or larger is kept in a file (BytesSpill): a
+                            # cuDNN job's fatbins held 54 MiB of a 200 MiB decode (train_loader.py)
 KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
 STRING_CUT = 256          # and each later string is cut to this many bytes
 _KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
@@ -33,6 +36,7 @@ class _Budget:
         self.images_over = False
         self.image_keys = {}    # (length, SHA-256) -> the kept bytes of that image
         self.image_ids = {}     # id(kept bytes) -> its key
+        self._spill = None      # BytesSpill of the images kept in a file
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
@@ -54,12 +58,18 @@ class _Budget:
         libraries, and an image they share is kept once, as these same bytes (issue 26)."""
         key = self.image_ids.get(id(data))      # the same bytes object (an IMAGE_REF)
         if key is None:
+            if data.__class__ is SpilledBytes:  # (an IMAGE_REF to an image kept in the file)
+                return data
             key = (len(data), hashlib.sha256(data).digest())
         kept = self.image_keys.get(key)
         if kept is not None:
             return kept
         self.images += len(data)
         if self.images <= KEPT_IMAGES:
+            if len(data) >= IMAGE_IN_MEMORY:
+                if self._spill is None:
+                    self._spill = BytesSpill()
+                data = self._spill.put(data, key)
             self.image_keys[key] = data     # kept alive here, so its id stays its own
             self.image_ids[id(data)] = key
             return data

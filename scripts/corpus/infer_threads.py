@@ -1,4 +1,4 @@
-"""Inference from several host threads for a long run, as a server does: 3 threads, each with
+"""Inference from several host threads for a long run, as a server does: 3 threads (TL_THREADS), each with
 its own CUDA stream and its own copy of a small MLP in bf16, each running ITERS batches
 (argv[1], default 100 per thread) of forward passes with torch.inference_mode, recording an
 event per batch that a fourth stream waits on before it sums the results (cross-stream event
@@ -12,7 +12,7 @@ import torch
 
 iters = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 truth_path = os.environ.get("TL_CUPTI_TRUTH")
-THREADS = 3
+THREADS = int(os.environ.get("TL_THREADS", "3"))     # how many serving threads
 
 torch.manual_seed(0)
 models = [torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.GELU(),

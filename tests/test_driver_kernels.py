@@ -180,6 +180,7 @@ def _changed_word_fails(s, c, fmt, index, field):
     ("memset-sizes", "cuMemsetD16Async", "<QIIQQ", 3, "count"),    # the byte kernel first
     ("memset-sizes", "cuMemsetD8", "<QIIQQ", 1, "value"),
     ("memset-sizes", "cuMemsetD8", "<QIIQQ", 0, "dst"),
+    ("copy-sizes", "cuMemcpyDtoDAsync", "<QQQ", 2, "count"),       # its first: 1 byte
     ("torch-eager", "cuMemcpyDtoDAsync", "<QQQ", 2, "count"),
     ("torch-graph", "cuMemcpyDtoDAsync", "<QQQ", 1, "src"),
     ("memcpy-memset", "cuMemcpyDtoD", "<QQ", 1, "src"),
@@ -297,6 +298,54 @@ def test_memset_sizes_against_the_manifest():
     assert kinds == {True: 6, False: 11}
 
 
+# -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
+
+def test_copy_sizes_against_the_manifest():
+    """copy_sizes.py: 26 device-to-device copies, each between its own buffers, every
+    destination read back correct (manifest). dst, src and bytes all multiples of 4: the word
+    kernel; a count that is not, from aligned addresses: the byte kernel below 0x400 B, the
+    kernel of words and a tail from 0x401 B, and the blocks then the byte kernel above 1 MiB;
+    an unaligned address: the byte kernel (0x1000, 0x1001 B). Each is verified, counts and
+    tails as the call's bytes give them, except the two unaligned 1 MiB copies, which run
+    kernels no recording explains: not checked."""
+    gt = manifest("copy-sizes")["ground_truth"]
+    assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 26
+    m = model("copy-sizes")
+    calls = [c for c in m.api_calls if c["base"] == "cuMemcpyDtoDAsync"]
+    assert [(c["args"]["ByteCount"], c["args"]["dstDevice"], c["args"]["srcDevice"])
+            for c in calls] == [(g["ByteCount"], g["dstDevice"], g["srcDevice"])
+                                for g in gt["cases"]]
+    ran = {}
+    for s, c in driver_launches(m):
+        ran.setdefault(c["index"], []).append(s)
+    layouts = {}
+    for c, g in zip(calls, gt["cases"]):
+        n, dst, src = g["ByteCount"], g["dstDevice"], g["srcDevice"]
+        launches = ran[c["index"]]
+        if (dst % 4 or src % 4) and n >= 1 << 20:
+            assert all(s["attribution"]["verified"] is None for s in launches)
+            continue
+        *blocks, s = launches
+        raw = params(s)
+        a = s["attribution"]
+        assert a["verified"] is True and a["differences"] == [], (n, a)
+        at = len(blocks) and n // 4096 * 4096
+        rest = n - at
+        if len(raw) == 40:
+            d, r, reserved0, count, tail = struct.unpack("<QQQQQ", raw)
+            assert (count, tail, reserved0) == (rest // 4, rest % 4, 0)
+            assert s["grid"] == [-(-count // 256) + 1, 1, 1]
+        else:
+            d, r, count = struct.unpack("<QQQ", raw)
+            words = not (n % 4 or dst % 4 or src % 4)
+            assert count == (rest // 4 if words else rest)
+            assert s["grid"] == [-(-count // 256), 1, 1]
+        assert (d, r) == (dst + at, src + at)
+        layouts[a["driver_kernel"]["layout"]] = layouts.get(a["driver_kernel"]["layout"], 0) + 1
+    assert layouts == {"copy of bytes": 14, "copy of 32-bit words": 4,
+                       "copy of words and a tail": 6}
+
+
 # -- torch-copies: copies of 8 sizes, aligned and from 4 bytes in, split above 1 MiB ----------
 
 def _copies():
@@ -361,14 +410,15 @@ def test_synthetic_changed_block_grid_fails():
 
 
 @pytest.mark.parametrize("record,change,why", [
-    (1268, dict(ByteCount=2), "not a multiple of 4 B, and the copy of 32-bit words layout "
-                              "was seen only for multiples and 1 B"),
-    (1268, dict(ByteCount=4097), "not a multiple of 4 B"),
+    (1268, dict(ByteCount=4097), "was seen run as copy of words and a tail, not as the copy "
+                                 "of bytes layout"),
+    (1268, dict(ByteCount=0x80001), "no copy of 0x80001 B by cuMemcpyDtoDAsync"),
     (1798, dict(ByteCount=0x90000), "no copy of 0x90000 B by cuMemcpyDtoDAsync is in the "
                                     "recordings"),
     (1990, dict(ByteCount=0x2000000), "no copy of 0x2000000 B"),
-    (1798, dict(dstDevice=0x7fe6e7e48204), "dst is not a multiple of 16 B"),
-    (1798, dict(srcDevice=0x7fe6e7e00602), "src is not a multiple of 4 B"),
+    # an address off 4 B runs the byte kernel, seen for 0x1000 and 0x1001 B only
+    (1798, dict(dstDevice=0x7fe6e7e48202), "no copy of 0xf9c B by cuMemcpyDtoDAsync"),
+    (1798, dict(srcDevice=0x7fe6e7e00602), "no copy of 0xf9c B by cuMemcpyDtoDAsync"),
     (1984, dict(ByteCount=0x40000), "was seen run as copy of 32-bit words, not as the copy "
                                     "with no count layout"),
 ])
@@ -394,14 +444,14 @@ def test_layout_table_lint():
         fields = [f.name for f in lay.fields]
         assert len(set(fields)) == len(fields) and fields[0] == "dst"
         assert D.PARAM_BYTES[lay.name] == sum(f.construct.sizeof() for f in lay.fields)
-        assert all(f.holds in (None, "dst", "src", "value", "units") for f in lay.fields)
+        assert all(f.holds in (None, "dst", "src", "value", "units", "tail") for f in lay.fields)
         assert all(f.holds is None for f in lay.fields if f.name.startswith("reserved"))
         assert set(lay.calls) <= set(D.CALLS) and lay.seen
         assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)
         assert {call for _, _, call in lay.seen} == set(lay.calls)
         assert lay.align[0] % lay.unit == 0 or lay.unit % lay.align[0] == 0
         assert lay.blocks and all(len(b) == 3 for b in lay.blocks)
-        assert lay.words in (None, True, False)
+        assert lay.fits is None or set(lay.fits) <= set(D.FITS)
     for x in D.SPLITS:
         assert x.lo <= x.hi and {n for n, _ in x.parts} <= set(names) and x.seen
         assert {span for _, span in x.parts} in ({"all"}, {"blocks", "rest"})
@@ -409,21 +459,20 @@ def test_layout_table_lint():
     # otherwise than a stream's copy; whole 4096-byte blocks otherwise than other counts)
     for a in D.SPLITS:
         assert a.calls is None or set(a.calls) <= set(D.CALLS)
-        assert a.whole_blocks in (None, True, False) and a.words in (None, True, False)
+        assert a.whole_blocks in (None, True, False)
+        assert a.fits is None or set(a.fits) <= set(D.FITS)
         for b in D.SPLITS:
             same_calls = a.calls is None or b.calls is None or set(a.calls) & set(b.calls)
             same_counts = (None in (a.whole_blocks, b.whole_blocks) or
                            a.whole_blocks == b.whole_blocks) and \
-                (None in (a.words, b.words) or a.words == b.words)
+                (a.fits is None or b.fits is None or set(a.fits) & set(b.fits))
             assert a is b or a.operation != b.operation or not same_calls or \
                 not same_counts or a.hi < b.lo or b.hi < a.lo
-    # no two layouts answer the same (operation, parameter bytes, block, words)
-    keys = [(lay.operation, D.PARAM_BYTES[lay.name], block, lay.words)
-            for lay in D.LAYOUTS for block in lay.blocks]
-    assert len(set(keys)) == len(keys)
-    for op, size, block, words in keys:     # a shared shape: told apart by words alone
-        same = [w for o, n, b, w in keys if (o, n, b) == (op, size, block)]
-        assert len(same) == 1 or None not in same
+    # no two layouts answer the same (operation, parameter bytes, block) for one fit
+    for fit in D.FITS:
+        keys = [(lay.operation, D.PARAM_BYTES[lay.name], block) for lay in D.LAYOUTS
+                for block in lay.blocks if lay.fits is None or fit in lay.fits]
+        assert len(set(keys)) == len(keys), fit
 
 
 @pytest.mark.parametrize("lay", D.LAYOUTS, ids=lambda lay: lay.name)

@@ -54,28 +54,31 @@ API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", 
 # not compared; not always zero: jax-loops leaves other bytes in the memset's reserved0).
 DriverField = namedtuple("DriverField", "name ctype construct holds")
 # The grid as a function of the count (in units): grid.x = count / per_block, rounded as
-# `rounding` ("floor", "ceil", or "floor1": the floor, and 1 below one block's worth), where
+# `rounding` ("floor", "ceil", "floor1": the floor, and 1 below one block's worth, or
+# "ceil+1": the ceiling and one block more), where
 # the count is between lo and hi (the range seen). Elsewhere the grid is not checked.
 GridRule = namedtuple("GridRule", "per_block rounding lo hi")
 # blocks: the block shapes it was seen with. align: (dst, src) the call's addresses must be
 # multiples of, as in every launch seen (src None for memsets). sub_unit: byte counts below
 # one unit seen run as this kernel with a count of 1 (1 B is one 32-bit word rounded up or
-# one byte: 1 either way). words: where two layouts share an operation, parameter-block
-# size and block, which one the driver runs for a call: True for a call whose dst and byte
-# count are both multiples of 4, False for any other (captures/memset-sizes), None where
-# the layout is the only one of its shape.
+# one byte: 1 either way). fits: the calls (by `fit`) it was seen to run for, or None
+# for any; where two layouts share an operation, parameter-block size and block, it is
+# what tells which one the driver ran (captures/memset-sizes, captures/copy-sizes).
 Layout = namedtuple("Layout", "name operation calls blocks unit align sub_unit grid fields "
-                              "no_count seen words")
+                              "no_count seen fits")
+# A call's fit: "words" when its dst, src (copies) and byte count are all multiples of 4,
+# "tail" when the addresses are and the byte count is not, "unaligned" when an address is not.
+FITS = ("words", "tail", "unaligned")
 # How a call's bytes are shared among the driver's kernels, for the byte counts seen: a call
 # of lo..hi bytes runs the kernels of `parts` in this order, each (layout name, span): "all"
 # (the whole call), "blocks" (whole 4096-byte blocks from the start: bytes // 4096 * 4096)
 # or "rest" (the bytes after those blocks: no kernel when there are none). `calls`: the
 # calls it was seen for (None: any); `whole_blocks`: True / False when it was seen only for
-# byte counts that are / are not a multiple of 4096 (None: either); `words`: as Layout's (a
-# memset's dst and byte count both multiples of 4, or not; None: either). A byte count
-# outside every range is not checked: another split may run. A graph's MEMCPY node splits
-# otherwise than the same count copied on a stream (captures/graph-copies).
-Split = namedtuple("Split", "operation lo hi parts seen calls whole_blocks words")
+# byte counts that are / are not a multiple of 4096 (None: either); `fits`: the call fits
+# it was seen for (None: any). A byte count outside every range is not checked: another
+# split may run. A graph's MEMCPY node splits otherwise than the same count copied on a
+# stream (captures/graph-copies).
+Split = namedtuple("Split", "operation lo hi parts seen calls whole_blocks fits")
 BLOCK_BYTES = 4096          # the 16-byte layout's block: 256 threads x 16 B
 
 _DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
@@ -116,7 +119,7 @@ LAYOUTS = (
               ("memset-sizes", 939, "cuMemsetD8Async"),
               ("memset-sizes", 945, "cuMemsetD8Async"),
               ("memset-sizes", 990, "cuMemsetD16Async")),
-        words=True),
+        fits=("words",)),
     # 32-byte block, 512 threads, the same fields, but the count is in bytes: what the driver
     # runs when the dst or the byte count is not a multiple of 4 (cuDNN's workspace clears
     # of 0xf01a7 B in a real training job, scripts/corpus/train_loader.py). The value is the
@@ -134,14 +137,15 @@ LAYOUTS = (
               ("memset-sizes", 969, "cuMemsetD8Async"),
               ("memset-sizes", 966, "cuMemsetD8"),
               ("memset-sizes", 987, "cuMemsetD16Async")),
-        words=False),
+        fits=("tail", "unaligned")),
     # 24-byte block, 256 threads: one 32-bit word per thread, the count in words, the grid
     # the ceiling of count / 256 (1000 -> 4, 4095 -> 16). The whole copy up to 512 KiB, and
-    # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies).
+    # the rest after the 16-byte kernel's blocks above 1 MiB (torch-copies), for dst, src
+    # and byte count all multiples of 4 (dst +4 and +8 from 16: copy-sizes 1140, 1143).
     Layout(
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
-        blocks=((256, 1, 1),), unit=4, align=(16, 4), sub_unit=(1,),
+        blocks=((256, 1, 1),), unit=4, align=(4, 4), sub_unit=(),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
         fields=(_DST, _SRC,
@@ -150,8 +154,8 @@ LAYOUTS = (
         seen=(("torch-eager", 1724, "cuMemcpyDtoDAsync"),
               ("torch-graph", 1933, "cuMemcpyDtoDAsync"),
               ("jax-jit", 1105, "cuMemcpyDtoDAsync"), ("jax-jit", 1134, "cuMemcpyDtoDAsync"),
-              ("torch-copies", 1268, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1798, "cuMemcpyDtoDAsync"),
+              ("copy-sizes", 1140, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1991, "cuMemcpyDtoDAsync"),
               ("torch-copies", 2097, "cuMemcpyDtoDAsync"),
               # jax_cmdbuf.py (XLA's WHILE command buffers; docs/graphs.md): nodes of 4 to
@@ -159,7 +163,40 @@ LAYOUTS = (
               ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY),
               # graph_copies.py: nodes of 1 MiB + 64 B and 16 MiB + 48 B, each one kernel
               ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY)),
-        words=None),
+        fits=("words",)),
+    # 24-byte block, 256 threads, one byte per thread: the word kernel's fields with the
+    # count in bytes, the grid the ceiling of bytes / 256 (7 -> 1, 0x3ff -> 4, 0x1000 -> 16,
+    # 0x1001 -> 17). Run for a byte count not a multiple of 4 below 0x400 B, for a copy
+    # from or to an address not a multiple of 4 (0x1000 and 0x1001 B), and for the 1 or 3 B
+    # left after the 16-byte kernel's blocks (captures/copy-sizes); torch-copies' 1-byte
+    # copies (H200) fit it too.
+    Layout(
+        name="copy of bytes", operation="copy", calls=("cuMemcpyDtoDAsync",),
+        blocks=((256, 1, 1),), unit=1, align=(1, 1), sub_unit=(),
+        grid=GridRule(256, "ceil", 1, 0x1001),
+        fields=(_DST, _SRC, DriverField("count", "size_t count (bytes)", Int64ul, "units")),
+        no_count=None,
+        seen=(("copy-sizes", 1087, "cuMemcpyDtoDAsync"), ("copy-sizes", 1102, "cuMemcpyDtoDAsync"),
+              ("copy-sizes", 1134, "cuMemcpyDtoDAsync"), ("copy-sizes", 1155, "cuMemcpyDtoDAsync"),
+              ("copy-sizes", 1131, "cuMemcpyDtoDAsync"),
+              ("torch-copies", 1268, "cuMemcpyDtoDAsync")),
+        fits=("tail", "unaligned")),
+    # 40-byte block, 256 threads: the copy's 32-bit words, then its last 1 to 3 bytes: dst,
+    # src, reserved0 (0 in every launch), the count in words (bytes / 4) and the tail in
+    # bytes (bytes % 4); the grid the ceiling of words / 256, plus one block (0x401 B -> 2,
+    # 0x40003 B -> 257, 0x7ffff B -> 513). Run for a byte count not a multiple of 4 from
+    # 0x401 B, dst and src multiples of 4 (copy-sizes).
+    Layout(
+        name="copy of words and a tail", operation="copy", calls=("cuMemcpyDtoDAsync",),
+        blocks=((256, 1, 1),), unit=4, align=(4, 4), sub_unit=(),
+        grid=GridRule(256, "ceil+1", 0x100, 0x1ffff),
+        fields=(_DST, _SRC, DriverField("reserved0", "size_t reserved0", Int64ul, None),
+                DriverField("count", "size_t count (32-bit words)", Int64ul, "units"),
+                DriverField("tail", "size_t tail (bytes after the words)", Int64ul, "tail")),
+        no_count=None,
+        seen=(("copy-sizes", 1108, "cuMemcpyDtoDAsync"), ("copy-sizes", 1114, "cuMemcpyDtoDAsync"),
+              ("copy-sizes", 1123, "cuMemcpyDtoDAsync")),
+        fits=("tail",)),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
@@ -177,33 +214,48 @@ LAYOUTS = (
               ("torch-copies", 2096, "cuMemcpyDtoDAsync"),
               # graph_copies.py: nodes of 1 MiB and 4 MiB (XLA's weight copies are so)
               ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY)),
-        words=None),
+        fits=None),
 )
 SPLITS = (
     Split("memset", 0x1200, 0x1000030, (("memset of 32-bit words", "all"),),
           seen=(("memset-sizes", 0x1200), ("torch-libs", 0x2000), ("torch-libs", 0x4c00),
                 ("ddp-2rank", 0x5c60), ("jax-loops", 0x800000), ("graph-copies", 0x1000030)),
-          calls=None, whole_blocks=None, words=True),
+          calls=None, whole_blocks=None, fits=("words",)),
     # a dst or byte count not a multiple of 4: the byte kernel, the whole call (memset-sizes;
     # 0x1000 B and less ran no kernel: inline-to-memory methods)
     Split("memset", 0x1fff, 0x39845b, (("memset of bytes", "all"),),
           seen=(("memset-sizes", 0x1fff), ("memset-sizes", 0x39845b)),
-          calls=None, whole_blocks=None, words=False),
-    Split("copy", 1, 0x80000, (("copy of 32-bit words", "all"),),
-          seen=(("torch-copies", 1), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None,
-          words=None),
+          calls=None, whole_blocks=None, fits=("tail", "unaligned")),
+    Split("copy", 4, 0x80000, (("copy of 32-bit words", "all"),),
+          seen=(("jax-jit", 4), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None,
+          fits=("words",)),
+    # a byte count not a multiple of 4 (copy-sizes): below 0x400 B one byte kernel, from
+    # 0x401 B one kernel of words and a tail; an address not a multiple of 4: bytes
+    Split("copy", 1, 0x3ff, (("copy of bytes", "all"),),
+          seen=(("torch-copies", 1), ("copy-sizes", 2), ("copy-sizes", 0x3ff)),
+          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+    Split("copy", 0x401, 0x7ffff, (("copy of words and a tail", "all"),),
+          seen=(("copy-sizes", 0x401), ("copy-sizes", 0x7ffff)),
+          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+    Split("copy", 0x1000, 0x1001, (("copy of bytes", "all"),),
+          seen=(("copy-sizes", 0x1000), ("copy-sizes", 0x1001)),
+          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("unaligned",)),
     Split("copy", 0x100000, 0x1000030,
           (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
           seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030)),
-          calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None, words=None),
+          calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None, fits=("words",)),
+    Split("copy", 0x100001, 0x100003,
+          (("copy with no count", "blocks"), ("copy of bytes", "rest")),
+          seen=(("copy-sizes", 0x100001), ("copy-sizes", 0x100003)),
+          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
     # a graph's MEMCPY node: whole 4096-byte blocks all by the 16-byte kernel, any other
     # count all by the word kernel (not blocks and then the rest, as on a stream)
     Split("copy", 0x100000, 0x400000, (("copy with no count", "all"),),
           seen=(("graph-copies", 0x100000), ("graph-copies", 0x400000)),
-          calls=(GRAPH_MEMCPY,), whole_blocks=True, words=None),
+          calls=(GRAPH_MEMCPY,), whole_blocks=True, fits=("words",)),
     Split("copy", 0x100040, 0x1000030, (("copy of 32-bit words", "all"),),
           seen=(("graph-copies", 0x100040), ("graph-copies", 0x1000030)),
-          calls=(GRAPH_MEMCPY,), whole_blocks=False, words=None),
+          calls=(GRAPH_MEMCPY,), whole_blocks=False, fits=("words",)),
 )
 # construct Structs of the parameter blocks, made from the tables (one declaration each)
 STRUCTS = {lay.name: Struct(*(f.name / f.construct for f in lay.fields)) for lay in LAYOUTS}
@@ -243,13 +295,21 @@ def _value32(value, esize):
     return int.from_bytes(v.to_bytes(esize, "little") * (4 // esize), "little")
 
 
-def _layout(operation, size, block, words=None):
-    """The layout of this shape; of two that share it, the one for `words` (the call's dst
-    and byte count both multiples of 4, or not)."""
+def _fit(nbytes, dst, src):
+    """The call's fit (FITS), or None when its arguments are not at hand."""
+    if nbytes is None or dst is None:
+        return None
+    if dst % 4 or (src is not None and src % 4):
+        return "unaligned"
+    return "tail" if nbytes % 4 else "words"
+
+
+def _layout(operation, size, block, fit=None):
+    """The layout of this shape; of two that share it, the one seen for the call's `fit`."""
     block = tuple(block or ())
     for lay in LAYOUTS:
         if lay.operation == operation and PARAM_BYTES[lay.name] == size and \
-                block in lay.blocks and (words is None or lay.words in (None, words)):
+                block in lay.blocks and (fit is None or lay.fits is None or fit in lay.fits):
             return lay
     return None
 
@@ -282,9 +342,9 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       "bank 0, so there is nothing to read dst, src, value or count from")
         return out
     size, block = params["size"], s.get("block")
-    dst = _arg(call, "dst")
-    words = None if nbytes is None or dst is None else not (nbytes % 4 or dst % 4)
-    lay = _layout(operation, size, block, words)
+    dst, src = _arg(call, "dst"), _arg(call, "src")
+    fit = _fit(nbytes, dst, src if operation == "copy" else None)
+    lay = _layout(operation, size, block, fit)
     if lay is None:
         out["why"] = (f"{own}: no {operation} kernel with a {size}-byte parameter block and "
                       f"block {'x'.join(map(str, block or ()))} is in the recordings "
@@ -296,7 +356,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       f"{lay.name} layout was seen for {', '.join(lay.calls)} only), so how it "
                       "lays out its arguments is not established")
         return out
-    src, value = _arg(call, "src"), _arg(call, "value")
+    value = _arg(call, "value")
     if nbytes is None or dst is None or (operation == "copy" and src is None) or \
             (operation == "memset" and value is None):
         out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
@@ -309,7 +369,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       (f" and src at multiples of {lay.align[1]} B" if lay.align[1] else "") +
                       " (another kernel may run): not checked")
         return out
-    split = _split(operation, nbytes, base, words)
+    split = _split(operation, nbytes, base, fit)
     if split is None:
         seen = ", ".join(f"{x.lo:#x}..{x.hi:#x}" for x in SPLITS if x.operation == operation
                          and (x.calls is None or base in x.calls))
@@ -325,7 +385,8 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     blocks = nbytes // BLOCK_BYTES * BLOCK_BYTES
     start, length = {"all": (0, nbytes), "blocks": (0, blocks),
                      "rest": (blocks, nbytes - blocks)}[span]
-    if length % lay.unit and length not in lay.sub_unit:
+    tail = any(f.holds == "tail" for f in lay.fields)     # (its words, then the rest)
+    if length % lay.unit and length not in lay.sub_unit and not tail:
         out["why"] = (f"{own}: its byte count is not a multiple of {lay.unit} B"
                       + (f" ({length} B for this kernel)" if span != "all" else "") +
                       f", and the {lay.name} layout was seen only for multiples" +
@@ -334,7 +395,8 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
         return out
     fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])
     units = max(1, length // lay.unit)
-    expect = {"dst": dst + start, "src": None if src is None else src + start, "units": units}
+    expect = {"dst": dst + start, "src": None if src is None else src + start, "units": units,
+              "tail": length % lay.unit}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
     out["driver_kernel"]["span"] = {"offset": start, "bytes": length}
@@ -367,13 +429,13 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     return out
 
 
-def _split(operation, nbytes, base, words=None):
+def _split(operation, nbytes, base, fit=None):
     whole = not nbytes % BLOCK_BYTES
     for x in SPLITS:
         if x.operation == operation and x.lo <= nbytes <= x.hi and \
                 (x.calls is None or base in x.calls) and \
                 (x.whole_blocks is None or x.whole_blocks == whole) and \
-                (x.words is None or x.words == words):
+                (fit is None or x.fits is None or fit in x.fits):
             return x
     return None
 
@@ -387,9 +449,12 @@ def _check_grid(lay, units, grid, out):
             f"seen only for counts of {rule.lo:,} to {rule.hi:,} units ({rule.rounding} of "
             f"count / {rule.per_block:,}), and this is {units:,} units of {lay.unit} B")})
         return
-    n = -(-units // rule.per_block) if rule.rounding == "ceil" else units // rule.per_block
+    n = -(-units // rule.per_block) if rule.rounding in ("ceil", "ceil+1") else \
+        units // rule.per_block
     if rule.rounding == "floor1":
         n = max(1, n)
+    elif rule.rounding == "ceil+1":     # one block more (the tail's)
+        n += 1
     want = [n, 1, 1]
     out["checked"].append("grid")
     if list(grid or ()) != want:

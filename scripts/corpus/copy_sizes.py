@@ -1,0 +1,73 @@
+"""The driver's own device-to-device copy kernels across sizes and alignments, through
+cuda-python's driver API: which kernel each cuMemcpyDtoDAsync runs and with what parameter
+block (decoders/cuda/driverkernels.py). A Hugging Face GPT-2 job's generate()
+(scripts/corpus/train_hf_gpt2.py) copies 2 bytes at a time, which ran a kernel with the
+word copy's parameter block but a count in bytes.
+
+Each case copies `bytes` from its own source buffer (a byte pattern, set by cuMemcpyHtoD)
+at `src_offset` into its own destination buffer (0xEE beforehand) at `dst_offset`, with
+256 guard bytes after. Truth (first argument, JSON): each case's arguments and whether the
+destination then holds exactly the source's bytes where copied and 0xEE everywhere else.
+
+usage: copy_sizes.py [TRUTH.json]"""
+import ctypes
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+import _truth  # noqa: E402
+from tracer.cudaapi import check  # noqa: E402
+
+FILL, GUARD = 0xEE, 256
+# (bytes, dst offset, src offset) from 2 MiB-aligned buffers
+CASES = (
+    [(n, 0, 0) for n in (1, 2, 3, 5, 6, 7, 0x3ff, 0x400, 0x401, 0x1001, 0xfffd, 0x10001,
+                         0x40003, 0x7ffff, 0x100001, 0x100003)] +
+    [(0x1000, 1, 0), (0x1000, 2, 0), (0x1000, 4, 0), (0x1000, 8, 0), (0x1000, 0, 1),
+     (0x1000, 0, 2), (0x1000, 0, 4), (0x1001, 3, 1), (0x100000, 0, 1), (0x100000, 1, 0)])
+
+
+def main():
+    d = _truth.driver()
+    check(d.cuInit(0), "cuInit")
+    dev = check(d.cuDeviceGet(0), "cuDeviceGet")
+    ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    stream = check(d.cuStreamCreate(1), "cuStreamCreate")       # CU_STREAM_NON_BLOCKING
+    bufs = []
+    for k, (n, doff, soff) in enumerate(CASES):
+        src_bytes = soff + n + GUARD
+        dst_bytes = doff + n + GUARD
+        src = check(d.cuMemAlloc(src_bytes), "cuMemAlloc src")
+        dst = check(d.cuMemAlloc(dst_bytes), "cuMemAlloc dst")
+        pattern = (bytes((i * 13 + k) & 0xFF for i in range(251)) * (src_bytes // 251 + 1))[:src_bytes]
+        host = ctypes.create_string_buffer(pattern, src_bytes)
+        check(d.cuMemcpyHtoD(src, ctypes.addressof(host), src_bytes), "cuMemcpyHtoD src")
+        fill = ctypes.create_string_buffer(bytes([FILL]) * dst_bytes, dst_bytes)
+        check(d.cuMemcpyHtoD(dst, ctypes.addressof(fill), dst_bytes), "cuMemcpyHtoD dst")
+        bufs.append((src, dst, dst_bytes, pattern))
+    check(d.cuCtxSynchronize(), "sync")
+    cases = []
+    for (n, doff, soff), (src, dst, dst_bytes, pattern) in zip(CASES, bufs):
+        check(d.cuMemcpyDtoDAsync(int(dst) + doff, int(src) + soff, n, stream),
+              "cuMemcpyDtoDAsync")
+        cases.append({"call": "cuMemcpyDtoDAsync", "ByteCount": n, "dstDevice": int(dst) + doff,
+                      "srcDevice": int(src) + soff, "dst_offset": doff, "src_offset": soff})
+    check(d.cuCtxSynchronize(), "sync")
+    wrong = 0
+    for case, (src, dst, dst_bytes, pattern) in zip(cases, bufs):
+        got = ctypes.create_string_buffer(dst_bytes)
+        check(d.cuMemcpyDtoH(ctypes.addressof(got), dst, dst_bytes), "cuMemcpyDtoH")
+        n, doff, soff = case["ByteCount"], case["dst_offset"], case["src_offset"]
+        want = bytes([FILL]) * doff + pattern[soff:soff + n] + bytes([FILL]) * (dst_bytes - doff - n)
+        case["destination_correct"] = got.raw == want
+        wrong += not case["destination_correct"]
+    _truth.write({"cases": cases, "fill": FILL, "guard_bytes": GUARD,
+                  "destinations_wrong": wrong})
+    print(f"copy_sizes: {len(cases)} copies, destinations wrong: {wrong}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

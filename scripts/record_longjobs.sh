@@ -17,6 +17,7 @@
 #                                               segments (VMM), cudnn.benchmark, fp16 GradScaler
 #   threads   scripts/corpus/infer_threads.py   3 inference threads, own streams, event waits
 #   hfgpt2    scripts/corpus/train_hf_gpt2.py   Hugging Face GPT-2 trained, then generate() with a KV cache
+#   dynshapes scripts/corpus/train_dynshapes.py torch.compile reduce-overhead over 3 batch sizes: 3 graphs interleaved
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
 # REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
@@ -33,7 +34,8 @@ W=/tmp/longjobs; mkdir -p $W
 declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [compiled]=train_compiled.py [jaxtrain]=train_jax.py [ddp]=train_ddp.py \
               [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py \
               [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py [jaxdp]=train_jax_dp.py \
-              [loader]=train_loader.py [threads]=infer_threads.py [hfgpt2]=train_hf_gpt2.py)
+              [loader]=train_loader.py [threads]=infer_threads.py [hfgpt2]=train_hf_gpt2.py \
+              [dynshapes]=train_dynshapes.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=

@@ -18,6 +18,7 @@
 #   threads   scripts/corpus/infer_threads.py   3 inference threads, own streams, event waits
 #   hfgpt2    scripts/corpus/train_hf_gpt2.py   Hugging Face GPT-2 trained, then generate() with a KV cache
 #   dynshapes scripts/corpus/train_dynshapes.py torch.compile reduce-overhead over 3 batch sizes: 3 graphs interleaved
+#   fsdp      scripts/corpus/train_fsdp.py      FSDP (fully_shard) under torchrun, 2 ranks (needs 2 GPUs; no CUPTI)
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
 # REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
@@ -35,13 +36,13 @@ declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [
               [compiledd]=train_compiled.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py \
               [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py [jaxdp]=train_jax_dp.py \
               [loader]=train_loader.py [threads]=infer_threads.py [hfgpt2]=train_hf_gpt2.py \
-              [dynshapes]=train_dynshapes.py)
+              [dynshapes]=train_dynshapes.py [fsdp]=train_fsdp.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=
   prog=scripts/corpus/${PROG[$name]}
   if [ $name = compiledd ]; then export TL_COMPILE_MODE=default; else unset TL_COMPILE_MODE; fi
-  [ $name = ddp ] || [ $name = jaxloops ] || [ $name = jaxcmdbuf ] || [ "${CUPTI:-1}" = 0 ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
+  [ $name = ddp ] || [ $name = fsdp ] || [ $name = jaxloops ] || [ $name = jaxcmdbuf ] || [ "${CUPTI:-1}" = 0 ] || TL_CUPTI_TRUTH=$W/cupti-$name-$short.json timeout ${T_CUPTI:-150} python3 $prog $short > $W/cupti-$name.log 2>&1
   step "$name cupti rc=$?"
   timeout ${T_JOB:-300} python3 scripts/record_scaling.py --out $W --program $prog --name $name \
       --steps $short $long --timeout 140 --truth $W/cupti-$name-$short.json ${REPORT:+--report} \

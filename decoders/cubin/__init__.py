@@ -367,7 +367,7 @@ def image_cubin(image, sm):
     if not elves:
         return None
     best = ([e for e in elves if e.header.arch == sm] or elves[:1])[-1]
-    payload = best.decoded(_fatbin.DecompressBudget())
+    payload = best.decoded(_fatbin.DecompressBudget(), to_file=True)
     return load_cubin(payload, 0 if best.compression else best.payload_offset)
 
 

@@ -18,6 +18,7 @@ the bytes over, so a corrupt file fails here with the offset of the bad field, a
 rest is wrapped into CaptureError.
 """
 import io
+import mmap
 import struct
 import zlib
 
@@ -109,14 +110,16 @@ class Elf:
     """A checked ELF image: sections by name, symbols, CUDA header facts."""
 
     def __init__(self, data, base_offset=0):
-        self.data = bytes(data)
+        # a payload mapped from a file (fatbin.FILE_PAYLOAD) is read where it lies
+        self.data = data if isinstance(data, mmap.mmap) else bytes(data)
         self.base_offset = base_offset       # where this image sits in the outer file
         try:
             names = check_elf(self.data)
         except CaptureError as e:
             raise self._error(e.detail, e.offset) from None
         try:
-            self.elf = ELFFile(io.BytesIO(self.data))
+            self.elf = ELFFile(self.data if isinstance(self.data, mmap.mmap)
+                               else io.BytesIO(self.data))
             self.header = self.elf.header
         except TraceLaunchError:
             raise

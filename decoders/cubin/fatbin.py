@@ -22,7 +22,9 @@ Provenance:
   (docs/module-images.md, "Decompression bounds").
 """
 import io
+import mmap
 import struct
+import tempfile
 
 import lz4.block
 import zstandard
@@ -88,6 +90,11 @@ IMAGE_DECOMPRESS_CAP = 256 * 1024 * 1024
 # zstd output is read this much at a time, so the declared size is enforced while the
 # stream is decoded, not after (a frame of RLE blocks can expand 32,000-fold).
 ZSTD_READ_CHUNK = 1024 * 1024
+# A zstd payload this large, asked for `to_file`, is decompressed into an anonymous temporary
+# file and mapped read-only instead of held: a 10.7 MiB library image of a 2-rank FSDP job
+# (scripts/corpus/train_fsdp.py) holds a 100 MiB sm_90 cubin, of which naming a kernel reads
+# the symbol table and one .nv.info section.
+FILE_PAYLOAD = 16 << 20
 ZSTD_MAX_WINDOW = 128 * 1024 * 1024     # libzstd's own default limit, stated
 # lz4.block.decompress fills a buffer of the declared size, then copies what it wrote into
 # the bytes it returns: an LZ4 entry holds its size twice while it decodes, so it needs
@@ -112,12 +119,13 @@ class FatbinEntry:
         self.payload = payload              # bytes, or None if compressed and not decoded
         self.error = error                  # why payload is None, if it is
 
-    def decoded(self, budget=None):
-        """The payload as bytes, decompressed now if it was listed only (decompress=False)."""
+    def decoded(self, budget=None, to_file=False):
+        """The payload as bytes, decompressed now if it was listed only (decompress=False);
+        to_file: a large zstd payload as a read-only mmap of a temporary file."""
         if self.payload is not None:
             return bytes(self.payload)
         return decompress_payload(self.compression, self.stored, self.header.decompressed_size,
-                                  self.payload_offset, budget)
+                                  self.payload_offset, budget, to_file=to_file)
 
     @property
     def version(self):
@@ -154,7 +162,26 @@ def _zstd_bounded(blob, size):
         out.write(chunk)
 
 
-def decompress_payload(method, blob, size, offset, budget=None):
+def _zstd_to_file(blob, size):
+    """_zstd_bounded into a temporary file, returned as a read-only mmap (None past `size`).
+    The mapping outlives the file object (mmap keeps its own descriptor)."""
+    reader = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).stream_reader(
+        blob, read_across_frames=True)
+    n = 0
+    with tempfile.TemporaryFile(prefix="trace-decode-") as f:
+        while True:
+            chunk = reader.read(min(ZSTD_READ_CHUNK, size - n + 1))
+            if not chunk:
+                break
+            n += len(chunk)
+            if n > size:
+                return None
+            f.write(chunk)
+        f.flush()
+        return mmap.mmap(f.fileno(), n, access=mmap.ACCESS_READ) if n else b""
+
+
+def decompress_payload(method, blob, size, offset, budget=None, to_file=False):
     """An entry's payload: `blob` (lz4 block or zstd frames) decoded to exactly `size` bytes,
     the size its header declares. CaptureError (at `offset`) if the stream is corrupt, would
     write more than `size` bytes, or `size` is more than the image's budget has left; the
@@ -171,6 +198,8 @@ def decompress_payload(method, blob, size, offset, budget=None):
     try:
         if method == "lz4":     # the output buffer is `size` bytes: LZ4BlockError if it overflows
             out = lz4.block.decompress(blob, uncompressed_size=size) if size else None
+        elif to_file and size >= FILE_PAYLOAD:
+            out = _zstd_to_file(blob, size)
         else:
             out = _zstd_bounded(blob, size)
     except (lz4.block.LZ4BlockError, zstandard.ZstdError) as e:

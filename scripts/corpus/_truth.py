@@ -21,6 +21,40 @@ def driver():
     return d
 
 
+def primary_context():
+    """(driver module, device 0's primary context made current, a non-blocking stream)."""
+    d = driver()
+    ok(d.cuInit(0), "cuInit")
+    ctx = ok(d.cuDevicePrimaryCtxRetain(ok(d.cuDeviceGet(0), "cuDeviceGet")),
+             "cuDevicePrimaryCtxRetain")
+    ok(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    return d, ctx, ok(d.cuStreamCreate(1), "cuStreamCreate")    # CU_STREAM_NON_BLOCKING
+
+
+def host_to_device(d, ptr, data):
+    """Copy `data` (bytes) to device address `ptr` (cuMemcpyHtoD: a copy engine transfer)."""
+    import ctypes
+    buf = ctypes.create_string_buffer(data, len(data))
+    ok(d.cuMemcpyHtoD(ptr, ctypes.addressof(buf), len(data)), "cuMemcpyHtoD")
+
+
+def device_bytes(d, ptr, n):
+    """The n bytes at device address `ptr`, read back (cuMemcpyDtoH)."""
+    import ctypes
+    got = ctypes.create_string_buffer(n)
+    ok(d.cuMemcpyDtoH(ctypes.addressof(got), ptr, n), "cuMemcpyDtoH")
+    return got.raw
+
+
+def finish(program, truth, what, wrong_key):
+    """Write the truth, print the one line native and traced runs compare, and give the exit
+    status: 1 when any of `what` came out wrong."""
+    write(truth)
+    print(f"{program}: {len(truth['cases'])} {what}, {wrong_key.replace('_', ' ')}: "
+          f"{truth[wrong_key]}")
+    return 1 if truth[wrong_key] else 0
+
+
 def ok(res, what):
     err, *rest = res if isinstance(res, tuple) else (res,)
     if int(err) != 0:

@@ -10,7 +10,6 @@ at `src_offset` into its own destination buffer (0xEE beforehand) at `dst_offset
 destination then holds exactly the source's bytes where copied and 0xEE everywhere else.
 
 usage: copy_sizes.py [TRUTH.json]"""
-import ctypes
 import os
 import sys
 
@@ -29,23 +28,16 @@ CASES = (
 
 
 def main():
-    d = _truth.driver()
-    check(d.cuInit(0), "cuInit")
-    dev = check(d.cuDeviceGet(0), "cuDeviceGet")
-    ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-    check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    stream = check(d.cuStreamCreate(1), "cuStreamCreate")       # CU_STREAM_NON_BLOCKING
+    d, _, stream = _truth.primary_context()
     bufs = []
     for k, (n, doff, soff) in enumerate(CASES):
-        src_bytes = soff + n + GUARD
-        dst_bytes = doff + n + GUARD
+        src_bytes, dst_bytes = soff + n + GUARD, doff + n + GUARD
         src = check(d.cuMemAlloc(src_bytes), "cuMemAlloc src")
         dst = check(d.cuMemAlloc(dst_bytes), "cuMemAlloc dst")
-        pattern = (bytes((i * 13 + k) & 0xFF for i in range(251)) * (src_bytes // 251 + 1))[:src_bytes]
-        host = ctypes.create_string_buffer(pattern, src_bytes)
-        check(d.cuMemcpyHtoD(src, ctypes.addressof(host), src_bytes), "cuMemcpyHtoD src")
-        fill = ctypes.create_string_buffer(bytes([FILL]) * dst_bytes, dst_bytes)
-        check(d.cuMemcpyHtoD(dst, ctypes.addressof(fill), dst_bytes), "cuMemcpyHtoD dst")
+        pattern = (bytes((i * 13 + k) & 0xFF for i in range(251)) *
+                   (src_bytes // 251 + 1))[:src_bytes]
+        _truth.host_to_device(d, src, pattern)
+        _truth.host_to_device(d, dst, bytes([FILL]) * dst_bytes)
         bufs.append((src, dst, dst_bytes, pattern))
     check(d.cuCtxSynchronize(), "sync")
     cases = []
@@ -55,19 +47,15 @@ def main():
         cases.append({"call": "cuMemcpyDtoDAsync", "ByteCount": n, "dstDevice": int(dst) + doff,
                       "srcDevice": int(src) + soff, "dst_offset": doff, "src_offset": soff})
     check(d.cuCtxSynchronize(), "sync")
-    wrong = 0
     for case, (src, dst, dst_bytes, pattern) in zip(cases, bufs):
-        got = ctypes.create_string_buffer(dst_bytes)
-        check(d.cuMemcpyDtoH(ctypes.addressof(got), dst, dst_bytes), "cuMemcpyDtoH")
         n, doff, soff = case["ByteCount"], case["dst_offset"], case["src_offset"]
-        want = bytes([FILL]) * doff + pattern[soff:soff + n] + bytes([FILL]) * (dst_bytes - doff - n)
-        case["destination_correct"] = got.raw == want
-        wrong += not case["destination_correct"]
-    _truth.write({"cases": cases, "fill": FILL, "guard_bytes": GUARD,
-                  "destinations_wrong": wrong})
-    print(f"copy_sizes: {len(cases)} copies, destinations wrong: {wrong}")
-    return 1 if wrong else 0
-
+        want = bytes([FILL]) * doff + pattern[soff:soff + n] + \
+            bytes([FILL]) * (dst_bytes - doff - n)
+        case["destination_correct"] = _truth.device_bytes(d, dst, dst_bytes) == want
+    wrong = sum(not c["destination_correct"] for c in cases)
+    return _truth.finish("copy_sizes", {"cases": cases, "fill": FILL, "guard_bytes": GUARD,
+                                        "destinations_wrong": wrong}, "copies",
+                         "destinations_wrong")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,6 @@ guard bytes after. Truth (first argument, JSON): each case's call, arguments and
 buffer then holds exactly the value over the bytes set and 0xEE everywhere else.
 
 usage: memset_sizes.py [TRUTH.json]"""
-import ctypes
 import os
 import sys
 
@@ -38,43 +37,30 @@ CASES = (
 
 
 def main():
-    d = _truth.driver()
-    check(d.cuInit(0), "cuInit")
-    dev = check(d.cuDeviceGet(0), "cuDeviceGet")
-    ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-    check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    stream = check(d.cuStreamCreate(1), "cuStreamCreate")       # CU_STREAM_NON_BLOCKING
+    d, _, stream = _truth.primary_context()
     bufs = []
     for call, esize, count, value, offset in CASES:
         total = offset + count * esize + GUARD
         buf = check(d.cuMemAlloc(total), "cuMemAlloc")
-        fill = ctypes.create_string_buffer(bytes([FILL]) * total, total)
-        check(d.cuMemcpyHtoD(buf, ctypes.addressof(fill), total), "cuMemcpyHtoD")
+        _truth.host_to_device(d, buf, bytes([FILL]) * total)
         bufs.append((buf, total))
     check(d.cuCtxSynchronize(), "sync")
     cases = []
     for (call, esize, count, value, offset), (buf, total) in zip(CASES, bufs):
         dst = int(buf) + offset
-        fn = getattr(d, call)
         args = (dst, value, count) + ((stream,) if call.endswith("Async") else ())
-        check(fn(*args), call)
+        check(getattr(d, call)(*args), call)
         cases.append({"call": call, "element_bytes": esize, "N": count, "value": value,
                       "dstDevice": dst, "offset": offset, "bytes": count * esize})
     check(d.cuCtxSynchronize(), "sync")
-    wrong = 0
     for case, (buf, total) in zip(cases, bufs):
-        got = ctypes.create_string_buffer(total)
-        check(d.cuMemcpyDtoH(ctypes.addressof(got), buf, total), "cuMemcpyDtoH")
         elem = case["value"].to_bytes(case["element_bytes"], "little")
         want = bytes([FILL]) * case["offset"] + elem * case["N"] + \
             bytes([FILL]) * (total - case["offset"] - case["bytes"])
-        case["buffer_correct"] = got.raw == want
-        wrong += not case["buffer_correct"]
-    _truth.write({"cases": cases, "fill": FILL, "guard_bytes": GUARD,
-                  "buffers_wrong": wrong})
-    print(f"memset_sizes: {len(cases)} memsets, buffers wrong: {wrong}")
-    return 1 if wrong else 0
-
+        case["buffer_correct"] = _truth.device_bytes(d, buf, total) == want
+    wrong = sum(not c["buffer_correct"] for c in cases)
+    return _truth.finish("memset_sizes", {"cases": cases, "fill": FILL, "guard_bytes": GUARD,
+                                          "buffers_wrong": wrong}, "memsets", "buffers_wrong")
 
 if __name__ == "__main__":
     sys.exit(main())

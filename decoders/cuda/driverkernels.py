@@ -59,13 +59,11 @@ DriverField = namedtuple("DriverField", "name ctype construct holds")
 # the count is between lo and hi (the range seen). Elsewhere the grid is not checked.
 GridRule = namedtuple("GridRule", "per_block rounding lo hi")
 # blocks: the block shapes it was seen with. align: (dst, src) the call's addresses must be
-# multiples of, as in every launch seen (src None for memsets). sub_unit: byte counts below
-# one unit seen run as this kernel with a count of 1 (1 B is one 32-bit word rounded up or
-# one byte: 1 either way). fits: the calls (by `fit`) it was seen to run for, or None
+# multiples of, as in every launch seen (src None for memsets). fits: the calls (by `fit`) it was seen to run for, or None
 # for any; where two layouts share an operation, parameter-block size and block, it is
 # what tells which one the driver ran (captures/memset-sizes, captures/copy-sizes).
-Layout = namedtuple("Layout", "name operation calls blocks unit align sub_unit grid fields "
-                              "no_count seen fits")
+Layout = namedtuple("Layout", "name operation calls blocks unit align grid fields no_count "
+                              "seen fits")
 # A call's fit: "words" when its dst, src (copies) and byte count are all multiples of 4,
 # "tail" when the addresses are and the byte count is not, "unaligned" when an address is not.
 FITS = ("words", "tail", "unaligned")
@@ -104,7 +102,7 @@ LAYOUTS = (
         name="memset of 32-bit words", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32",
                "cuMemsetD32Async"),
-        blocks=((512, 1, 1), (288, 1, 1)), unit=4, align=(4, None), sub_unit=(),
+        blocks=((512, 1, 1), (288, 1, 1)), unit=4, align=(4, None),
         # (up to 0x40000c words: graph_copies.py's cuMemsetD8 of 16 MiB + 48 B, grid 2048)
         grid=GridRule(2048, "floor1", 0x480, 0x40000c),
         fields=_memset_fields("size_t count (32-bit words)"),
@@ -129,7 +127,7 @@ LAYOUTS = (
     Layout(
         name="memset of bytes", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD16Async"),
-        blocks=((512, 1, 1),), unit=1, align=(1, None), sub_unit=(),
+        blocks=((512, 1, 1),), unit=1, align=(1, None),
         grid=GridRule(8192, "floor1", 0x1fff, 0x39845b),
         fields=_memset_fields("size_t count (bytes)"),
         no_count=None,
@@ -145,7 +143,7 @@ LAYOUTS = (
     Layout(
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
-        blocks=((256, 1, 1),), unit=4, align=(4, 4), sub_unit=(),
+        blocks=((256, 1, 1),), unit=4, align=(4, 4),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
         fields=(_DST, _SRC,
@@ -172,7 +170,7 @@ LAYOUTS = (
     # copies (H200) fit it too.
     Layout(
         name="copy of bytes", operation="copy", calls=("cuMemcpyDtoDAsync",),
-        blocks=((256, 1, 1),), unit=1, align=(1, 1), sub_unit=(),
+        blocks=((256, 1, 1),), unit=1, align=(1, 1),
         grid=GridRule(256, "ceil", 1, 0x1001),
         fields=(_DST, _SRC, DriverField("count", "size_t count (bytes)", Int64ul, "units")),
         no_count=None,
@@ -188,7 +186,7 @@ LAYOUTS = (
     # 0x401 B, dst and src multiples of 4 (copy-sizes).
     Layout(
         name="copy of words and a tail", operation="copy", calls=("cuMemcpyDtoDAsync",),
-        blocks=((256, 1, 1),), unit=4, align=(4, 4), sub_unit=(),
+        blocks=((256, 1, 1),), unit=4, align=(4, 4),
         grid=GridRule(256, "ceil+1", 0x100, 0x1ffff),
         fields=(_DST, _SRC, DriverField("reserved0", "size_t reserved0", Int64ul, None),
                 DriverField("count", "size_t count (32-bit words)", Int64ul, "units"),
@@ -203,7 +201,7 @@ LAYOUTS = (
     Layout(
         name="copy with no count", operation="copy",
         calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY),
-        blocks=((256, 1, 1),), unit=16, align=(16, 4), sub_unit=(),
+        blocks=((256, 1, 1),), unit=16, align=(16, 4),
         grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
         no_count=("constant bank 0 holds none (the block is dst, src): the grid carries it, "
@@ -386,11 +384,10 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     start, length = {"all": (0, nbytes), "blocks": (0, blocks),
                      "rest": (blocks, nbytes - blocks)}[span]
     tail = any(f.holds == "tail" for f in lay.fields)     # (its words, then the rest)
-    if length % lay.unit and length not in lay.sub_unit and not tail:
+    if length % lay.unit and not tail:
         out["why"] = (f"{own}: its byte count is not a multiple of {lay.unit} B"
                       + (f" ({length} B for this kernel)" if span != "all" else "") +
-                      f", and the {lay.name} layout was seen only for multiples" +
-                      (f" and {', '.join(map(str, lay.sub_unit))} B" if lay.sub_unit else "") +
+                      f", and the {lay.name} layout was seen only for multiples"
                       " (another kernel may run): not checked")
         return out
     fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])

@@ -255,7 +255,10 @@ class BytesSpill:
         return SpilledBytes(self, at, len(data), key)
 
     def read(self, at, n):
-        out = bytearray()
+        whole = os.pread(self._file.fileno(), n, at)    # (one read: no second copy)
+        if len(whole) == n:
+            return whole
+        out = bytearray(whole)
         while len(out) < n:
             chunk = os.pread(self._file.fileno(), n - len(out), at + len(out))
             if not chunk:

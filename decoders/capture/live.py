@@ -87,5 +87,9 @@ class LiveCapture:
                 continue
             self.finished.wait(self.poll_s)
 
+    def reopen(self):
+        """The same capture from its start (a decode begun again: decoders/session)."""
+        return LiveCapture(self.fd, self.finished, self.poll_s)
+
     def close(self):
         pass

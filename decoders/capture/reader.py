@@ -485,8 +485,13 @@ class CaptureReader:
         self._bpos += n
         self.offset += n
 
-    def records(self):
-        """Yield every whole record; problems go to self.problems."""
+    def records(self, only=None, lazy=None):
+        """Yield every whole record; problems go to self.problems.
+        `only`: a set of kind names (decoders/session/front.py: "SUBMISSION"): a whole
+        record of another kind that the one-step path would parse is passed over unparsed
+        and not yielded (the record numbers stay those of a full read).
+        `lazy`: a set of kind names whose records the one-step path yields unparsed (body
+        None, .raw their bytes): decoders/session/split.py, whose front parses them."""
         index = 0
         hsize = F.TL_RECORD_HEADER_SIZE
         sync, align, complete = F.TL_RECORD_SYNC, F.TL_ALIGN, F.TL_RF_COMPLETE
@@ -528,6 +533,21 @@ class CaptureReader:
                     # knows (each check below, passed; the rest of the loop in one step).
                     fast = by_type.get(hv[i_type])
                     if fast is not None and length <= fast[2]:
+                        if only is not None and fast[0] not in only:
+                            self._bpos = bpos + length
+                            self.offset = off + length
+                            index += 1
+                            continue
+                        if lazy is not None and fast[0] in lazy:
+                            body = bytes(buf[bpos + hsize:bpos + length])
+                            self._bpos = bpos + length
+                            self.offset = off + length
+                            flags = hv[i_flags]
+                            yield record(index, off, fast[0], flags, hv[i_pid], hv[i_tid],
+                                         hv[i_seq], hv[i_t_start], hv[i_t_end], None,
+                                         bool(flags & complete), length, body)
+                            index += 1
+                            continue
                         body = bytes(buf[bpos + hsize:bpos + length])
                         try:
                             parsed, used = fast[1](body)

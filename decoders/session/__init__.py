@@ -27,6 +27,7 @@ from decoders.session.model import (DEFAULT_KEEP, CaptureModel, _api_call_load, 
                                     _launch_dump, _launch_load, capture_header, channels,
                                     marked_submissions)
 from decoders.session.records import RecordHandlers
+from decoders.session.split import Diverged, Front, RemoteLaunchStage, wanted
 from decoders.spill import SpillList
 
 PROGRESS_RECORDS = 4096     # records between two calls of decode_capture's `progress`
@@ -35,7 +36,7 @@ COLLECT_RECORDS = 1024      # and between two collections of young objects (the 
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
-                   progress=None, brief=None):
+                   progress=None, brief=None, split=None):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -50,11 +51,34 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     `brief=N`: for a text report that shows the first N launches and the mismatched ones
     (tracer/report.py launch_limit): launches, API calls, syncs and copies past the first N
     are counted and not kept (model.brief; decoders/spill.py drop=True). Spilling them is a
-    quarter of a long decode, and the report never reads them back."""
+    quarter of a long decode, and the report never reads them back.
+    `split`: decode the SUBMISSION records in a second process (decoders/session/split.py;
+    None: where split.wanted() says so). The model is the same either way."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
-        return _decode_capture(path, branch, launches, keep, stream, progress, brief)
+        front = None
+        if launches and (split if split is not None else wanted(path, stream)):
+            try:
+                front = Front(path, stream)
+            except OSError:
+                front = None
+        if front is None:
+            return _decode_capture(path, branch, launches, keep, stream, progress, brief)
+        try:
+            model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
+                                    front)
+            model.split = "front"
+            return model
+        except Diverged as exc:
+            why = str(exc)
+        finally:
+            front.close()
+        gc.collect()    # the model given up, and its files
+        stream = stream.reopen() if stream is not None else None
+        model = _decode_capture(path, branch, launches, keep, stream, progress, brief)
+        model.split = f"one process: {why}"
+        return model
     finally:
         if gc_was:
             gc.enable()
@@ -86,7 +110,8 @@ def _new_model(path, reader, branch, keep, brief=None):
     return model
 
 
-def _decode_capture(path, branch, launches, keep, stream=None, progress=None, brief=None):
+def _decode_capture(path, branch, launches, keep, stream=None, progress=None, brief=None,
+                    front=None):
     stream = open_capture(path) if stream is None else stream
     try:
         reader = CaptureReader(stream, name=str(path))
@@ -95,13 +120,21 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None, br
         model = _new_model(path, reader, branch, keep, brief if keep is not None else None)
         from decoders.window import Windows
         wins = Windows(reader.meta)     # capture windows: resync points, launches outside
-        stage = LaunchStage(model, model.attribution, gpu_family(reader.meta), wins) \
-            if launches else None
+        if front is not None and wins.active:
+            raise Diverged("a capture with windows: its streams resync at their edges")
+        stage = None if not launches else \
+            RemoteLaunchStage(model, model.attribution, front, wins) if front is not None \
+            else LaunchStage(model, model.attribution, gpu_family(reader.meta), wins)
         table = RecordHandlers(model, _Budget(model), branch, stage, wins).table
         where = _progress_source(stream, reader) if progress is not None else None
         nrecords = 0
         stopped = False
-        for rec in reader.records():
+        # a split decode's front parses the SUBMISSION records: read here unparsed when
+        # they are kept as their bytes (records.py: the front gives the counts' parts)
+        lazy = ("SUBMISSION",) if front is not None and isinstance(model.submissions,
+                                                                  SpillList) \
+            and _SUBMISSION_BODY is not None else None
+        for rec in reader.records(lazy=lazy):
             nrecords += 1
             if not nrecords % COLLECT_RECORDS:
                 gc.collect(0)

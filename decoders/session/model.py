@@ -77,6 +77,8 @@ class CaptureModel:
     kernel_tally: dict = field(default_factory=dict)
     mismatched: list = field(default_factory=list)
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
+    # a split decode (decoders/session/split.py): "front", or why it went on in one process
+    split: str = None
     # semaphore methods no launch holds: waits, and releases on a channel with no launch
     # (decoders/session/launches.py LaunchSink.sync), and their counts
     syncs: list = field(default_factory=list)

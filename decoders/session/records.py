@@ -72,8 +72,13 @@ class RecordHandlers:
         else:
             subs.append(_submission_entry(rec))
         counts = model.channel_counts
-        if counts is not None:
-            b = rec.body
+        b = rec.body
+        if b is None:       # read unparsed (a split decode): its parts from the front
+            head = self.launches.head(rec)
+            if counts is not None:
+                count_submission(counts, rec.pid, head[0], head[2], head[3], head[4],
+                                 head[5], head[6])
+        elif counts is not None:
             count_submission(counts, rec.pid, b["token"], b["hChannel"], b["hClass"],
                              len(b["entries"]), sum(g["size"] for g in b["segments"]),
                              b["lost"])

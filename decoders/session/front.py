@@ -1,0 +1,172 @@
+"""The front of a split decode (decoders/session/split.py): a process of its own that reads
+the same capture and decodes its SUBMISSION records into launches, while the decoding
+process does everything else (ioctls, API calls, the launch sink). What the launch stage
+would hand its sink (decoders/session/launches.py: arrived, sink, late, sync, copy) is
+recorded, in the order it happens, per SUBMISSION record, and sent down a pipe.
+
+Why a process: a long training job's decode is half submissions and half the rest, and
+the two halves share nothing but the launches that cross between them; one Python process
+runs them one after the other.
+
+Wire format: messages, each an 8-byte little-endian length and a marshalled
+(kind, payload). GROUPS: a list of (record index, record offset, events, problems grew,
+the body's (token, hClient, hChannel, hClass, GP entries, segment bytes, lost), the
+reader's problems so far), one per SUBMISSION record in record order. END: (events of the decoder's finish, its
+problems as (text, path, offset), the reader's problems). An event is a tuple whose first
+item says what it is: ARRIVED (serial, launch as model._launch_dump makes it with its summary copied, latch,
+whether it is its channel's last launch now), SINK (serial), LATE (serial, semaphores it
+had, the semaphores added), SYNC (entry), COPY (entry).
+
+usage (decoders/session/split.py starts it): python3 -m decoders.session.front --out FD
+    (--path CAPTURE | --fd FD --finished FD)
+"""
+import gc
+import marshal
+import os
+import struct
+import sys
+
+GROUPS, END = 0, 1
+ARRIVED, SINK, LATE, SYNC, COPY = range(5)
+FLUSH_GROUPS = 128      # SUBMISSION records per message
+COLLECT_RECORDS = 1024  # records between two collections of young objects (as the decode)
+_LEN = struct.Struct("<Q")
+
+
+class Recorder:
+    """The launch stage's callbacks, recorded as events (what LaunchSink would be handed)."""
+
+    def __init__(self):
+        self.events = []
+        self.serial = 0
+        self.key = None         # (pid, hClient, hChannel, token) of the record being fed
+        self.decoder = None     # the SubmissionDecoder (its channels' last launches)
+
+    def arrived(self, launch):
+        from decoders.session.model import _launch_dump
+        launch.serial = n = self.serial
+        self.serial = n + 1
+        t = _launch_dump(launch)
+        s = dict(t[0])      # as it is now: a later submission may add semaphores (LATE)
+        s["semaphores"] = list(s["semaphores"])
+        ch = self.decoder.decoder(launch.pid)._channels.get(self.key)
+        last = ch is not None and ch.last_launch is launch
+        self.events.append((ARRIVED, n, (s,) + t[1:], launch.latch, last))
+
+    def sink(self, launch):
+        self.events.append((SINK, launch.serial))
+
+    def late(self, launch, had):
+        sems = launch._summary["semaphores"]
+        self.events.append((LATE, launch.serial, had, sems[had:]))
+
+    def sync(self, entry):
+        self.events.append((SYNC, entry))
+
+    def copy(self, entry):
+        self.events.append((COPY, entry))
+
+    def take(self):
+        ev = self.events
+        self.events = []
+        return ev
+
+
+def send(fd, kind, payload):
+    data = marshal.dumps((kind, payload))
+    view = memoryview(_LEN.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def run(stream, out):
+    """Decode the SUBMISSION records of the capture `stream` and send the events to fd
+    `out` (module docstring)."""
+    from decoders.capture.reader import CaptureReader
+    from decoders.session.launches import gpu_family
+    from decoders.submissions import SubmissionDecoder
+    reader = CaptureReader(stream)
+    rec = Recorder()
+    sems = {}               # serial of the channel's last launch -> its semaphores then
+
+    def late(launch):
+        rec.late(launch, sems[launch.serial])
+    dec = SubmissionDecoder(gpu=gpu_family(reader.meta), sink=rec.sink, arrived=rec.arrived,
+                            late=late, sync=rec.sync, copy=rec.copy)
+    rec.decoder = dec
+    groups = []
+    n = 0
+    for r in reader.records(only=("SUBMISSION",)):
+        n += 1
+        if not n % COLLECT_RECORDS:
+            gc.collect(0)
+        if r.type != "SUBMISSION":
+            continue
+        b = r.body
+        key = rec.key = (r.pid, b["hClient"], b["hChannel"], b["token"])
+        ld = dec.decoder(r.pid)
+        ch = ld._channels.get(key)
+        last = ch.last_launch if ch is not None else None
+        sems.clear()
+        if last is not None:        # what LATE says the launch had
+            sems[last.serial] = len(last._summary["semaphores"])
+        nproblems = len(dec.problems)
+        dec.feed(r.index, b, r.pid)
+        head = (b["token"], b["hClient"], b["hChannel"], b["hClass"], len(b["entries"]),
+                sum(g["size"] for g in b["segments"]), b["lost"])
+        groups.append((r.index, r.offset, rec.take(), len(dec.problems) != nproblems, head,
+                       len(reader.problems)))
+        if len(groups) >= FLUSH_GROUPS:
+            send(out, GROUPS, groups)
+            groups = []
+    if groups:
+        send(out, GROUPS, groups)
+    result = dec.finish()
+    send(out, END, (rec.take(), [(str(p), getattr(p, "path", None), getattr(p, "offset", None))
+                                 for p in result.problems], len(reader.problems)))
+
+
+class PipeEvent:
+    """threading.Event's is_set/wait over a pipe: set once its write end is closed."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self._set = False
+
+    def wait(self, timeout=None):
+        import select
+        if not self._set:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            self._set = bool(ready)
+        return self._set
+
+    def is_set(self):
+        return self.wait(0)
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=int, required=True)
+    ap.add_argument("--path")
+    ap.add_argument("--fd", type=int)
+    ap.add_argument("--finished", type=int)
+    args = ap.parse_args(argv)
+    gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
+    if args.path is not None:
+        from decoders.capture.reader import open_capture
+        stream = open_capture(args.path)
+    else:
+        from decoders.capture.live import LiveCapture
+        stream = LiveCapture(args.fd, PipeEvent(args.finished))
+    try:
+        run(stream, args.out)
+    except BrokenPipeError:     # the decoding process went on without us
+        return 1
+    finally:
+        stream.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""A decode split over two processes: the front (decoders/session/front.py, started here)
+decodes the SUBMISSION records into launches; this process reads the same capture for
+everything else, and at each SUBMISSION record hands the launch sink what the front's
+launch stage handed its sink at that record. The model is the one a decode in one process
+makes: the sink sees the same launches, in the same order, between the same records.
+
+The two readers must meet the same records: each group of events names its record's
+number and offset, and a group that does not match the record here (a capture whose
+framing the two read differently), a front that died, or anything the front cannot follow
+(a capture window's resync, a decode stopped by a budget) raises Diverged, and the
+capture is decoded again in one process (decoders/session decode_capture).
+
+TRACE_LAUNCH_SPLIT=0 never splits, =1 always (where it can); unset: with two CPUs or more,
+for a capture read while it is written or one of SPLIT_MIN_BYTES or more.
+"""
+import marshal
+import os
+import subprocess
+import sys
+import threading
+from collections import deque
+
+from decoders.errors import DecodeError, TraceLaunchError
+from decoders.session.entries import _launch_problems
+from decoders.session.front import _LEN, ARRIVED, COPY, END, GROUPS, LATE, SINK, SYNC
+from decoders.session.launches import LaunchSink
+from decoders.session.model import _launch_load
+
+SPLIT_MIN_BYTES = 8 << 20       # of capture (compressed: times COMPRESSION)
+COMPRESSION = 8
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Diverged(TraceLaunchError):
+    """The front cannot give what a decode in one process would: decode in one instead."""
+
+
+def wanted(path, stream=None):
+    """Whether decode_capture should split (module docstring)."""
+    env = os.environ.get("TRACE_LAUNCH_SPLIT", "").strip()
+    if env in ("0", "1"):
+        return env == "1"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if cpus < 2:
+        return False
+    if stream is not None:
+        return bool(getattr(stream, "live", False))
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return False
+    if magic[:2] == b"\x1f\x8b" or magic == b"\x28\xb5\x2f\xfd":
+        size *= COMPRESSION
+    return size >= SPLIT_MIN_BYTES
+
+
+class Front:
+    """The front process and its pipe: next() gives its groups one at a time, end() what
+    its decoder's finish gave."""
+
+    def __init__(self, path, stream=None):
+        r, w = os.pipe()
+        args = [sys.executable, "-c", "import sys; from decoders.session.front import main; "
+                "sys.exit(main(sys.argv[1:]))", "--out", str(w)]
+        fds = [w]
+        self._closing = []
+        if stream is not None and getattr(stream, "live", False):
+            fd = os.dup(stream.fd)
+            fin_r, fin_w = os.pipe()
+            args += ["--fd", str(fd), "--finished", str(fin_r)]
+            fds += [fd, fin_r]
+            self._closing = [fd, fin_r]
+            # the writers are done: the front reads to the end of the file (LiveCapture)
+            threading.Thread(target=_close_when, args=(stream.finished, fin_w),
+                             name="trace-launch-front-finished", daemon=True).start()
+        else:
+            args += ["--path", os.path.abspath(str(path))]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"]
+                                     if env.get("PYTHONPATH") else "")
+        try:
+            self.proc = subprocess.Popen(args, pass_fds=fds, env=env, cwd=_ROOT,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        finally:
+            os.close(w)
+            for fd in self._closing:
+                os.close(fd)
+        self.fd = r
+        self.groups = deque()
+        self.ended = None
+
+    def _read(self, n):
+        parts = []
+        while n:
+            data = os.read(self.fd, min(n, 1 << 20))
+            if not data:
+                raise Diverged("the decode's front process ended early")
+            parts.append(data)
+            n -= len(data)
+        return b"".join(parts)
+
+    def _message(self):
+        if self.ended is not None:
+            raise Diverged("the front sent nothing more for this record")
+        (n,) = _LEN.unpack(self._read(_LEN.size))
+        kind, payload = marshal.loads(self._read(n))
+        if kind == GROUPS:
+            self.groups.extend(payload)
+        elif kind == END:
+            self.ended = payload
+        else:
+            raise Diverged(f"the front sent a message of kind {kind}")
+
+    def next(self):
+        while not self.groups:
+            self._message()
+        return self.groups.popleft()
+
+    def end(self):
+        while self.ended is None and not self.groups:
+            self._message()
+        if self.groups:
+            raise Diverged("the front decoded SUBMISSION records this decode did not meet")
+        return self.ended
+
+    def close(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def _close_when(event, fd):
+    event.wait()
+    os.close(fd)
+
+
+class RemoteLaunchStage:
+    """LaunchStage's interface (decoders/session/launches.py) over a Front: the sink here,
+    fed what the front's sink was at each SUBMISSION record."""
+
+    def __init__(self, model, attr, front, windows=None):
+        self.sink = LaunchSink(model, attr, windows)
+        self.front = front
+        self.record_offsets = {}
+        self._pending = {}      # serial -> launch arrived, not yet handed to the sink
+        self._last = {}         # channel key -> (serial, launch): its last launch
+        self._group = None      # the front's group for the SUBMISSION being handled
+
+    @property
+    def decoder(self):
+        # only a capture window's stage asks for it (to resync): the front cannot
+        raise Diverged("a capture window's edge: the streams resync")
+
+    def head(self, rec):
+        """The front's group for SUBMISSION `rec` (read here unparsed: the reader's `lazy`),
+        checked to be this record's; its body's (token, hClient, hChannel, hClass, GP
+        entries, segment bytes, lost)."""
+        group = self.front.next()
+        index, offset = group[0], group[1]
+        if index != rec.index or offset != rec.offset:
+            raise Diverged(f"record {rec.index} at {rec.offset:#x} here, {index} at "
+                           f"{offset:#x} in the front")
+        if group[5]:
+            raise Diverged("the front's reader found a problem: the readers may part")
+        self._group = group
+        return group[4]
+
+    def feed(self, rec, call):
+        """One SUBMISSION (after head()): the sink fed what the front's sink was."""
+        if self._group is None or self._group[0] != rec.index:
+            self.head(rec)      # a record read parsed (not the usual one-step path)
+        index, _, events, problems, head, _ = self._group
+        self._group = None
+        sink = self.sink
+        sink.call = call
+        self._apply(events, (rec.pid, head[1], head[2], head[0]))
+        if problems:
+            self.record_offsets[rec.index] = rec.offset
+
+    def _apply(self, events, key):
+        sink, pending = self.sink, self._pending
+        for ev in events:
+            kind = ev[0]
+            if kind == ARRIVED:
+                _, serial, dumped, latch, last = ev
+                launch = _launch_load(dumped)
+                launch.latch = latch
+                pending[serial] = launch
+                if last:
+                    self._last[key] = (serial, launch)
+                sink.arrived(launch)
+            elif kind == SINK:
+                launch = pending.pop(ev[1], None)
+                if launch is None:
+                    raise Diverged(f"the front's launch {ev[1]} never arrived")
+                sink(launch)
+            elif kind == LATE:
+                _, serial, had, added = ev
+                launch = pending.get(serial)
+                if launch is None:
+                    got = self._last.get(key)
+                    launch = got[1] if got is not None and got[0] == serial else None
+                s = launch._summary if launch is not None else None
+                if s is None or len(s["semaphores"]) != had:
+                    raise Diverged(f"the front's launch {serial} changed out of sight")
+                s["semaphores"] = s["semaphores"] + added
+                sink.late(launch)
+            elif kind == SYNC:
+                sink.sync(ev[1])
+            elif kind == COPY:
+                sink.copy(ev[1])
+
+    def finish(self, model):
+        events, problems, reader_problems = self.front.end()
+        if reader_problems:
+            raise Diverged("the front's reader found a problem: the readers may part")
+        self._apply(events, None)
+        _launch_problems(model, _Result([_problem(*p) for p in problems]), self.record_offsets)
+
+
+class _Result:
+    def __init__(self, problems):
+        self.problems = problems
+
+
+def _problem(text, path, offset):
+    """A DecodeError that reads as the front's did (its text, path and offset)."""
+    e = DecodeError.__new__(DecodeError)
+    Exception.__init__(e, text)
+    e.path, e.offset = path, offset
+    return e

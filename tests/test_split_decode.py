@@ -1,0 +1,138 @@
+"""A decode split over two processes (decoders/session/split.py, front.py) gives the model a
+decode in one process gives: the JSON with every field and the brief text report, byte for
+byte, on real recordings of every shape (several processes, graphs, conditional nodes,
+programmatic dependent launches, a program killed mid-run, a kernel fault, copies). Where
+the front cannot follow (a capture window, a front that died, a capture whose records the
+two readers would frame apart), the decode goes on in one process and says why."""
+import io
+import os
+import threading
+
+import pytest
+
+from conftest import capture_bytes, record_spans
+from decoders.capture import format as F
+from decoders.capture.live import LiveCapture
+from decoders.session import decode_capture, split
+from tracer.report import render_json, render_text
+
+
+def _outputs(model):
+    js, text = io.StringIO(), io.StringIO()
+    render_json(model, js)
+    render_text(model, text, launch_limit=200)
+    return js.getvalue(), text.getvalue()
+
+
+def _both(path, **kw):
+    one = decode_capture(path, split=False, **kw)
+    two = decode_capture(path, split=True, **kw)
+    assert one.split is None
+    return one, two
+
+
+@pytest.mark.parametrize("name", [
+    "launch-loop-10k", "ddp-2rank", "jax-train", "jax-loops", "cond-nodes", "pdl",
+    "torch-graph", "graph-replay", "sigkill", "kernel-fault", "copy-sizes", "multi-gpu",
+    "torch-libs", "peer-copy"])
+def test_split_gives_the_same_model(capture_files, name):
+    one, two = _both(capture_files[name])
+    assert two.split == "front"
+    assert _outputs(two) == _outputs(one)
+    assert [str(p) for p in two.problems] == [str(p) for p in one.problems]
+
+
+def test_split_brief_decode(capture_files):
+    """What trace-launch's report reads: a brief decode (the first launches kept)."""
+    one, two = _both(capture_files["launch-loop-10k"], brief=200)
+    assert two.split == "front"
+    texts = []
+    for model in (one, two):
+        out = io.StringIO()
+        render_text(model, out, launch_limit=200)
+        texts.append(out.getvalue())
+    assert texts[1] == texts[0]
+
+
+def test_window_capture_decodes_in_one_process(capture_files):
+    one, two = _both(capture_files["torch-window-launches"])
+    assert two.split.startswith("one process: a capture with windows")
+    assert _outputs(two) == _outputs(one)
+
+
+def test_front_that_dies_leaves_one_process(capture_files, monkeypatch):
+    start = split.Front.__init__
+
+    def dying(self, *a, **k):
+        start(self, *a, **k)
+        self.proc.kill()
+    monkeypatch.setattr(split.Front, "__init__", dying)
+    one, two = _both(capture_files["two-streams"])
+    assert two.split.startswith("one process: the decode's front process ended early")
+    assert _outputs(two) == _outputs(one)
+
+
+def _corrupt(tmp_path, name, kind, at=0.5):
+    """captures/<name> with the body of one record of `kind` (about `at` into the capture)
+    filled with 0xff: synthetic, for the readers' framing."""
+    data = bytearray(capture_bytes(name))
+    spans = [s for s in record_spans(name) if s[2] == F.TL_REC_BY_NAME[kind]]
+    off, length, _ = spans[int(len(spans) * at)]
+    data[off + F.TL_RECORD_HEADER_SIZE:off + length] = b"\xff" * (length -
+                                                                 F.TL_RECORD_HEADER_SIZE)
+    path = tmp_path / f"{name}-{kind}.tlc"
+    path.write_bytes(bytes(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["SUBMISSION", "API_ENTER", "API_EXIT", "IOCTL"])
+def test_corrupt_record_gives_the_same_model(tmp_path, kind):
+    """A record whose fields do not fit its frame: one reader parses it and the other may
+    not (the front passes over API records unparsed): the model is still the one-process
+    model, problems and all."""
+    path = _corrupt(tmp_path, "launch-loop-10k", kind)
+    one, two = _both(path)
+    assert one.problems
+    assert _outputs(two) == _outputs(one)
+    assert [str(p) for p in two.problems] == [str(p) for p in one.problems]
+
+
+def test_live_split_equals_offline(tmp_path):
+    """A capture read while it is written (trace-launch's decode): the front reads it too,
+    and both read to the end once the writers are done."""
+    from tests.test_live_decode import _writer
+    import random
+    name = "launch-loop-10k"
+    path = tmp_path / "c.tlc"
+    path.write_bytes(b"")
+    done = threading.Event()
+    fd = os.open(path, os.O_RDONLY)
+    w = threading.Thread(target=_writer, args=(path, capture_bytes(name), record_spans(name),
+                                               done, random.Random(7)))
+    w.start()
+    try:
+        live = decode_capture(str(path), stream=LiveCapture(fd, done, poll_s=0.001),
+                              split=True)
+    finally:
+        w.join()
+        os.close(fd)
+    offline = decode_capture(str(path), split=False)
+    live.header = offline.header        # read at the start: the cursor has moved since
+    assert live.split == "front"
+    assert _outputs(live) == _outputs(offline)
+
+
+def test_wanted_by_size(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRACE_LAUNCH_SPLIT", raising=False)
+    small = tmp_path / "small.tlc"
+    small.write_bytes(b"\0" * 1024)
+    big = tmp_path / "big.tlc"
+    with open(big, "wb") as f:
+        f.truncate(split.SPLIT_MIN_BYTES)
+    cpus = len(os.sched_getaffinity(0))
+    assert not split.wanted(str(small))
+    assert split.wanted(str(big)) == (cpus >= 2)
+    monkeypatch.setenv("TRACE_LAUNCH_SPLIT", "0")
+    assert not split.wanted(str(big))
+    monkeypatch.setenv("TRACE_LAUNCH_SPLIT", "1")
+    assert split.wanted(str(small))

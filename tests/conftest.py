@@ -3,6 +3,7 @@ record walker (plain struct.unpack, not the reader under test) to know where rec
 import gzip
 import importlib.util
 import json
+import os
 import struct
 from functools import lru_cache
 from pathlib import Path
@@ -11,6 +12,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "captures"
+
+# Decodes run in this process unless a test asks for a split one (tests/test_split_decode.py
+# compares the two on every shape of capture): many tests change the decoder's classes
+# with monkeypatch, which a front process (decoders/session/split.py) would not see.
+os.environ.setdefault("TRACE_LAUNCH_SPLIT", "0")
 ALL = sorted(p.name for p in CAPTURES.glob("*/") if (p / "capture.tlc.gz").exists())
 # ~800 records, ~1 MiB each; launch-loop-10k (17 MiB) is only read where a test needs every capture.
 SMALL = [n for n in ALL if n != "launch-loop-10k"]

@@ -310,12 +310,12 @@ def test_broken_pipe_exits_quietly(capture_files):
 # ---- --help and option parsing (issue 27) ------------------------------------------------
 
 def _env_names_in_sources():
-    """Every TRACE_LAUNCH_* the shim reads (getenv in shim/*.c) or the tracer does
-    (os.environ in tracer/*.py)."""
+    """Every TRACE_LAUNCH_* the shim reads (getenv in shim/*.c) or the tracer and the
+    decoders do (os.environ in tracer/*.py, decoders/**/*.py)."""
     names = set()
     for path in (ROOT / "shim").glob("*.c"):
         names |= set(re.findall(r'getenv\("(TRACE_LAUNCH_\w+)"\)', path.read_text()))
-    for path in (ROOT / "tracer").glob("*.py"):
+    for path in [*(ROOT / "tracer").glob("*.py"), *(ROOT / "decoders").rglob("*.py")]:
         names |= set(re.findall(r'environ(?:\.get)?[\(\[]"(TRACE_LAUNCH_\w+)"', path.read_text()))
     return names
 

@@ -188,6 +188,8 @@ ENV_SETTINGS = (
     ("TRACE_LAUNCH_LIVE=0|1", "decode while the program runs (default: with 4 or more CPUs)"),
     ("TRACE_LAUNCH_JOBS=N", "worker processes rendering a long report (default: the CPUs, "
                             "at most 12; 1: none)"),
+    ("TRACE_LAUNCH_SPLIT=0|1", "decode SUBMISSION records in a second process (default: with "
+                               "2 or more CPUs, live or for a capture of 8 MiB or more)"),
 )
 
 

@@ -301,11 +301,7 @@ def _ints(fmt, count, _cache={}):
     return st
 
 
-_FAST = {}
-for _name, _struct in F.BODY.items():
-    _fast = _fast_body(_struct)
-    if _fast is not None:
-        _FAST[_name] = _fast
+_FAST = {n: f for n, f in ((n, _fast_body(b)) for n, b in F.BODY.items()) if f is not None}
 
 # Record type number -> (name, fast parser) for the bodies records() parses in one step;
 # END (kept as .end_record) and UNFINISHED (type 0) take the general path (_decode).
@@ -486,12 +482,9 @@ class CaptureReader:
         self.offset += n
 
     def records(self, only=None, lazy=None):
-        """Yield every whole record; problems go to self.problems.
-        `only`: a set of kind names (decoders/session/front.py: "SUBMISSION"): a whole
-        record of another kind that the one-step path would parse is passed over unparsed
-        and not yielded (the record numbers stay those of a full read).
-        `lazy`: a set of kind names whose records the one-step path yields unparsed (body
-        None, .raw their bytes): decoders/session/split.py, whose front parses them."""
+        """Yield every whole record; problems go to self.problems. Kind names the one-step
+        path does not parse (decoders/session/split.py): `only` (a set): records of other
+        kinds are passed over; `lazy`: these are yielded with body None (.raw their bytes)."""
         index = 0
         hsize = F.TL_RECORD_HEADER_SIZE
         sync, align, complete = F.TL_RECORD_SYNC, F.TL_ALIGN, F.TL_RF_COMPLETE
@@ -533,19 +526,15 @@ class CaptureReader:
                     # knows (each check below, passed; the rest of the loop in one step).
                     fast = by_type.get(hv[i_type])
                     if fast is not None and length <= fast[2]:
-                        if only is not None and fast[0] not in only:
-                            self._bpos = bpos + length
-                            self.offset = off + length
-                            index += 1
-                            continue
-                        if lazy is not None and fast[0] in lazy:
-                            body = bytes(buf[bpos + hsize:bpos + length])
-                            self._bpos = bpos + length
-                            self.offset = off + length
-                            flags = hv[i_flags]
-                            yield record(index, off, fast[0], flags, hv[i_pid], hv[i_tid],
-                                         hv[i_seq], hv[i_t_start], hv[i_t_end], None,
-                                         bool(flags & complete), length, body)
+                        skip = only is not None and fast[0] not in only
+                        if skip or lazy is not None and fast[0] in lazy:    # not parsed
+                            self._bpos, self.offset, flags = bpos + length, off + length, \
+                                hv[i_flags]
+                            if not skip:
+                                yield record(index, off, fast[0], flags, hv[i_pid], hv[i_tid],
+                                             hv[i_seq], hv[i_t_start], hv[i_t_end], None,
+                                             bool(flags & complete), length,
+                                             bytes(buf[bpos + hsize:bpos + length]))
                             index += 1
                             continue
                         body = bytes(buf[bpos + hsize:bpos + length])

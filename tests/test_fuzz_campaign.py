@@ -393,6 +393,15 @@ ALLOWED = {
     ("decoders/spill.py", "marshal"):
         "SpillList loads only bytes it marshalled itself into an anonymous TemporaryFile; "
         "marshal.loads builds data objects and never runs code",
+    ("decoders/session/front.py", "marshal"):
+        "the front of a split decode marshals its own events (dicts, lists, ints, bytes it "
+        "decoded) to the decoding process; it loads nothing",
+    ("decoders/session/split.py", "marshal"):
+        "loads only what its own front process marshalled (front.py), through a pipe it made "
+        "itself; marshal.loads builds data objects and never runs code",
+    ("decoders/session/split.py", "subprocess"):
+        "starts the front of a split decode: this interpreter, argv list, no shell; its "
+        "arguments are descriptor numbers and the capture's path as one argv item",
     ("decoders/methods/__init__.py", "importlib"):
         "imports decoders.methods.<module> where <module> comes from the CLASSES registry "
         "(source), looked up by class number; a number not registered raises KeyError first",

@@ -46,6 +46,7 @@ class LaunchStage:
 
     def finish(self, model):
         _launch_problems(model, self.decoder.finish(), self.record_offsets)
+        self.sink.settle()
 
 
 class LaunchSink:
@@ -67,17 +68,41 @@ class LaunchSink:
         self._arrived = 0
         self._last_kernel = {}
         self._latches = {}      # (pid, channel, latch) -> the launch that last arrived there
+        # a brief decode resolves only the launches it keeps: id -> a launch arrived and not
+        # resolved yet, that may still be kept (not handed over yet, or the last kernel
+        # launch of its process, which a failed call may keep); each is resolved before the
+        # tree changes (settle), so that when it is, it is as the tree stood at its arrival
+        self._unresolved = {}
 
     def arrived(self, launch):
-        """Its submission decoded: resolved through the tree as it stands now."""
+        """Its submission decoded: resolved through the tree as it stands now (a brief
+        decode: once it is kept, with the tree as it stands now)."""
         s = launch._summary
-        _resolve_launch(self.tree, s)
+        if self.brief:
+            self._unresolved[id(launch)] = launch
+        else:
+            _resolve_launch(self.tree, s)
         if self.call is not None:
             self._calls[id(launch)] = self.call
         if self.brief:
             if s["kernel"]:
-                self._last_kernel[s["pid"]] = (self._arrived, launch)
+                pid = s["pid"]
+                last = self._last_kernel.get(pid)
+                if last is not None and last[1].kept_at is not None:    # handed over, dropped
+                    self._unresolved.pop(id(last[1]), None)
+                self._last_kernel[pid] = (self._arrived, launch)
             self._arrived += 1
+
+    def settle(self):
+        """The tree is about to change: resolve the launches that may still be kept."""
+        for launch in self._unresolved.values():
+            _resolve_launch(self.tree, launch._summary)
+        self._unresolved.clear()
+
+    def _resolved(self, launch):
+        """A launch kept after all: resolved now (the tree has not changed since it arrived)."""
+        if self._unresolved.pop(id(launch), None) is not None:
+            _resolve_launch(self.tree, launch._summary)
 
     def before(self, pid):
         """At an API call's entry: (launches arrived so far, the last kernel launch of
@@ -95,15 +120,20 @@ class LaunchSink:
         n0, last = before
         n = last[0] if last is not None and last[0] >= n0 - WALK_BACK else None
         if n is not None:
+            self._resolved(last[1])
             model.launches.pin(n, last[1])
         model.failed_before[(call.index, call.pid)] = n
 
     def __call__(self, launch):
         model, attr = self.model, self.attr
         s = launch._summary
+        lazy = id(launch) in self._unresolved      # (a brief decode: resolved if kept)
+        if lazy and self.windows is not None and self.windows.active:
+            self._resolved(launch)
+            lazy = False
         r = s.get("resolved")
-        if r is None or len(r["semaphores"]) < len(s["semaphores"]):    # (arrived did it)
-            _resolve_launch(self.tree, s)
+        if not lazy and (r is None or len(r["semaphores"]) < len(s["semaphores"])):
+            _resolve_launch(self.tree, s)       # (arrived did it, but for late semaphores)
         call = self._calls.pop(id(launch), None)
         a = None
         n = len(model.launches)
@@ -133,8 +163,14 @@ class LaunchSink:
         if latch is not None:
             self._latch(launch, s, n, latch)
         launch.kept_at = (n, len(s["semaphores"]))
+        pinned = self.brief and model.mismatched and model.mismatched[-1] == n
+        if lazy:
+            if pinned or n < model.launches.keep:
+                self._resolved(launch)
+            elif self._last_kernel.get(s["pid"], (None, None))[1] is not launch:
+                del self._unresolved[id(launch)]        # dropped: never shown
         model.launches.append(launch)
-        if self.brief and model.mismatched and model.mismatched[-1] == n:
+        if pinned:
             model.launches.pin(n, launch)       # the report shows every mismatched launch
 
     def _latch(self, launch, s, n, latch):
@@ -212,6 +248,7 @@ class LaunchSink:
         launch already written to the spill file gets them as a patch (its semaphores past
         those it had when kept, and their resolutions, which follow them index for index)."""
         s = launch._summary
+        self._unresolved.pop(id(launch), None)
         _resolve_launch(self.tree, s)
         kept = self.model.launches
         at = launch.kept_at

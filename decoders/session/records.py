@@ -138,8 +138,14 @@ class RecordHandlers:
                 self.launches.sink.keep_before(call, before)
 
     # -- the driver's files -------------------------------------------------------------
+    def _settle(self):
+        """Before the object tree changes: launches a brief decode has not resolved yet."""
+        if self.launches is not None:
+            self.launches.sink.settle()
+
     def ioctl(self, rec):
         model, b = self.model, rec.body
+        self._settle()
         e = _ioctl_entry(rec, self.branch)
         _opaque(e, b, self.branch, model.objects.view(rec.pid))    # handles are per process
         if not self.budget.keep(rec.length, rec):
@@ -158,6 +164,7 @@ class RecordHandlers:
              "errno": b.err, "object": None}
         model.mmaps.append(m)
         if not b.err:   # the RM memory object an RM_MAP_MEMORY on this fd prepared
+            self._settle()
             obj = model.objects.feed_mmap(b.addr, b.length, b.fd, p, b.offset, pid=rec.pid)
             if obj is not None:
                 m["object"] = obj.handle
@@ -170,6 +177,7 @@ class RecordHandlers:
         model.mmaps.append({"index": rec.index, "pid": rec.pid, "munmap": True,
                             "addr": b.addr, "length": b.length, "ret": b.ret})
         if b.ret == 0:
+            self._settle()
             model.objects.feed_munmap(b.addr, b.length, pid=rec.pid)
 
     def mremap(self, rec):

@@ -226,6 +226,7 @@ class RemoteLaunchStage:
             raise Diverged("the front's reader found a problem: the readers may part")
         self._apply(events, None)
         _launch_problems(model, _Result([_problem(*p) for p in problems]), self.record_offsets)
+        self.sink.settle()
 
 
 class _Result:

@@ -58,7 +58,9 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
         front = None
-        if launches and (split if split is not None else wanted(path, stream)):
+        # (a stream given must be one the front can read too, and this decode again: live)
+        if launches and (stream is None or getattr(stream, "live", False)) and \
+                (split if split is not None else wanted(path, stream)):
             try:
                 front = Front(path, stream)
             except OSError:

@@ -26,6 +26,8 @@ import os
 import struct
 import sys
 
+from decoders.session.model import _launch_dump
+
 GROUPS, END = 0, 1
 ARRIVED, SINK, LATE, SYNC, COPY = range(5)
 FLUSH_GROUPS = 128      # SUBMISSION records per message
@@ -40,10 +42,10 @@ class Recorder:
         self.events = []
         self.serial = 0
         self.key = None         # (pid, hClient, hChannel, token) of the record being fed
+        self.had = None         # the semaphores its channel's last launch had before it
         self.decoder = None     # the SubmissionDecoder (its channels' last launches)
 
     def arrived(self, launch):
-        from decoders.session.model import _launch_dump
         launch.serial = n = self.serial
         self.serial = n + 1
         t = _launch_dump(launch)
@@ -56,9 +58,9 @@ class Recorder:
     def sink(self, launch):
         self.events.append((SINK, launch.serial))
 
-    def late(self, launch, had):
+    def late(self, launch):
         sems = launch._summary["semaphores"]
-        self.events.append((LATE, launch.serial, had, sems[had:]))
+        self.events.append((LATE, launch.serial, self.had, sems[self.had:]))
 
     def sync(self, entry):
         self.events.append((SYNC, entry))
@@ -87,12 +89,8 @@ def run(stream, out):
     from decoders.submissions import SubmissionDecoder
     reader = CaptureReader(stream)
     rec = Recorder()
-    sems = {}               # serial of the channel's last launch -> its semaphores then
-
-    def late(launch):
-        rec.late(launch, sems[launch.serial])
     dec = SubmissionDecoder(gpu=gpu_family(reader.meta), sink=rec.sink, arrived=rec.arrived,
-                            late=late, sync=rec.sync, copy=rec.copy)
+                            late=rec.late, sync=rec.sync, copy=rec.copy)
     rec.decoder = dec
     groups = []
     n = 0
@@ -104,12 +102,9 @@ def run(stream, out):
             continue
         b = r.body
         key = rec.key = (r.pid, b["hClient"], b["hChannel"], b["token"])
-        ld = dec.decoder(r.pid)
-        ch = ld._channels.get(key)
-        last = ch.last_launch if ch is not None else None
-        sems.clear()
-        if last is not None:        # what LATE says the launch had
-            sems[last.serial] = len(last._summary["semaphores"])
+        ch = dec.decoder(r.pid)._channels.get(key)
+        last = ch.last_launch if ch is not None else None    # (the one LATE can name)
+        rec.had = len(last._summary["semaphores"]) if last is not None else None
         nproblems = len(dec.problems)
         dec.feed(r.index, b, r.pid)
         head = (b["token"], b["hClient"], b["hChannel"], b["hClass"], len(b["entries"]),

@@ -31,6 +31,9 @@ from decoders.session.model import _launch_dump
 GROUPS, END = 0, 1
 ARRIVED, SINK, LATE, SYNC, COPY = range(5)
 FLUSH_GROUPS = 128      # SUBMISSION records per message
+FLUSH_EVENTS = 4096     # ...or fewer, once their events pass this (a hostile capture's
+                        # submission may hold thousands of launches); the pipe holds back
+                        # the rest until the decoding process reads
 COLLECT_RECORDS = 1024  # records between two collections of young objects (as the decode)
 _LEN = struct.Struct("<Q")
 
@@ -93,7 +96,7 @@ def run(stream, out):
                             late=rec.late, sync=rec.sync, copy=rec.copy)
     rec.decoder = dec
     groups = []
-    n = 0
+    n = events = 0
     for r in reader.records(only=("SUBMISSION",)):
         n += 1
         if not n % COLLECT_RECORDS:
@@ -109,11 +112,14 @@ def run(stream, out):
         dec.feed(r.index, b, r.pid)
         head = (b["token"], b["hClient"], b["hChannel"], b["hClass"], len(b["entries"]),
                 sum(g["size"] for g in b["segments"]), b["lost"])
-        groups.append((r.index, r.offset, rec.take(), len(dec.problems) != nproblems, head,
+        got = rec.take()
+        groups.append((r.index, r.offset, got, len(dec.problems) != nproblems, head,
                        len(reader.problems)))
-        if len(groups) >= FLUSH_GROUPS:
+        events += len(got)
+        if len(groups) >= FLUSH_GROUPS or events >= FLUSH_EVENTS:
             send(out, GROUPS, groups)
             groups = []
+            events = 0
     if groups:
         send(out, GROUPS, groups)
     result = dec.finish()

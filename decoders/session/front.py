@@ -10,23 +10,24 @@ runs them one after the other.
 
 Wire format: messages, each an 8-byte little-endian length and a marshalled
 (kind, payload). GROUPS: a list of (record index, record offset, events, problems grew,
-the body's (token, hClient, hChannel, hClass, GP entries, segment bytes, lost), the
-reader's problems so far), one per SUBMISSION record in record order. END: (events of the decoder's finish, its
-problems as (text, path, offset), the reader's problems). An event is a tuple whose first
-item says what it is: ARRIVED (serial, launch as model._launch_dump makes it with its summary copied, latch,
+model.submission_head of the body, the reader's problems so far), one per SUBMISSION
+record in record order. END: (events of the decoder's finish, its problems as (text,
+path, offset), the reader's problems). An event is a tuple whose first item says what it
+is: ARRIVED (serial, the launch as model._launch_dump makes it, its summary copied, latch,
 whether it is its channel's last launch now), SINK (serial), LATE (serial, semaphores it
 had, the semaphores added), SYNC (entry), COPY (entry).
 
-usage (decoders/session/split.py starts it): python3 -m decoders.session.front --out FD
-    (--path CAPTURE | --fd FD --finished FD)
+Started by decoders/session/split.py as `main(["--out", FD, "--path", CAPTURE])` or, for a
+capture read while it is written, `main(["--out", FD, "--fd", FD, "--finished", FD])`.
 """
 import gc
 import marshal
 import os
+import select
 import struct
 import sys
 
-from decoders.session.model import _launch_dump
+from decoders.session.model import _launch_dump, submission_head
 
 GROUPS, END = 0, 1
 ARRIVED, SINK, LATE, SYNC, COPY = range(5)
@@ -110,11 +111,9 @@ def run(stream, out):
         rec.had = len(last._summary["semaphores"]) if last is not None else None
         nproblems = len(dec.problems)
         dec.feed(r.index, b, r.pid)
-        head = (b["token"], b["hClient"], b["hChannel"], b["hClass"], len(b["entries"]),
-                sum(g["size"] for g in b["segments"]), b["lost"])
         got = rec.take()
-        groups.append((r.index, r.offset, got, len(dec.problems) != nproblems, head,
-                       len(reader.problems)))
+        groups.append((r.index, r.offset, got, len(dec.problems) != nproblems,
+                       submission_head(b), len(reader.problems)))
         events += len(got)
         if len(groups) >= FLUSH_GROUPS or events >= FLUSH_EVENTS:
             send(out, GROUPS, groups)
@@ -135,7 +134,6 @@ class PipeEvent:
         self._set = False
 
     def wait(self, timeout=None):
-        import select
         if not self._set:
             ready, _, _ = select.select([self.fd], [], [], timeout)
             self._set = bool(ready)

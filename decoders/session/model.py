@@ -192,6 +192,13 @@ def channels(model):
     return [dict(ch[k]) for k in sorted(ch)]
 
 
+def submission_head(b):
+    """(token, hClient, hChannel, hClass, GP entries, segment bytes, lost) of a parsed
+    SUBMISSION body: what the channel counts and a split decode's groups need of it."""
+    return (b["token"], b["hClient"], b["hChannel"], b["hClass"], len(b["entries"]),
+            sum(g["size"] for g in b["segments"]), b["lost"])
+
+
 def count_submission(counts, pid, token, channel, cls, entries, nbytes, lost):
     """One submission into channel counts (model.channel_counts): the channel handle and
     class its last submission gave."""

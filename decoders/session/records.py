@@ -8,7 +8,7 @@ from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
                                       _failed_call, _ioctl_entry, _opaque, _submission_entry,
                                       _submission_raw)
-from decoders.session.model import count_submission
+from decoders.session.model import count_submission, submission_head
 from decoders.spill import SpillList
 
 
@@ -72,16 +72,12 @@ class RecordHandlers:
         else:
             subs.append(_submission_entry(rec))
         counts = model.channel_counts
-        b = rec.body
-        if b is None:       # read unparsed (a split decode): its parts from the front
-            head = self.launches.head(rec)
-            if counts is not None:
-                count_submission(counts, rec.pid, head[0], head[2], head[3], head[4],
-                                 head[5], head[6])
-        elif counts is not None:
-            count_submission(counts, rec.pid, b["token"], b["hChannel"], b["hClass"],
-                             len(b["entries"]), sum(g["size"] for g in b["segments"]),
-                             b["lost"])
+        # read unparsed (a split decode): its parts from the front, which checks the record
+        head = self.launches.head(rec) if rec.body is None else \
+            submission_head(rec.body) if counts is not None else None
+        if counts is not None:
+            token, _, channel, cls, entries, nbytes, lost = head
+            count_submission(counts, rec.pid, token, channel, cls, entries, nbytes, lost)
         call = self.api.current(rec.pid, rec.tid)
         if call is not None:
             call.submissions.append(rec.index)

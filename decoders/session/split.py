@@ -163,8 +163,7 @@ class RemoteLaunchStage:
 
     def head(self, rec):
         """The front's group for SUBMISSION `rec` (read here unparsed: the reader's `lazy`),
-        checked to be this record's; its body's (token, hClient, hChannel, hClass, GP
-        entries, segment bytes, lost)."""
+        checked to be this record's; its body's model.submission_head."""
         group = self.front.next()
         index, offset = group[0], group[1]
         if index != rec.index or offset != rec.offset:

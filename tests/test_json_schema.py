@@ -196,8 +196,16 @@ def _elided_parts(doc):
         for sem in launch["semaphores"]:
             if isinstance(sem, dict):
                 out.append(("launches[].semaphores[].fields", "fields" in sem))
-        if launch.get("attribution") is not None:
-            out.append(("launches[].attribution.api_call", "api_call" in launch["attribution"]))
+        out.append(("launches[].resolved", "resolved" in launch))
+        a = launch.get("attribution")
+        if a is not None:
+            out.append(("launches[].attribution.api_call", "api_call" in a))
+            args = a.get("args") or []
+            for x in args:
+                if x["hex"] is not None and x.get("api_hex", x["hex"]) == x["hex"]:
+                    out.append(("launches[].attribution.args[].api_hex", "api_hex" in x))
+            if args and all(x["hex"] is not None for x in args) and launch["params"]:
+                out.append(("launches[].params.hex", "hex" in launch["params"]))
     for sub in doc["submissions"]:
         for seg in sub["segments"]:
             out.append(("submissions[].segments[].hex", "hex" in seg))
@@ -246,8 +254,18 @@ def test_default_json_is_all_fields_less_the_elided_parts(name, capture_files):
             launch["cbank0_driver"].pop("hex")
         for sem in launch["semaphores"]:
             sem.pop("fields", None)
-        if launch.get("attribution") is not None:
-            assert launch["attribution"].pop("api_call") == launch["api_call"]
+        launch.pop("resolved", None)
+        a = launch.get("attribution")
+        if a is not None:
+            assert a.pop("api_call") == launch["api_call"]
+            for x in a.get("args") or ():
+                if x["api_hex"] == x["hex"]:
+                    x.pop("api_hex")
+            if a.get("args") and all(x["hex"] is not None for x in a["args"]):
+                # the arguments hold the bytes, each where params.hex has it
+                hw = bytes.fromhex(launch["params"].pop("hex"))
+                for x in a["args"]:
+                    assert hw[x["offset"]:x["offset"] + x["size"]].hex() == x["hex"]
     for sub in full["submissions"]:
         for seg in sub["segments"]:
             seg.pop("hex")
@@ -291,7 +309,7 @@ def test_schema_requires_the_documented_keys(section, definition, schema):
     (lambda d: d["marks"][0].update(kind="MIDDLE"), "$.marks[0].kind"),
     (lambda d: d["submissions"][0]["segments"][0].update(hex="XYZ"), "segments[0].hex"),
     (lambda d: d.update(exit={"status": -9}), "$.exit"),
-    (lambda d: d["elided"]["paths"].append("launches[].grid"), "$.elided.paths[6]"),
+    (lambda d: d["elided"]["paths"].append("launches[].grid"), "$.elided.paths[9]"),
     (lambda d: d["mmaps"].append({"index": 1}), "matches none of anyOf"),
 ])
 def test_validator_rejects_synthetic_damage(mutate, where, capture_files, schema):

@@ -31,7 +31,12 @@ def _clean(obj):
 # submission); `--all-fields` keeps them. Dotted paths as docs/json.md names them.
 ELIDED = ("launches[].qmd_fields", "launches[].cbank0_driver.hex",
           "launches[].semaphores[].fields", "launches[].attribution.api_call",
-          "submissions[].segments[].hex", "syncs[].fields")
+          "submissions[].segments[].hex", "syncs[].fields",
+          # a long real job (a 100-step transformer: 167 MB -> 115 MB): where each VA lands
+          # (the same few memory objects on every launch), the parameter bytes when the
+          # arguments hold them one by one, and a call's bytes where they are the QMD's
+          "launches[].resolved", "launches[].params.hex",
+          "launches[].attribution.args[].api_hex")
 ALL_FIELDS_FLAG = "--all-fields"
 
 
@@ -48,7 +53,9 @@ def _processes(model):
 
 def _brief_launch(s):
     """A launch summary without ELIDED's parts (new dicts; `s` is not changed). The
-    attribution's api_call is launches[].api_call, the same dict."""
+    attribution's api_call is launches[].api_call, the same dict; params.hex goes only
+    where every argument of attribution.args has its bytes, an argument's api_hex only
+    where it equals its hex."""
     s = dict(s)
     s.pop("qmd_fields", None)
     cb = s.get("cbank0_driver")
@@ -57,10 +64,29 @@ def _brief_launch(s):
     if s.get("semaphores"):
         s["semaphores"] = [{k: v for k, v in m.items() if k != "fields"}
                            if isinstance(m, dict) else m for m in s["semaphores"]]
+    s.pop("resolved", None)
     a = s.get("attribution")
-    if isinstance(a, dict) and "api_call" in a:
-        s["attribution"] = {k: v for k, v in a.items() if k != "api_call"}
+    if isinstance(a, dict):
+        a = s["attribution"] = {k: v for k, v in a.items() if k != "api_call"}
+        args = a.get("args")
+        if args:
+            a["args"] = [_brief_arg(x) for x in args]
+            p = s.get("params")
+            if isinstance(p, dict) and "hex" in p and _args_hold_bytes(args):
+                s["params"] = {k: v for k, v in p.items() if k != "hex"}
     return s
+
+
+def _args_hold_bytes(args):
+    """Whether attribution.args has every argument's bytes (params.hex is then left out)."""
+    return all(isinstance(x, dict) and x.get("hex") is not None for x in args)
+
+
+def _brief_arg(x):
+    """An argument without api_hex where the call passed the bytes the QMD holds."""
+    if isinstance(x, dict) and "api_hex" in x and x["api_hex"] == x.get("hex"):
+        return {k: v for k, v in x.items() if k != "api_hex"}
+    return x
 
 
 def _brief_submission(s):

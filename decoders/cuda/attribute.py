@@ -15,6 +15,7 @@ decoders/cuda/driverkernels.py.
 """
 import heapq
 import re
+import struct
 
 from decoders.cubin import demangle, image_cubin
 from decoders.cuda import graphs as G
@@ -92,20 +93,42 @@ def param_types_of(demangled):
     return [] if out == ["void"] else out
 
 
+_INTEGER = re.compile(r"(unsigned |signed )?(char|short|int|long|long long)|bool|"
+                      r"[a-z0-9_]*int[0-9]*_t|size_t")
+_FLOAT = {4: struct.Struct("<f"), 8: struct.Struct("<d")}
+_KINDS = {}     # C type -> how its bytes read as a number (_kind): one regex match per type
+
+
+def _kind(ctype):
+    """'pointer', 'float', 'signed', 'unsigned' or None (not a number) for a C type."""
+    kind = _KINDS.get(ctype, _KINDS)
+    if kind is _KINDS:
+        if ctype and "*" in ctype:
+            kind = "pointer"
+        elif ctype in ("float", "double"):
+            kind = "float"
+        elif ctype is None or _INTEGER.fullmatch(ctype):
+            kind = "signed" if ctype is not None and not ctype.startswith(
+                ("unsigned", "u", "size_t", "bool")) else "unsigned"
+        else:
+            kind = None
+        if len(_KINDS) >= 4096:
+            _KINDS.clear()
+        _KINDS[ctype] = kind
+    return kind
+
+
 def _value(raw, ctype):
     """A parameter's bytes as a number where its type says how."""
     if raw is None:
         return None
-    if ctype and "*" in ctype:
-        return int.from_bytes(raw, "little") if len(raw) == 8 else None
-    if ctype in ("float", "double") and len(raw) in (4, 8):
-        import struct
-        return struct.unpack("<f" if len(raw) == 4 else "<d", raw)[0]
-    if len(raw) in (1, 2, 4, 8) and (ctype is None or re.fullmatch(
-            r"(unsigned |signed )?(char|short|int|long|long long)|bool|[a-z0-9_]*int[0-9]*_t|"
-            r"size_t", ctype or "")):
-        signed = ctype is not None and not ctype.startswith(("unsigned", "u", "size_t", "bool"))
-        return int.from_bytes(raw, "little", signed=signed)
+    kind, n = _kind(ctype), len(raw)
+    if kind == "pointer":
+        return int.from_bytes(raw, "little") if n == 8 else None
+    if kind == "float":
+        return _FLOAT[n].unpack(raw)[0] if n in _FLOAT else None
+    if kind is not None and n in (1, 2, 4, 8):
+        return int.from_bytes(raw, "little", signed=kind == "signed")
     return None
 
 

@@ -79,6 +79,7 @@ _API_BODY = _FAST.get("API_ENTER")
 # (slot, argument words) -> ApiCall._from_args(): shared by the calls made with those words;
 # its launch_config is read, never changed (to_json and Launch.summary hand out copies)
 _SAME_ARGS = {}
+_SAME_CONFIG = {}   # (function, LAUNCH_CONFIG bytes, LAUNCH_ATTRS bytes) -> a LAUNCH_EX's config
 _ApiRecord = namedtuple("_ApiRecord", "index offset pid tid t_start t_end body raw")
 
 
@@ -278,12 +279,25 @@ class ApiCall:
             return {"function": self.args["f"], "grid": None, "block": None,
                     "shared_memory_bytes": None, "stream": None, "cluster": None,
                     "cooperative": False, "attributes": []}
-        c = _CONFIG.parse(cfg["data"])
+        raw = self.sections.get("LAUNCH_ATTRS", {}).get("data", b"")
+        # a training loop's cuLaunchKernelEx passes the same config bytes step after step:
+        # parsed once (shared, read, never changed: as _SAME_ARGS's)
+        key = (self.args["f"], cfg["data"], raw)
+        out = _SAME_CONFIG.get(key)
+        if out is None:
+            out = self._launch_ex_config(cfg["data"], raw)
+            if len(_SAME_CONFIG) >= 4096:
+                _SAME_CONFIG.clear()
+            _SAME_CONFIG[key] = out
+        return out
+
+    def _launch_ex_config(self, data, raw):
+        """_launch_config of a cuLaunchKernelEx: its CUlaunchConfig and attributes."""
+        c = _CONFIG.parse(data)
         out = {"function": self.args["f"], "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
                "block": [c.blockDimX, c.blockDimY, c.blockDimZ],
                "shared_memory_bytes": c.sharedMemBytes, "stream": c.hStream, "cluster": None,
                "cooperative": False, "attributes": []}
-        raw = self.sections.get("LAUNCH_ATTRS", {}).get("data", b"")
         for i in range(min(c.numAttrs, len(raw) // _ATTR_SIZE)):
             at = _ATTR.parse(raw[i * _ATTR_SIZE:(i + 1) * _ATTR_SIZE])
             name = T.CU_LAUNCH_ATTRIBUTE.get(at.id, f"ATTRIBUTE_{at.id}")

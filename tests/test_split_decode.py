@@ -136,3 +136,64 @@ def test_wanted_by_size(tmp_path, monkeypatch):
     assert not split.wanted(str(big))
     monkeypatch.setenv("TRACE_LAUNCH_SPLIT", "1")
     assert split.wanted(str(small))
+
+
+def _messages(fd):
+    """Every (kind, payload) the front's wire format holds on `fd`, to its end."""
+    import marshal
+    from decoders.session.front import _LEN
+    out, buf = [], b""
+    while True:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            break
+        buf += data
+    while buf:
+        (n,) = _LEN.unpack(buf[:_LEN.size])
+        out.append(marshal.loads(buf[_LEN.size:_LEN.size + n]))
+        buf = buf[_LEN.size + n:]
+    return out
+
+
+def test_front_sender_keeps_order_and_its_bound():
+    """The front's writes go in a thread of their own (front.Sender): every message arrives,
+    in order, and no more than QUEUED bytes wait behind a reader that is slow to start."""
+    from decoders.session.front import Sender
+    r, w = os.pipe()
+    sender = Sender(w)
+    sender.QUEUED = 1 << 16
+    most = [0]
+    put = sender.put
+
+    def watched(kind, payload):
+        put(kind, payload)
+        most[0] = max(most[0], sender._bytes)
+    sender.put = watched
+    got = []
+    # the reader starts late: the pipe and then the queue fill to its bound, and put() waits
+    reader = threading.Timer(0.5, lambda: got.extend(_messages(r)))
+    reader.start()
+    payloads = [(0, list(range(k, k + 500))) for k in range(200)]
+    for kind, payload in payloads:
+        sender.put(kind, payload)
+    sender.close()
+    os.close(w)
+    reader.join()
+    os.close(r)
+    assert got == payloads
+    one = len(__import__("decoders.session.front", fromlist=["_message"])._message(*payloads[0]))
+    assert sender.QUEUED // 2 < most[0] <= sender.QUEUED + one
+
+
+def test_front_sender_raises_when_the_reader_is_gone():
+    """The decoding process went on without the front (its end of the pipe closed): the
+    front's next put() raises BrokenPipeError (front.main returns 1), never hangs."""
+    from decoders.session.front import Sender
+    r, w = os.pipe()
+    os.close(r)
+    sender = Sender(w)
+    with pytest.raises(BrokenPipeError):
+        for _ in range(1000):
+            sender.put(0, [1, 2, 3])
+        sender.close()
+    os.close(w)

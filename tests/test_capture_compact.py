@@ -271,3 +271,32 @@ def test_shim_path_finds_an_editable_install(tmp_path, monkeypatch):
     assert tracer.shim_path() == installed / "libtracelaunch.so"
     monkeypatch.setattr(sys, "meta_path", sys.meta_path[1:])
     assert tracer.shim_path() == tmp_path / "checkout" / "libtracelaunch.so"   # none: expected
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_exit_step_apart_is_the_exit_step(tmp_path, compress):
+    """trace-launch runs the exit step in a process of its own beside a live decode
+    (tracer/cli.py _finish_capture_apart): the same note and the same file as in this one."""
+    from tracer.cli import _finish_capture, _finish_capture_apart
+    a, b = _copy(tmp_path, "multi-gpu"), tmp_path / "b.tlc"
+    shutil.copy(a, b)
+    note = _finish_capture(a, compress)
+    assert note and note == _finish_capture_apart(b, compress)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_exit_step_apart_raises_what_the_exit_step_raises(tmp_path):
+    """synthetic-header: a file that is no capture fails the exit step apart as it does here,
+    as one line (trace-launch's _guard prints it and exits 2), and a missing file as OSError."""
+    from decoders.errors import TraceLaunchError
+    from tracer.cli import _finish_capture, _finish_capture_apart
+    bad = tmp_path / "bad.tlc"
+    bad.write_bytes(b"TLC1" + b"\xff" * 4096)
+    with pytest.raises(Exception) as here:
+        _finish_capture(bad, True)
+    with pytest.raises(TraceLaunchError) as apart:
+        _finish_capture_apart(bad, True)
+    assert str(here.value).splitlines()[-1] in str(apart.value)
+    assert "\n" not in str(apart.value)
+    with pytest.raises(OSError):
+        _finish_capture_apart(tmp_path / "missing.tlc", True)

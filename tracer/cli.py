@@ -295,8 +295,10 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
     exit_step = lambda: _finish_capture(out, not no_compress, all_entries)    # noqa: E731
     if decoding:
         # the exit step rewrites the file by rename while the decode still reads the one it
-        # follows (its own descriptor): the two run side by side (zstd lets go of the GIL)
-        exit_step = _beside(exit_step)
+        # follows (its own descriptor): the two run side by side, the exit step in a process
+        # of its own (its walk over the records would take the GIL from the decode's thread:
+        # the decode slowed to a quarter for 0.7 s of a 500-step job's, on the H100 host)
+        exit_step = _beside(lambda: _finish_capture_apart(out, not no_compress, all_entries))
         try:
             decoding[0].finish()
         except BaseException:       # (Ctrl-C): the rewrite ends, or cleans up, before we go
@@ -381,7 +383,51 @@ def _finish_capture(out, compress, all_entries=False):
     fatbin entries for other GPUs left out, then zstd (decoders/capture/writer.py
     compact_capture). Returns a note for the written line."""
     from decoders.capture.writer import compact_capture
-    st = compact_capture(out, compress=compress, all_entries=all_entries)
+    return _exit_note(compact_capture(out, compress=compress, all_entries=all_entries))
+
+
+_EXIT_STEP = """
+import json, sys
+from decoders.errors import TraceLaunchError
+from decoders.capture.writer import compact_capture
+try:
+    st = compact_capture(sys.argv[1], compress=sys.argv[2] == "1", all_entries=sys.argv[3] == "1")
+except TraceLaunchError as exc:
+    st = {"error": str(exc)}
+except OSError as exc:
+    st = {"oserror": [exc.errno, exc.strerror, exc.filename]}
+print(json.dumps(st))
+"""
+
+
+def _finish_capture_apart(out, compress, all_entries=False):
+    """_finish_capture in a process of its own (beside a decode in this one): the same
+    note, or the same errors raised here."""
+    import subprocess
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
+                                              if os.environ.get("PYTHONPATH") else ""))
+    done = subprocess.run([sys.executable, "-c", _EXIT_STEP, os.path.abspath(str(out)),
+                           "1" if compress else "0",
+                           "1" if all_entries else "0"], env=env, cwd=root,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    try:
+        st = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+    except ValueError:
+        st = None
+    if st is None:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise TraceLaunchError(f"the exit step failed: {why}")
+    if "error" in st:
+        raise TraceLaunchError(st["error"])
+    if "oserror" in st:
+        raise OSError(*st["oserror"])
+    return _exit_note(st)
+
+
+def _exit_note(st):
+    """The written line's note for compact_capture's stats."""
     parts = []
     if st["images_repeated"]:
         parts.append(f"{st['images_repeated']} repeated module image(s) stored once")

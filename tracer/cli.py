@@ -391,7 +391,8 @@ import json, sys
 from decoders.errors import TraceLaunchError
 from decoders.capture.writer import compact_capture
 try:
-    st = compact_capture(sys.argv[1], compress=sys.argv[2] == "1", all_entries=sys.argv[3] == "1")
+    st = compact_capture(sys.argv[1], compress=sys.argv[2] == "1", all_entries=sys.argv[3] == "1",
+                         threads=int(sys.argv[4]))
 except TraceLaunchError as exc:
     st = {"error": str(exc)}
 except OSError as exc:
@@ -407,9 +408,15 @@ def _finish_capture_apart(out, compress, all_entries=False):
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
                                               if os.environ.get("PYTHONPATH") else ""))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    # zstd's workers leave CPUs to the decode's two processes and this one
+    threads = max(1, cpus - 3)
     done = subprocess.run([sys.executable, "-c", _EXIT_STEP, os.path.abspath(str(out)),
-                           "1" if compress else "0",
-                           "1" if all_entries else "0"], env=env, cwd=root,
+                           "1" if compress else "0", "1" if all_entries else "0",
+                           str(threads)], env=env, cwd=root,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
     lines = done.stdout.strip().splitlines()
     try:

@@ -413,6 +413,10 @@ ALLOWED = {
         "nvdisasm on the cubin bytes written to a private temporary file; argv list, no shell",
     ("tracer/run.py", "subprocess"):
         "trace-launch runs the program the user named on the command line; not a decode path",
+    ("tracer/cli.py", "subprocess"):
+        "trace-launch's exit step beside a live decode: this interpreter, fixed -c code, "
+        "argv list, no shell; its arguments are the capture's absolute path and three "
+        "numbers; it prints one JSON object of counts (json.loads, no code run)",
     ("tracer/builtin.py", "ctypes"):
         "the built-in launch calls libcuda; not a decode path",
     ("tracer/shapes.py", "ctypes"):

@@ -98,6 +98,64 @@ def test_allocation_lookup_is_what_the_walk_gave():
         assert attr.allocation(value, at) == want, (step, hex(value))
 
 
+
+def _live(n):
+    """An Attribution holding `n` live allocations of the launch's process (none freed: a
+    program without a caching allocator, or one that keeps tensors step after step);
+    returns the work of a lookup of a pointer into the middle one."""
+    attr = Attribution(sm=90)
+    for k in range(n):
+        attr.observe(_call(k, "cuMemAlloc", out=0x7f0000000000 + k * 0x100000,
+                           args={"bytesize": 0x1000}))
+    attr._pid = 1       # (for_launch sets it: the launch's process)
+    want = 0x7f0000000000 + (n // 2) * 0x100000
+    hit, work = lines_run(attr.allocation, want + 8, n)
+    assert hit["base"] == want and hit["offset"] == 8
+    return work
+
+
+def test_allocation_lookup_does_not_grow_with_live_allocations():
+    assert _live(2000) <= _live(40)
+
+
+def test_allocation_lookup_by_process_is_what_the_walk_gave():
+    """Two processes that allocate, free and allocate the same VAs again (never two live
+    ranges of one process overlapping, as the driver gives them), looked up by record
+    numbers that lag the calls (a launch is attributed after calls made since it): the
+    bisection finds what the walk over every allocation found."""
+    import random
+    rng = random.Random(5)
+    attr = Attribution(sm=90)
+    every = []          # [base, size, index, freed, pid]
+    at = lookup_at = 0
+    hits = 0
+    for step in range(1500):
+        at += rng.randint(1, 3)
+        pid = rng.choice((1, 2))
+        live = [a for a in every if a[4] == pid and a[3] is None]
+        if rng.random() < 0.55:
+            base = 0x1000 * rng.randint(1, 60)
+            size = 0x1000 * rng.randint(1, 4)
+            if not any(a[0] < base + size and base < a[0] + a[1] for a in live):
+                attr.observe(_call(at, "cuMemAlloc", out=base, pid=pid,
+                                   args={"bytesize": size}))
+                every.append([base, size, at, None, pid])
+        elif live:
+            a = rng.choice(live)
+            attr.observe(_call(at, "cuMemFree", out=None, pid=pid, args={"dptr": a[0]}))
+            a[3] = at
+        lookup_at = rng.randint(lookup_at, at + 1)      # never goes down
+        value = 0x1000 * rng.randint(1, 64) + rng.randint(0, 0xfff)
+        attr._pid = pid = rng.choice((1, 2))
+        want = next(({"base": b, "size": s, "offset": value - b, "call": "cuMemAlloc",
+                      "call_index": i} for b, s, i, f, p in every
+                     if p == pid and b <= value < b + s and i < lookup_at and
+                     (f is None or f > lookup_at)), None)
+        assert attr.allocation(value, lookup_at) == want, (step, hex(value))
+        hits += want is not None
+    assert 100 < hits < 1400        # both kinds of answer were asked for
+
+
 # -- graph nodes: every replay looks up the node it runs --------------------------------
 def _node(index, grid, arg):
     c = _call(index, "cuLaunchKernel")

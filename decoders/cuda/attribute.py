@@ -13,12 +13,13 @@ nodes) gets its API call and `verified: null` with the reason; a copy or memset 
 runs as a kernel (cuMemsetD32, cuMemcpyDtoDAsync) is named and checked by
 decoders/cuda/driverkernels.py.
 """
-import heapq
 import re
 import struct
 
 from decoders.cubin import demangle, image_cubin
+from decoders.cuda import allocations as AL
 from decoders.cuda import graphs as G
+from decoders.cuda.allocations import Allocations
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda import graphdriver as GD
 from decoders.cuda.driverkernels import check as driver_kernel
@@ -167,13 +168,8 @@ class Attribution:
         self.images = {}        # (pid, module / library handle) -> the ApiCall that loaded it
         self.functions = {}     # (pid, CUfunction / CUkernel handle) -> (mangled, parent handle)
         self._pid = None        # the process of the launch being attributed (for_launch)
-        # allocations not yet dropped, in call order: seq -> [base, size, call name, call
-        # index, freed at record index]; the live ones by base (for frees), and the freed
-        # ones by the record of their free, soonest first (to drop)
-        self._allocations = {}
-        self._live = {}
-        self._freed = []
-        self._seq = 0
+        self._allocations = Allocations()      # cuMemAlloc ranges (resolve)
+        self._seq = 0           # captured launch calls so far (_capture)
         # launch calls that submitted nothing: graph nodes (stream capture), by grid and
         # block, then by argument layout, then by argument bytes: [(seq, call)] in call order
         self._captured = {}
@@ -183,7 +179,8 @@ class Attribution:
         self._image_kernels = {}    # (image bytes, mangled) -> (Kernel, arch, why)
         self.problems = []      # CaptureError per distinct module image that did not decode
         self._by_program = {}   # (pid, program address) -> kernel dict (attributed launches)
-        self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands
+        self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands,
+                                # a handle's own entry when only it changes (_forget)
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
         self.any_calls = False
         # issue 25: handles the driver named (FUNCTION_NAME) -> the call that asked it
@@ -207,8 +204,7 @@ class Attribution:
                 self.functions[(c.pid, f.handle)] = (f.name, f.parent)
                 self._named_by[(c.pid, f.handle)] = "cuKernelGetName" if "KERNEL" in f.flags else \
                     "cuFuncGetName"
-        self._kernels.clear()
-        self._kernel_json.clear()
+                self._forget((c.pid, f.handle))
 
     def observe(self, c):
         """A call that returned (API_EXIT seen)."""
@@ -243,7 +239,7 @@ class Attribution:
             if "hGraphExec" in c.args:      # the copy or memset its replays run from now on
                 self.execs.set_params((c.pid, c.args["hGraphExec"]), c.args["hNode"], c)
             return
-        if c.kind in ("LOAD_IMAGE", "GET_BY_NAME") or c.base == "cuKernelGetFunction":
+        if c.kind in ("LOAD_IMAGE", "GET_BY_NAME"):
             self._kernels.clear()
             self._kernel_json.clear()
         if c.kind == "LOAD_IMAGE" and c.out is not None and c.image is not None:
@@ -255,19 +251,17 @@ class Attribution:
             if c.string is not None and (c.pid, parent) in self.images:
                 self._looked_up[(c.pid, c.string)] = parent
         elif c.base == "cuKernelGetFunction" and c.out is not None:
+            # only this handle's entry changes (PyTorch asks again each step: clearing
+            # every kernel() made a 500-step job work out 29,000 of them again)
+            self._forget((c.pid, c.out))
             k = self.functions.get((c.pid, c.args.get("kernel")))
             if k:
                 self.functions[(c.pid, c.out)] = k
                 self._named_by.pop((c.pid, c.out), None)
         elif c.base in _ALLOC and c.out is not None and "bytesize" in c.args:
-            self._seq += 1
-            a = self._allocations[self._seq] = [c.out, c.args["bytesize"], c.name, c.index, None,
-                                                c.pid]
-            self._live.setdefault((c.pid, c.out), []).append((self._seq, a))
+            self._allocations.add(c.pid, c.out, c.args["bytesize"], c.name, c.index)
         elif c.base in _FREE:
-            for seq, a in self._live.pop((c.pid, c.args.get("dptr")), ()):
-                a[4] = c.index
-                heapq.heappush(self._freed, (c.index, seq))
+            self._allocations.free(c.pid, c.args.get("dptr"), c.index)
 
     def _walked(self, c):
         """A call that walked a graph (cuGraphInstantiate*, cuGraphExecUpdate*,
@@ -292,17 +286,18 @@ class Attribution:
     def allocation(self, value, at_index):
         """The cuMemAlloc a pointer falls in, live at record `at_index` (which never goes
         down from one call to the next: see the class), made by the process of the launch
-        being attributed. What it scans is what is live."""
-        freed, kept = self._freed, self._allocations
-        while freed and freed[0][0] <= at_index:
-            kept.pop(heapq.heappop(freed)[1], None)
-        pid = self._pid
-        for base, size, name, index, freed, apid in kept.values():
-            if base <= value < base + size and index < at_index and (
-                    freed is None or freed > at_index) and (pid is None or apid == pid):
-                return {"base": base, "size": size, "offset": value - base,
-                        "call": name, "call_index": index}
-        return None
+        being attributed (decoders/cuda/allocations.py)."""
+        r = self._allocations.find(value, at_index, self._pid)
+        if r is None:
+            return None
+        return {"base": r[AL.BASE], "size": r[AL.SIZE], "offset": value - r[AL.BASE],
+                "call": r[AL.CALL], "call_index": r[AL.INDEX]}
+
+    def _forget(self, handle):
+        """kernel() of (pid, handle) is worked out again: its function entry changed (what
+        kernel() reads of other handles did not)."""
+        self._kernels.pop(handle, None)
+        self._kernel_json.pop(handle, None)
 
     def kernel(self, handle, bound=None, pid=None):
         """{'mangled', 'name', 'module', 'cubin', 'kernel'} for a function handle of process

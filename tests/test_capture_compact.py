@@ -287,13 +287,16 @@ def test_exit_step_apart_is_the_exit_step(tmp_path, compress):
 
 def test_exit_step_apart_raises_what_the_exit_step_raises(tmp_path):
     """synthetic-header: a file that is no capture fails the exit step apart as it does here,
-    as one line (trace-launch's _guard prints it and exits 2), and a missing file as OSError."""
-    from decoders.errors import TraceLaunchError
+    as the reader's one line naming the offset (trace-launch's _guard prints it and exits
+    2), and a missing file as OSError."""
+    from decoders.errors import CaptureError, TraceLaunchError
     from tracer.cli import _finish_capture, _finish_capture_apart
     bad = tmp_path / "bad.tlc"
     bad.write_bytes(b"TLC1" + b"\xff" * 4096)
-    with pytest.raises(Exception) as here:
+    with pytest.raises(CaptureError) as here:
         _finish_capture(bad, True)
+    assert "not a trace-launch capture" in str(here.value) and "offset 0x0" in str(here.value)
+    assert "\n" not in str(here.value)
     with pytest.raises(TraceLaunchError) as apart:
         _finish_capture_apart(bad, True)
     assert str(here.value).splitlines()[-1] in str(apart.value)

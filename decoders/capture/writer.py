@@ -210,11 +210,13 @@ def compact_capture(path, compress=True, threads=-1, all_entries=False):
     unless all_entries. The new file replaces the old by rename, mode 0600. Returns
     {raw_bytes, bytes, images, images_repeated, entries_elided, elided_bytes, compressed}."""
     import mmap
+    from decoders.capture.reader import CaptureReader
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < F.TL_HEADER_SIZE:
             return {"raw_bytes": size, "bytes": size, "images": 0, "images_repeated": 0,
                     "entries_elided": 0, "elided_bytes": 0, "compressed": False}
+        CaptureReader(f)    # a header the reader takes, or its one-line CaptureError
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     view = memoryview(data)
     try:

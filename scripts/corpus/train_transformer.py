@@ -6,7 +6,9 @@ Each step is an NVTX range named "step" (torch.cuda.nvtx), so capture windows ca
 steps by name. TL_PROFILE_STEPS=A:B calls cudaProfilerStart before step A and
 cudaProfilerStop after step B-1. TL_CUPTI_TRUTH=PATH profiles the whole run with
 torch.profiler (CUPTI) and writes every kernel's name, grid, block, registers and shared
-memory, counted, as independent ground truth."""
+memory, counted, as independent ground truth. TL_KEEP_LOSSES=1 keeps every step's loss
+tensor on the GPU (a job that logs losses without .item(): its live allocations grow with
+its steps; with PYTORCH_NO_CUDA_MEMORY_CACHING=1 each tensor is a cuMemAlloc of its own)."""
 import os
 import sys
 
@@ -16,6 +18,7 @@ steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 window = os.environ.get("TL_PROFILE_STEPS")
 a, b = (int(x) for x in window.split(":")) if window else (-1, -1)
 truth_path = os.environ.get("TL_CUPTI_TRUTH")
+kept = [] if os.environ.get("TL_KEEP_LOSSES") == "1" else None
 
 torch.manual_seed(0)
 d, heads, batch, seq = 256, 4, 16, 128
@@ -50,6 +53,8 @@ with cupti_truth(truth_path):
             torch.cuda.cudart().cudaProfilerStart()
         with torch.cuda.nvtx.range("step"):
             loss = step()
+        if kept is not None:
+            kept.append(loss.detach())
         if i == b - 1:
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStop()
@@ -57,4 +62,5 @@ with cupti_truth(truth_path):
             first = loss.item()
     torch.cuda.synchronize()
 last = loss.item()
-print(f"steps={steps} loss_decreased={last < first}")
+print(f"steps={steps} loss_decreased={last < first}" +
+      (f" losses_kept={len(kept)}" if kept is not None else ""))

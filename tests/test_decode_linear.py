@@ -286,6 +286,34 @@ def test_object_tree_work_does_not_grow_with_objects():
     assert all(m <= f for f, m in zip(few, many)), (few, many)
 
 
+def _realloc_work(steps):
+    """A process that frees its memory object and allocates a new one at the same GPU VA,
+    `steps` times (no caching allocator: a new RM handle each step, measured ~60 a step);
+    returns the work of a lookup there after the last, and checks each step's answer."""
+    tree = ObjectTree().process(1)
+    for k in range(steps):
+        h = 0x5c000100 + k
+        tree._on_rm_alloc({"hObjectNew": h, "hClass": 0x3E, "hObjectParent": 0x5c000001,
+                           "hRoot": 1}, {"size": 0x200000}, None, 1, None)
+        tree._on_rm_map_memory_dma({"hMemory": h, "dmaOffset": 0x200000000,
+                                    "length": 0x200000, "hDma": 2}, {}, None, 1, None)
+        assert tree.resolve(0x200000040).obj.handle == h
+        tree._on_rm_free({"hObjectOld": h}, {}, None, 1, None)
+        assert tree.resolve(0x200000040) is None
+    h = 0x5c000100 + steps
+    tree._on_rm_alloc({"hObjectNew": h, "hClass": 0x3E, "hObjectParent": 0x5c000001,
+                       "hRoot": 1}, {"size": 0x200000}, None, 1, None)
+    tree._on_rm_map_memory_dma({"hMemory": h, "dmaOffset": 0x200000000,
+                                "length": 0x200000, "hDma": 2}, {}, None, 1, None)
+    r, work = lines_run(tree.resolve, 0x200000040)
+    assert r.obj.handle == h and r.offset == 0x40
+    return work
+
+
+def test_object_tree_lookup_does_not_grow_with_freed_objects_at_its_address():
+    assert _realloc_work(1000) <= _realloc_work(40)
+
+
 def _walk_resolve(tree, va):
     """ObjectTree.resolve as 09c72ff walked it: every object, in order."""
     for obj in tree.objects.values():

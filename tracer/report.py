@@ -9,6 +9,7 @@ from collections import Counter
 
 from decoders.ranks import processes_meta
 from decoders.session import channels, marked_submissions
+from decoders.session.model import ioctl_counts
 from decoders.session.model import count_rank_launch
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
@@ -95,9 +96,9 @@ def render_text(model, out, color=False, show_ioctls=False, show_objects=False, 
     w(st.head("ioctls by escape") + "\n")
     for esc, n in stats["ioctls_by_escape"].items():
         w(f"  {n:6d}  {_s(esc)}\n")
-    failed = [i for i in model.ioctls if i["ret"] != 0]
+    failed = ioctl_counts(model.ioctls)[2]
     if failed:
-        w(st.bad(f"  {len(failed)} call(s) failed at the syscall level") + "\n")
+        w(st.bad(f"  {failed} call(s) failed at the syscall level") + "\n")
 
     if show_ioctls:
         w("\n" + st.head("ioctls") + "\n")

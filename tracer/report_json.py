@@ -13,7 +13,10 @@ def coverage_stats(model):
         from decoders.ioctl import coverage
     except ImportError:
         return None
-    return coverage([i["_body"] for i in model.ioctls if i.get("_body") is not None], branch=str(model.meta.get("driver", "580")).split(".")[0])
+    # one pass, one body at a time: a job's ioctls may be hundreds of thousands, read back
+    # from the decode's file (decoders/session/model.py IoctlList)
+    return coverage((i["_body"] for i in model.ioctls if i.get("_body") is not None),
+                    branch=str(model.meta.get("driver", "580")).split(".")[0])
 
 
 def _clean(obj):

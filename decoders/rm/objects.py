@@ -78,6 +78,17 @@ class _SpanIndex:
             return bucket or ()
         return list(bucket or ()) + list(self._huge)
 
+    def prune(self, addr, handles):
+        """Take out of the bucket of `addr` (and the huge spans) handles whose objects were
+        freed: a job that frees and allocates again each step (no caching allocator: ~60 RM
+        allocations a step) put one more freed object under the same addresses every step,
+        and each lookup there walked them all."""
+        bucket = self._buckets.get(addr // GRANULE)
+        for h in handles:
+            if bucket is not None:
+                bucket.pop(h, None)
+            self._huge.pop(h, None)
+
 
 @dataclass
 class RmObject:
@@ -430,21 +441,27 @@ class ProcessTree:
         CPU mapping at the same address is accepted only as a fallback and says so (`how`).
         `cpu_addr` is where the bytes are visible to the process (None without a CPU mapping).
         """
-        for obj in self._in_order(self._gpu_index.near(va)):
-            if obj.freed:
-                continue
+        for obj in self._live_near(self._gpu_index, va):
             for m in obj.gpu_mappings:
                 if m["va"] is not None and m["va"] <= va < m["va"] + (m["length"] or 0):
                     off = va - m["va"] + (m["offset"] or 0)
                     return Resolved(obj, off, m["via"], self._cpu_addr(obj, off))
-        for obj in self._in_order(self._cpu_index.near(va)):
-            if obj.freed:
-                continue
+        for obj in self._live_near(self._cpu_index, va):
             for m in obj.cpu_mappings:
                 if m["addr"] <= va < m["addr"] + (m["length"] or 0):
                     off = va - m["addr"] + (m["offset"] or 0)
                     return Resolved(obj, off, "matched by CPU VA (GPU VA == CPU VA assumed)", va)
         return None
+
+    def _live_near(self, index, va):
+        """The objects not freed of index.near(va), in self.objects order; the freed ones
+        found are pruned from the index there."""
+        objs = self._in_order(index.near(va))
+        dead = [o.handle for o in objs if o.freed]
+        if not dead:
+            return objs
+        index.prune(va, dead)
+        return [o for o in objs if not o.freed]
 
     @staticmethod
     def _cpu_addr(obj, off):

@@ -23,7 +23,7 @@ from decoders.session.entries import (_GP_KEYS, _SUBMISSION_BODY, _append_call, 
                                       _at_record, _gp_entry, _submission_load, _submission_raw)
 from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, _VERIFIED, LaunchStage,  # noqa: F401
                                        gpu_family, _resolve_launch, _sm, _tally, repair_launch)
-from decoders.session.model import (DEFAULT_KEEP, CaptureModel, _api_call_load,  # noqa: F401
+from decoders.session.model import (DEFAULT_KEEP, CaptureModel, IoctlList, _api_call_load,  # noqa: F401
                                     _launch_dump, _launch_load, capture_header, channels,
                                     marked_submissions)
 from decoders.session.records import RecordHandlers
@@ -103,6 +103,7 @@ def _new_model(path, reader, branch, keep, brief=None):
         short = brief if drop else keep
         model.brief = brief
         model.launches = SpillList(short, _launch_dump, _launch_load, repair_launch, drop=drop)
+        model.ioctls = IoctlList(short, drop=drop)
         # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
         model.api_calls = SpillList(short, load=_api_call_load, drop=drop)
         model.syncs = SpillList(short, drop=drop)

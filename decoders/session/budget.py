@@ -15,6 +15,11 @@ from decoders.spill import BytesSpill, SpilledBytes
 # 572 such entries, torch-small a few thousand.
 KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
 KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
+# ioctl entries past a decode's first few are written to its file, or counted and dropped by
+# a brief decode (model.IoctlList): not KEPT_ENTRIES, which is memory, but this many to the
+# file (~0.3 KB each once KEPT_BYTES, which counts their bodies too, drops those); a job without a caching allocator
+# makes ~440 ioctls a step (PyTorch, PYTORCH_NO_CUDA_MEMORY_CACHING=1, measured)
+SPILLED_IOCTLS = 4_000_000
 KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
 IMAGE_IN_MEMORY = 64 << 10  # an image this size or larger is kept in a file (BytesSpill): a
                             # cuDNN job's fatbins held 54 MiB of a 200 MiB decode (train_loader.py)
@@ -30,6 +35,7 @@ class _Budget:
     def __init__(self, model):
         self.model = model
         self.entries = 0
+        self.ioctls = 0         # ioctl entries written to a file (model.IoctlList)
         self.bytes = 0
         self.over = False
         self.images = 0
@@ -45,6 +51,15 @@ class _Budget:
             return True
         self.stop(rec, f"the capture has more than {KEPT_ENTRIES} ioctl, mmap, open, mark "
                        f"and note records, whose entries the decoder keeps in memory")
+        return False
+
+    def spilled_ioctl(self, rec):
+        """False when this ioctl is one past SPILLED_IOCTLS (decoding then stops)."""
+        self.ioctls += 1
+        if self.ioctls <= SPILLED_IOCTLS:
+            return True
+        self.stop(rec, f"the capture has more than {SPILLED_IOCTLS} ioctl records, whose "
+                       f"entries the decoder writes to a file")
         return False
 
     def stop(self, rec, why):

@@ -7,10 +7,14 @@ from decoders.errors import CaptureError, TraceLaunchError
 from decoders.gpfifo import segment_brief
 from decoders.spill import SpillList
 
+def _ioctl_path(b):
+    return cstr(b.path)
+
+
 def _ioctl_entry(rec, branch):
     from decoders import ioctl as I
     b = rec.body
-    path = cstr(b.path)
+    path = _ioctl_path(b)
     entry = {
         "index": rec.index, "pid": rec.pid, "tid": rec.tid, "fd": b.fd, "path": path,
         "request": b.request, "escape": I.escape_name(b.request, path),
@@ -23,6 +27,26 @@ def _ioctl_entry(rec, branch):
         entry["summary"] = f"{entry['escape']} (not decoded: {exc})"
     entry["_body"] = b
     return entry
+
+
+_IOCTL_BODY = _FAST_BODIES.get("IOCTL")
+
+
+def _ioctl_body(raw):
+    """An IOCTL record's body parsed again from its bytes (a spilled entry read back), as
+    the reader parsed it: its fast parser, else the declaration; None if neither takes it."""
+    from decoders.capture import format as F
+    if _IOCTL_BODY is not None:
+        try:
+            body, used = _IOCTL_BODY(raw)
+            if used == len(raw):
+                return body
+        except Exception:       # noqa: BLE001 - the declaration below says what is wrong
+            pass
+    try:
+        return F.BODY["IOCTL"].parse(raw)
+    except Exception:           # noqa: BLE001 - kept when read, so this does not happen
+        return None
 
 
 def _opaque(entry, body, branch, tree):

@@ -1,9 +1,11 @@
 """The model a decode fills: the data the report and the JSON render (docs/json.md), and
 the views over it that walk its lists once (submissions per channel, marked launches).
-How launches and API calls are written to and read back from a SpillList's file."""
+How launches, API calls and ioctls are written to and read back from a SpillList's file."""
 import bisect
 from collections import Counter
 from dataclasses import dataclass, field
+
+from decoders.spill import SpillList
 
 # Submissions and launches kept as objects before a SpillList writes the rest to its file:
 # a short capture never touches the disk; a long one costs ~40 MiB however long it is
@@ -34,6 +36,66 @@ def _api_call_load(t):
     if kernel:
         d["kernel"] = kernel[0]
     return d
+
+
+class IoctlList(SpillList):
+    """model.ioctls of a decode: a SpillList that counts its entries as they come, by device
+    file and escape, and the failed ones: the report's counts, without reading back what
+    went to the file or what a brief decode dropped. A job without a caching allocator makes
+    RM ioctls every step (PyTorch with PYTORCH_NO_CUDA_MEMORY_CACHING=1: ~440 a step,
+    measured), so they are not all kept in memory."""
+
+    def __init__(self, keep, drop=False):
+        super().__init__(keep, _ioctl_dump, _ioctl_load, drop=drop)
+        self.by_device, self.by_escape, self.failed = Counter(), Counter(), 0
+
+    def next_kind(self):
+        """What becomes of the next entry: "kept" (in memory), "spilled" (to the file) or
+        "dropped" (a brief decode: counted, never read)."""
+        if len(self) < self.keep:
+            return "kept"
+        return "dropped" if self.drop else "spilled"
+
+    def append(self, e):
+        self._count(e["path"], e["escape"], e["ret"])
+        super().append(e)
+
+    def count_dropped(self, rec, path):
+        """An ioctl a brief decode drops, counted without making its entry."""
+        from decoders import ioctl as I
+        b = rec.body
+        self._count(path, I.escape_name(b.request, path), b.ret)
+        self._dropped += 1
+
+    def _count(self, path, escape, ret):
+        self.by_device[path] += 1
+        self.by_escape[escape] += 1
+        if ret != 0:
+            self.failed += 1
+
+
+def _ioctl_dump(e):
+    """A spilled ioctl entry: its dict less the parsed body, and the body's bytes while the
+    budget keeps it (parsed again on load)."""
+    d = dict(e)
+    body, raw = d.pop("_body", None), d.pop("_raw", None)
+    return d, raw if body is not None else None
+
+
+def _ioctl_load(t):
+    from decoders.session.entries import _ioctl_body
+    d, raw = t
+    d["_body"] = _ioctl_body(raw) if raw is not None else None
+    return d
+
+
+def ioctl_counts(ioctls):
+    """(Counter by device file, Counter by escape, failed calls) of model.ioctls: counted
+    as they came (IoctlList), or walked (a plain list: a selection, a decode keep=None)."""
+    if hasattr(ioctls, "by_device"):
+        return ioctls.by_device, ioctls.by_escape, ioctls.failed
+    return (Counter(i["path"] for i in ioctls), Counter(i["escape"] for i in ioctls),
+            sum(1 for i in ioctls if i["ret"] != 0))
 
 
 def _launch_load(t):
@@ -116,8 +178,7 @@ class CaptureModel:
         return self.end is None
 
     def stats(self):
-        by_dev = Counter(i["path"] for i in self.ioctls)
-        by_esc = Counter(i["escape"] for i in self.ioctls)
+        by_dev, by_esc, _ = ioctl_counts(self.ioctls)
         cc = self.channel_counts
         lost = sum(c["lost"] for c in cc.values()) if cc is not None else \
             sum(s["lost"] for s in self.submissions)

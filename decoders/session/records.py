@@ -6,9 +6,10 @@ from decoders.capture import format as F
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
-                                      _failed_call, _ioctl_entry, _opaque, _submission_entry,
+                                      _failed_call, _ioctl_entry, _ioctl_path, _opaque,
+                                      _submission_entry,
                                       _submission_raw)
-from decoders.session.model import count_submission, submission_head
+from decoders.session.model import IoctlList, count_submission, submission_head
 from decoders.spill import SpillList
 
 
@@ -42,12 +43,17 @@ class RecordHandlers:
             "PROCESS_ENV": self.process_env,
             "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished,
             "WINDOW": self.window}
-        for kind in _KEPT_TYPES:
+        counted = _KEPT_TYPES
+        if isinstance(model.ioctls, SpillList):     # not in memory: written or dropped
+            counted = counted - {"IOCTL"}
+            if not model.ioctls.drop:
+                table["IOCTL"] = self._counted(table["IOCTL"], budget.spilled_ioctl)
+        for kind in counted:
             table[kind] = self._counted(table[kind])
         self.table = table
 
-    def _counted(self, handler):
-        entry = self.budget.entry
+    def _counted(self, handler, entry=None):
+        entry = entry or self.budget.entry
 
         def counted(rec):
             if not entry(rec):
@@ -142,11 +148,18 @@ class RecordHandlers:
     def ioctl(self, rec):
         model, b = self.model, rec.body
         self._settle()
-        e = _ioctl_entry(rec, self.branch)
-        _opaque(e, b, self.branch, model.objects.view(rec.pid))    # handles are per process
-        if not self.budget.keep(rec.length, rec):
-            e["_body"] = None
-        model.ioctls.append(e)
+        ioctls = model.ioctls
+        kind = ioctls.next_kind() if isinstance(ioctls, IoctlList) else "kept"
+        if kind == "dropped":       # a brief decode past its first few: counted alone
+            ioctls.count_dropped(rec, _ioctl_path(b))
+        else:
+            e = _ioctl_entry(rec, self.branch)
+            _opaque(e, b, self.branch, model.objects.view(rec.pid))    # handles are per process
+            if not self.budget.keep(rec.length, rec):
+                e["_body"] = None
+            elif kind == "spilled":
+                e["_raw"] = rec.raw     # its body is parsed again when it is read back
+            ioctls.append(e)
         try:
             model.objects.feed_ioctl(b, pid=rec.pid)
         except TraceLaunchError as exc:

@@ -1,0 +1,44 @@
+"""model.ioctls past a decode's first few (model.IoctlList): written to the decode's file
+and read back as they were made, or, in a brief decode, counted and dropped. A job without
+a caching allocator makes RM ioctls every step (PyTorch with
+PYTORCH_NO_CUDA_MEMORY_CACHING=1: 88,902 in 200 steps, ~1 KB each in memory), so keeping
+them all grew the text decode's peak RSS with the job's length and stopped the decode at
+KEPT_ENTRIES (200,000)."""
+import pytest
+
+from decoders.session import decode_capture
+from decoders.session.model import IoctlList, ioctl_counts
+from tests.conftest import CAPTURES
+
+NAMES = ("torch-small", "multi-gpu", "cupy-linalg")
+
+
+def _plain(e):
+    return {k: v for k, v in e.items() if k != "_raw"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_spilled_ioctls_read_back_as_made(name):
+    path = CAPTURES / name / "capture.tlc.gz"
+    full = decode_capture(path, keep=None)          # every entry in memory, as made
+    spilled = decode_capture(path, keep=8)
+    assert isinstance(spilled.ioctls, IoctlList) and len(full.ioctls) > 100
+    assert len(spilled.ioctls) == len(full.ioctls)
+    bodies = 0
+    for a, b in zip(full.ioctls, spilled.ioctls):
+        assert _plain(a) == _plain(b)
+        bodies += b["_body"] is not None
+    assert bodies == len(full.ioctls)       # every body parsed again from its bytes
+    assert spilled.stats() == full.stats()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_brief_decode_counts_the_ioctls_it_drops(name):
+    path = CAPTURES / name / "capture.tlc.gz"
+    full = decode_capture(path, keep=None)
+    brief = decode_capture(path, brief=4)
+    assert len(brief.ioctls) == len(full.ioctls)
+    assert ioctl_counts(brief.ioctls) == ioctl_counts(list(full.ioctls))
+    assert [_plain(e) for e in brief.ioctls[:4]] == [_plain(e) for e in full.ioctls[:4]]
+    with pytest.raises(IndexError):         # (decoders/spill.py Dropped)
+        brief.ioctls[len(full.ioctls) - 1]

@@ -79,7 +79,7 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     from decoders.text import MAX_LINE, TextOut
     from tracer.report import render_json, render_text
     filters = {k: v for k, v in (filters or {}).items() if v not in (None, (), [])}
-    brief = brief_for(as_json, launch_limit, filters, cost, ioctls)
+    brief = brief_for(as_json, launch_limit, filters, cost, ioctls or stats)
     if model is not None and getattr(model, "brief", None) not in (None, brief):
         model = None        # kept too little for this view: decoded again in full
     if model is None:
@@ -132,7 +132,8 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
 def brief_for(as_json, launch_limit, filters=None, cost=False, ioctls=False):
     """The N of a brief decode (decoders/session decode_capture) for a report, or None: the
     text that shows N launches in full and counts the rest reads no launch, API call, ioctl,
-    sync or copy past the first N; JSON, a selection, --cost and --ioctls read them all."""
+    sync or copy past the first N; JSON, a selection, --cost, --ioctls and --stats (the
+    naming coverage of every ioctl) read them all. `ioctls`: --ioctls or --stats."""
     if as_json or cost or launch_limit is None or filters or ioctls:
         return None
     return launch_limit

@@ -119,6 +119,10 @@ def main():
                 entry["report_ratio"] = round(entry["report_wall_s"] / nat, 3)
         results["lengths"][steps] = entry
         manifest = {"name": f"{args.name}-{steps}", "command": prog, "mode": "full",
+                    # what the program reads from its environment (train_transformer.py's
+                    # TL_* options, PyTorch's allocator settings)
+                    "env": {k: v for k, v in sorted(os.environ.items())
+                            if k.startswith(("TL_", "PYTORCH_"))},
                     "git_commit": os.environ.get("TRACE_LAUNCH_GIT_COMMIT"),
                     "exit_status": runs["traced"][-1]["rc"], "date": results["date"],
                     "wall_s": runs["traced"][-1]["wall_s"],

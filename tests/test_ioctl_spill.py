@@ -42,3 +42,14 @@ def test_a_brief_decode_counts_the_ioctls_it_drops(name):
     assert [_plain(e) for e in brief.ioctls[:4]] == [_plain(e) for e in full.ioctls[:4]]
     with pytest.raises(IndexError):         # (decoders/spill.py Dropped)
         brief.ioctls[len(full.ioctls) - 1]
+
+
+def test_the_file_of_ioctls_is_bounded(monkeypatch):
+    """Past SPILLED_IOCTLS ioctls written to the decode's file, decoding stops with one
+    problem naming the record (the file stays bounded whatever a capture holds)."""
+    import decoders.session.budget as B
+    monkeypatch.setattr(B, "SPILLED_IOCTLS", 50)
+    m = decode_capture(CAPTURES / "torch-small" / "capture.tlc.gz", keep=8)
+    stops = [str(p) for p in m.problems if "decoding stopped" in str(p)]
+    assert len(stops) == 1 and "more than 50 ioctl records" in stops[0], m.problems
+    assert len(m.ioctls) == 50      # (every ioctl counts, those kept in memory too)

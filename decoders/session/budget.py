@@ -46,20 +46,21 @@ class _Budget:
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
-        self.entries += 1
-        if self.entries <= KEPT_ENTRIES:
-            return True
-        self.stop(rec, f"the capture has more than {KEPT_ENTRIES} ioctl, mmap, open, mark "
-                       f"and note records, whose entries the decoder keeps in memory")
-        return False
+        return self._within(rec, "entries", KEPT_ENTRIES, "ioctl, mmap, open, mark and note "
+                            "records, whose entries the decoder keeps in memory")
 
     def spilled_ioctl(self, rec):
-        """False when this ioctl is one past SPILLED_IOCTLS (decoding then stops)."""
-        self.ioctls += 1
-        if self.ioctls <= SPILLED_IOCTLS:
+        """False when this ioctl is one past SPILLED_IOCTLS, all counted (decoding then
+        stops)."""
+        return self._within(rec, "ioctls", SPILLED_IOCTLS, "ioctl records, whose entries past "
+                            "the first few the decoder writes to a file")
+
+    def _within(self, rec, counter, limit, what):
+        n = getattr(self, counter) + 1
+        setattr(self, counter, n)
+        if n <= limit:
             return True
-        self.stop(rec, f"the capture has more than {SPILLED_IOCTLS} ioctl records, whose "
-                       f"entries the decoder writes to a file")
+        self.stop(rec, f"the capture has more than {limit} {what}")
         return False
 
     def stop(self, rec, why):

@@ -9,8 +9,7 @@ from collections import Counter
 
 from decoders.ranks import processes_meta
 from decoders.session import channels, marked_submissions
-from decoders.session.model import ioctl_counts
-from decoders.session.model import count_rank_launch
+from decoders.session.model import count_rank_launch, ioctl_counts
 from decoders.names import short_name
 from decoders.text import MAX_LINE, TextOut, printable
 from tracer.parallel import render_ranges, worth_it

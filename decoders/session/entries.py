@@ -7,6 +7,7 @@ from decoders.errors import CaptureError, TraceLaunchError
 from decoders.gpfifo import segment_brief
 from decoders.spill import SpillList
 
+
 def _ioctl_path(b):
     return cstr(b.path)
 

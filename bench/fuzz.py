@@ -6,8 +6,8 @@ Inputs (all synthetic mutants of real bytes):
             file header, the first records, the records around the last submission,
             the API_ENTER/API_EXIT records, END. Decoded with decoders.session.decode_capture,
             then tracer.report.to_json + render_text into a StringIO, and decoded again
-            brief (decode_capture(brief=2)): its text report must be the full decode's (a
-            difference is a finding, AssertionError); the API records are
+            brief (decode_capture(brief=2)): its text report and counts must be the full
+            decode's (a difference is a finding, AssertionError); the API records are
             also fed to decoders.cuda.calls.ApiCalls (not yet wired into the session) and
             every IMAGE section they carry to decoders.cubin.find_cubins.
   dump      raw pushbuffer segments cut from the recordings' SUBMISSION records, decoded
@@ -310,14 +310,17 @@ def decode_capture_path(path):
     render_text(model, io.StringIO(), show_ioctls=True, show_objects=True, show_stats=True)
     json.dumps(to_json(model), default=str)
     _check_problems(model.problems)
-    # a brief decode (what trace-decode's default text reads) reports the same text
-    texts = []
-    for m in (model, decode_capture(path, brief=BRIEF)):
+    # a brief decode (what trace-decode's default text reads) reports the same text and the
+    # same counts (not --stats: its naming coverage reads every ioctl, so it decodes in full)
+    texts, brief = [], decode_capture(path, brief=BRIEF)
+    for m in (model, brief):
         out = io.StringIO()
-        render_text(m, out, launch_limit=BRIEF, show_stats=True)
+        render_text(m, out, launch_limit=BRIEF)
         texts.append(out.getvalue())
     if texts[0] != texts[1]:
         raise AssertionError("the brief decode's text report differs from the full decode's")
+    if brief.stats() != model.stats():
+        raise AssertionError("the brief decode's counts differ from the full decode's")
     n = len(model.problems)
     stream = open_capture(path)
     try:

@@ -34,20 +34,12 @@ _IOCTL_BODY = _FAST_BODIES.get("IOCTL")
 
 
 def _ioctl_body(raw):
-    """An IOCTL record's body parsed again from its bytes (a spilled entry read back), as
-    the reader parsed it: its fast parser, else the declaration; None if neither takes it."""
-    from decoders.capture import format as F
+    """An IOCTL record's body parsed again from its bytes (a spilled entry read back) by the
+    parser the reader used for it (which took these bytes once already)."""
     if _IOCTL_BODY is not None:
-        try:
-            body, used = _IOCTL_BODY(raw)
-            if used == len(raw):
-                return body
-        except Exception:       # noqa: BLE001 - the declaration below says what is wrong
-            pass
-    try:
-        return F.BODY["IOCTL"].parse(raw)
-    except Exception:           # noqa: BLE001 - kept when read, so this does not happen
-        return None
+        return _IOCTL_BODY(raw)[0]
+    from decoders.capture.reader import _body_parser
+    return _body_parser("IOCTL").parse(raw)
 
 
 def _opaque(entry, body, branch, tree):

@@ -44,7 +44,7 @@ class RecordHandlers:
             "STATS": self.stats, "END": self.end, "UNFINISHED": self.unfinished,
             "WINDOW": self.window}
         counted = _KEPT_TYPES
-        if isinstance(model.ioctls, SpillList):     # not in memory: written or dropped
+        if isinstance(model.ioctls, IoctlList):     # not in memory: written or dropped
             counted = counted - {"IOCTL"}
             if not model.ioctls.drop:
                 table["IOCTL"] = self._counted(table["IOCTL"], budget.spilled_ioctl)

@@ -18,6 +18,7 @@ from decoders.escapes import numbers as ESC
 from decoders.escapes.render import changed, hexdump, render
 from decoders.escapes.structs import (NV_DMABUF_EXPORT_MAPPING_TYPE, NV_IOCTL_NUMA_STATUS,
                                       NV_RM_API_VERSION_CMD, NV_RM_API_VERSION_REPLY)
+from decoders.errors import TraceLaunchError
 from decoders.fields import bits, place
 from decoders.node import Node
 from decoders.rm import allocparams as AP
@@ -674,48 +675,74 @@ def opaque_key(info):
     return info.escape or "?"
 
 
+def facts(rec, branch="580"):
+    """What the naming coverage and a selection by name read of one ioctl, as a tuple of
+    plain values (a decode keeps it with the ioctl's entry, in memory or in its file, and
+    needs the body no more): (family, escape named, params decoded, params public, opaque
+    key, pointer outcomes, control, control named, control public, class, class named,
+    control name, class name, class id). None for a record too damaged to decode."""
+    try:
+        node, b = _decode(rec, branch)
+    except TraceLaunchError:
+        return None
+    info = b.info
+    named = (None, None, None)
+    if info.escape and info.escape.startswith("NV_ESC_RM_"):
+        c, k = node.find("ioctl.control"), node.find("ioctl.class")
+        named = (c.display if c is not None else None,
+                 k.display if k is not None else None, k.raw if k is not None else None)
+    return (info.family, bool(info.escape and "???" not in info.escape),
+            bool(info.params_decoded), bool(info.params_public),
+            None if info.params_public else opaque_key(info), tuple(info.pointers),
+            info.control, bool(info.control_named), bool(info.control_public),
+            info.hclass, bool(info.class_named)) + named
+
+
 def coverage(records, branch="580"):
-    """Fractions (0..1) of records named and decoded (docs/json.md `stats`):
-    params_decoded over every ioctl; params_decoded_public over the ioctls whose params
-    layout the public headers define (a known escape or UVM command, a public control
+    """coverage_of the records' facts (each record an IOCTL body)."""
+    return coverage_of(facts(rec, branch) for rec in records)
+
+
+def coverage_of(all_facts):
+    """Fractions (0..1) of ioctls named and decoded, from their facts() (docs/json.md
+    `stats`): params_decoded over every ioctl; params_decoded_public over the ioctls whose
+    params layout the public headers define (a known escape or UVM command, a public control
     number, a public class); params_opaque counts the others by control (or class,
     escape); params_pointers counts the NvP64 fields of followed controls by outcome."""
     n = {"escapes": [0, 0], "controls_public": [0, 0], "controls": [0, 0], "classes": [0, 0],
          "uvm": [0, 0], "controls_not_public": [0, 0]}
     decoded, public = [0, 0], [0, 0]
     opaque, pointers = {}, {}
-    for rec in records:
-        _, b = _decode(rec, branch)
-        info = b.info
+    for f in all_facts:
+        if f is None:
+            continue
+        (family, escape_named, params_decoded, params_public, opaque_as, outcomes, control,
+         control_named, control_public, hclass, class_named) = f[:11]
         decoded[1] += 1
-        decoded[0] += bool(info.params_decoded)
-        if info.params_public:
+        decoded[0] += params_decoded
+        if params_public:
             public[1] += 1
-            public[0] += bool(info.params_decoded)
+            public[0] += params_decoded
         else:
-            key = opaque_key(info)
-            opaque[key] = opaque.get(key, 0) + 1
-        for outcome in info.pointers:
+            opaque[opaque_as] = opaque.get(opaque_as, 0) + 1
+        for outcome in outcomes:
             pointers[outcome] = pointers.get(outcome, 0) + 1
-        if info.family == "nv":
-            n["escapes"][1] += 1
-            n["escapes"][0] += bool(info.escape and "???" not in info.escape)
-        if info.family == "uvm":
-            n["uvm"][1] += 1
-            n["uvm"][0] += bool(info.escape and "???" not in info.escape)
-        if info.control is not None:
+        if family in ("nv", "uvm"):
+            n["escapes" if family == "nv" else "uvm"][1] += 1
+            n["escapes" if family == "nv" else "uvm"][0] += escape_named
+        if control is not None:
             n["controls"][1] += 1
-            n["controls"][0] += bool(info.control_named)
+            n["controls"][0] += control_named
             # of the commands the public 580 headers define, the share named by that name;
             # the others (GSP legacy pass-through, bit 15) count in `controls_not_public`
             n["controls_not_public"][1] += 1
-            n["controls_not_public"][0] += not info.control_public
-            if info.control_public:
+            n["controls_not_public"][0] += not control_public
+            if control_public:
                 n["controls_public"][1] += 1
-                n["controls_public"][0] += bool(info.control_named)
-        if info.hclass is not None:
+                n["controls_public"][0] += control_named
+        if hclass is not None:
             n["classes"][1] += 1
-            n["classes"][0] += bool(info.class_named)
+            n["classes"][0] += class_named
     frac = lambda pair: (pair[0] / pair[1]) if pair[1] else 1.0  # noqa: E731
     return {"named": {k: frac(v) for k, v in n.items()}, "params_decoded": frac(decoded),
             "params_decoded_public": frac(public),

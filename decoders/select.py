@@ -82,24 +82,11 @@ def _branch(model):
 
 
 def _ioctl_names(entry, branch):
-    """(escape, control name or None, class name or None, class id or None) of one ioctl."""
-    from decoders.ioctl import decode_ioctl
-    esc = entry["escape"]
-    control = cname = cid = None
-    body = entry.get("_body")
-    if body is not None and esc.startswith("NV_ESC_RM_"):
-        try:
-            node = decode_ioctl(body, branch)
-        except TraceLaunchError:
-            node = None
-        if node is not None:
-            c = node.find("ioctl.control")
-            if c is not None:
-                control = c.display
-            k = node.find("ioctl.class")
-            if k is not None:
-                cname, cid = k.display, k.raw
-    return esc, control, cname, cid
+    """(escape, control name or None, class name or None, class id or None) of one ioctl,
+    from its facts (decoders/ioctl.py facts, taken when it was decoded)."""
+    f = entry.get("_facts")
+    control, cname, cid = f[11:14] if f is not None else (None, None, None)
+    return entry["escape"], control, cname, cid
 
 
 def ioctl_matches(entry, name, branch="580"):

@@ -110,18 +110,16 @@ def test_nccl_kernels_named_with_their_collective():
 def test_multi_gpu_objects_and_controls_decoded():
     """Whatever peer, IPC and fabric calls NCCL's P2P transport made are decoded by name and
     fields, and the public-params coverage holds at 0.99 (0.915 before issue 26)."""
-    from decoders import ioctl as I
+    from tracer.report_json import coverage_stats
     m = _model()
-    bodies = [i["_body"] for i in m.ioctls if i.get("_body") is not None]
-    cov = I.coverage(bodies, "580")
+    cov = coverage_stats(m)     # of every ioctl, from the facts taken as each was decoded
     assert cov["params_decoded_public"] >= 0.99, cov
     words = ("NV50_P2P", "NV_MEMORY_FABRIC", "NV_MEMORY_EXPORT", "OS_UNIX_EXPORT",
              "OS_UNIX_IMPORT", "P2P_CAPS", "P2P_MAPPING", "NVLINK_PEER")
     peer = [i for i in m.ioctls if any(w in i["summary"] for w in words)]
     assert peer, "no peer/IPC call in the capture"
     for i in peer:
-        _, b = I._decode(i["_body"], "580")
-        assert b.info.params_decoded, i["summary"]
+        assert i["_facts"][2], i["summary"]      # (decoders/ioctl.py facts: params decoded)
 
 
 def test_no_module_image_dropped():

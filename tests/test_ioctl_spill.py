@@ -14,22 +14,28 @@ NAMES = ("torch-small", "multi-gpu", "cupy-linalg")
 
 
 def _plain(e):
-    return {k: v for k, v in e.items() if k != "_raw"}
+    return {k: v for k, v in e.items() if k != "_body"}
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_spilled_ioctls_read_back_as_made(name):
+    """Read back without their bodies, and the same but for them: what the views read of a
+    body (its facts: the naming coverage, a selection by name) was taken when it was made."""
+    from decoders.ioctl import coverage
+    from tracer.report_json import coverage_stats
     path = CAPTURES / name / "capture.tlc.gz"
     full = decode_capture(path, keep=None)          # every entry in memory, as made
     spilled = decode_capture(path, keep=8)
     assert isinstance(spilled.ioctls, IoctlList) and len(full.ioctls) > 100
     assert len(spilled.ioctls) == len(full.ioctls)
-    bodies = 0
-    for a, b in zip(full.ioctls, spilled.ioctls):
+    for k, (a, b) in enumerate(zip(full.ioctls, spilled.ioctls)):
         assert _plain(a) == _plain(b)
-        bodies += b["_body"] is not None
-    assert bodies == len(full.ioctls)       # every body parsed again from its bytes
+        assert a["_facts"] is not None
+        assert (b["_body"] is None) == (k >= 8)
     assert spilled.stats() == full.stats()
+    # the coverage from the facts is the coverage of the bodies themselves
+    want = coverage([i["_body"] for i in full.ioctls], str(full.meta["driver"]).split(".")[0])
+    assert coverage_stats(spilled) == coverage_stats(full) == want
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -53,3 +59,18 @@ def test_the_file_of_ioctls_is_bounded(monkeypatch):
     stops = [str(p) for p in m.problems if "decoding stopped" in str(p)]
     assert len(stops) == 1 and "more than 50 ioctl records" in stops[0], m.problems
     assert len(m.ioctls) == 50      # (every ioctl counts, those kept in memory too)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_selection_by_name_reads_spilled_ioctls(name):
+    """--ioctl NAME matches a control or class name, which a spilled entry (read back without
+    its body) still has: the same ioctls are selected as from a decode that keeps them all."""
+    from decoders.select import select
+    path = CAPTURES / name / "capture.tlc.gz"
+    full = decode_capture(path, keep=None)
+    spilled = decode_capture(path, keep=8)
+    for want in ("GPU_GET_CLASSLIST", "HOPPER_CHANNEL_GPFIFO_A", "UVM_MAP_EXTERNAL"):
+        a = [i["index"] for i in select(full, ioctl=want).ioctls]
+        b = [i["index"] for i in select(spilled, ioctl=want).ioctls]
+        assert a == b and a, (want, a, b)
+        assert max(b) > spilled.ioctls[7]["index"]      # past the entries kept in memory

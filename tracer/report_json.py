@@ -10,13 +10,13 @@ from tracer.parallel import render_ranges
 
 def coverage_stats(model):
     try:
-        from decoders.ioctl import coverage
+        from decoders.ioctl import coverage_of
     except ImportError:
         return None
-    # one pass, one body at a time: a job's ioctls may be hundreds of thousands, read back
-    # from the decode's file (decoders/session/model.py IoctlList)
-    return coverage((i["_body"] for i in model.ioctls if i.get("_body") is not None),
-                    branch=str(model.meta.get("driver", "580")).split(".")[0])
+    # one pass over each ioctl's facts, taken when it was decoded: a job's ioctls may be
+    # hundreds of thousands, read back from the decode's file without their bodies
+    # (decoders/session/model.py IoctlList)
+    return coverage_of(i.get("_facts") for i in model.ioctls)
 
 
 def _clean(obj):

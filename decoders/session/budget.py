@@ -15,15 +15,17 @@ from decoders.spill import BytesSpill, SpilledBytes
 # 572 such entries, torch-small a few thousand.
 KEPT_ENTRIES = 200_000    # ioctl/mmap/open/mark/note/process records: then decoding stops
 KEPT_OPEN_CALLS = 100_000  # API_ENTER records without their API_EXIT yet: likewise
-# ioctl entries past a decode's first few are written to its file, or counted and dropped by
-# a brief decode (model.IoctlList): not KEPT_ENTRIES, which is memory, but this many to the
-# file (~0.3 KB each once KEPT_BYTES, which counts their bodies too, drops those); a job without a caching allocator
-# makes ~440 ioctls a step (PyTorch, PYTORCH_NO_CUDA_MEMORY_CACHING=1, measured)
+# ioctl entries past a decode's first few are written to its file without their bodies
+# (~0.4 KB each), or counted and dropped by a brief decode (model.IoctlList): not
+# KEPT_ENTRIES, which is memory, but this many to the file; a job without a caching
+# allocator makes ~440 ioctls a step (PyTorch, PYTORCH_NO_CUDA_MEMORY_CACHING=1, measured)
 SPILLED_IOCTLS = 4_000_000
 KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
 IMAGE_IN_MEMORY = 64 << 10  # an image this size or larger is kept in a file (BytesSpill): a
                             # cuDNN job's fatbins held 54 MiB of a 200 MiB decode (train_loader.py)
-KEPT_BYTES = 128 << 20    # ioctl bodies and capture strings kept: then bodies are dropped
+KEPT_BYTES = 128 << 20    # ioctl bodies kept in memory (the first few entries: the views
+                          # read each ioctl's facts, decoders/ioctl.py) and capture strings
+                          # kept: then bodies are dropped
 STRING_CUT = 256          # and each later string is cut to this many bytes
 _KEPT_TYPES = frozenset(("IOCTL", "MMAP", "MUNMAP", "MREMAP", "OPEN", "CLOSE", "MARK", "NOTE",
                          "PROCESS_START", "PROCESS_ENV", "UNFINISHED"))
@@ -106,9 +108,8 @@ class _Budget:
             self.over = True
             self.model.problems.append(CaptureError(
                 f"record {rec.index}: ioctl bodies and strings of the capture pass "
-                f"{KEPT_BYTES // (1 << 20)} MiB; from here ioctls keep their summary only (no "
-                f"--ioctl filter by name, no naming coverage) and strings are cut to "
-                f"{STRING_CUT} bytes", offset=rec.offset))
+                f"{KEPT_BYTES // (1 << 20)} MiB; from here ioctls keep their summary and names, "
+                f"not their bodies, and strings are cut to {STRING_CUT} bytes", offset=rec.offset))
         return False
 
     def text(self, raw, rec):

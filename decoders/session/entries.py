@@ -30,18 +30,6 @@ def _ioctl_entry(rec, branch):
     return entry
 
 
-_IOCTL_BODY = _FAST_BODIES.get("IOCTL")
-
-
-def _ioctl_body(raw):
-    """An IOCTL record's body parsed again from its bytes (a spilled entry read back) by the
-    parser the reader used for it (which took these bytes once already)."""
-    if _IOCTL_BODY is not None:
-        return _IOCTL_BODY(raw)[0]
-    from decoders.capture.reader import _body_parser
-    return _body_parser("IOCTL").parse(raw)
-
-
 def _opaque(entry, body, branch, tree):
     """A control no public header defines: its size and the words that match the object
     tree, marked as guesses (decoders/rm/opaque.py), in entry["opaque"] and the summary."""

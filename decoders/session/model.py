@@ -75,17 +75,13 @@ class IoctlList(SpillList):
 
 
 def _ioctl_dump(e):
-    """A spilled ioctl entry: its dict less the parsed body, and the body's bytes while the
-    budget keeps it (parsed again on load)."""
-    d = dict(e)
-    body, raw = d.pop("_body", None), d.pop("_raw", None)
-    return d, raw if body is not None else None
+    """A spilled ioctl entry: its dict less the parsed body (its facts stay: decoders/ioctl.py
+    facts)."""
+    return {k: v for k, v in e.items() if k != "_body"}
 
 
-def _ioctl_load(t):
-    from decoders.session.entries import _ioctl_body
-    d, raw = t
-    d["_body"] = _ioctl_body(raw) if raw is not None else None
+def _ioctl_load(d):
+    d["_body"] = None
     return d
 
 

@@ -4,6 +4,7 @@ tree, the API calls, or hands it to the launch stage. A handler returns False wh
 decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
 from decoders.errors import CaptureError, TraceLaunchError
+from decoders.ioctl import facts as ioctl_facts
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
 from decoders.session.entries import (_SUBMISSION_BODY, _append_call, _at_record,
                                       _failed_call, _ioctl_entry, _ioctl_path, _opaque,
@@ -155,10 +156,11 @@ class RecordHandlers:
         else:
             e = _ioctl_entry(rec, self.branch)
             _opaque(e, b, self.branch, model.objects.view(rec.pid))    # handles are per process
-            if not self.budget.keep(rec.length, rec):
+            # what the views read of the body: the body itself stays only with the entries
+            # kept in memory, within KEPT_BYTES (a spilled entry is read back without it)
+            e["_facts"] = ioctl_facts(b, self.branch)
+            if kind == "spilled" or not self.budget.keep(rec.length, rec):
                 e["_body"] = None
-            elif kind == "spilled":
-                e["_raw"] = rec.raw     # its body is parsed again when it is read back
             ioctls.append(e)
         try:
             model.objects.feed_ioctl(b, pid=rec.pid)

@@ -8,7 +8,10 @@ cudaProfilerStop after step B-1. TL_CUPTI_TRUTH=PATH profiles the whole run with
 torch.profiler (CUPTI) and writes every kernel's name, grid, block, registers and shared
 memory, counted, as independent ground truth. TL_KEEP_LOSSES=1 keeps every step's loss
 tensor on the GPU (a job that logs losses without .item(): its live allocations grow with
-its steps; with PYTORCH_NO_CUDA_MEMORY_CACHING=1 each tensor is a cuMemAlloc of its own)."""
+its steps; with PYTORCH_NO_CUDA_MEMORY_CACHING=1 each tensor is a cuMemAlloc of its own).
+TL_SDPA=cudnn (or flash, efficient, math; several comma-separated) runs the attention on
+those scaled_dot_product_attention backends only: cudnn is cuDNN's fused attention
+(torch.nn.attention.sdpa_kernel)."""
 import os
 import sys
 
@@ -33,7 +36,26 @@ x = torch.randint(0, 1000, (batch, seq), device="cuda")
 y = torch.roll(x, 1, dims=1)
 
 
+def _sdpa(names):
+    """The sdpa_kernel context for TL_SDPA's backends, or a context that does nothing."""
+    import contextlib
+    if not names:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    pick = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+            "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+    return sdpa_kernel([pick[n.strip()] for n in names.split(",")])
+
+
+sdpa = os.environ.get("TL_SDPA", "")
+
+
 def step():
+    with _sdpa(sdpa):
+        return _step()
+
+
+def _step():
     opt.zero_grad(set_to_none=True)
     with torch.autocast("cuda", dtype=torch.bfloat16):
         out = model(x)

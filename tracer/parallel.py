@@ -16,10 +16,10 @@ from collections import deque
 
 MIN_ITEMS = 2048    # fewer items: rendered here (starting workers costs more than it saves)
 CHUNK = 64          # items a worker renders at a time, at least: ~1.3 MB of a training
-CHUNK_MAX = 2048    # run's launches; at most this many. Between them, a worker's range is a
+CHUNK_MAX = 512     # run's launches; at most this many. Between them, a worker's range is a
                     # quarter of its share of the list: each range costs the parent a round
-                    # trip (a 100-step transformer's JSON on 2 CPUs: 64 at a time rendered in
-                    # 2.6-2.8 s, no faster than one process; 512-2048 at a time in 1.9-2.1 s)
+                    # trip (a 100-step transformer's --json on 2 CPUs: 6.1-6.7 s with 64 at a
+                    # time, 5.2 s with 512; 2048 no faster, and its text in flight +20 MiB)
 CHUNK_TEXT = 8 << 20    # ...or fewer, once their text passes this (an item's size comes
                         # from the capture: a submission may carry megabytes of pushbuffer)
 MAX_WORKERS = 12

@@ -406,9 +406,10 @@ def _finish_capture_apart(out, compress, all_entries=False):
     """_finish_capture in a process of its own (beside a decode in this one): the same
     note, or the same errors raised here."""
     import subprocess
+
+    from decoders.session.split import package_env
     root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
-                                              if os.environ.get("PYTHONPATH") else ""))
+    env = package_env()
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -31,6 +31,13 @@ COMPRESSION = 8
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def package_env():
+    """os.environ with this package's root first on PYTHONPATH: the environment of a child
+    Python that imports it (the front; tracer/cli.py's exit step), installed or not."""
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=_ROOT + (os.pathsep + path if path else ""))
+
+
 class Diverged(TraceLaunchError):
     """The front cannot give what a decode in one process would: decode in one instead."""
 
@@ -80,11 +87,8 @@ class Front:
                              name="trace-launch-front-finished", daemon=True).start()
         else:
             args += ["--path", os.path.abspath(str(path))]
-        env = dict(os.environ)
-        env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"]
-                                     if env.get("PYTHONPATH") else "")
         try:
-            self.proc = subprocess.Popen(args, pass_fds=fds, env=env, cwd=_ROOT,
+            self.proc = subprocess.Popen(args, pass_fds=fds, env=package_env(), cwd=_ROOT,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
         finally:

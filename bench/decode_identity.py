@@ -23,18 +23,18 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 def default_paths(rev):
-    """Every decoders/ file at REV or in the working tree, tracer/report.py and
-    tracer/cli.py: the whole decoder and the code that calls it, so that a change spread
-    over modules (a helper moved into decoders/fields.py, say, or a new argument of
-    decode_capture that trace-decode passes) cannot leave the reference half old and half
-    new."""
-    at_rev = subprocess.run(["git", "-C", ROOT, "ls-tree", "-r", "--name-only", rev, "decoders"],
-                            capture_output=True, text=True, check=True).stdout.split()
+    """Every decoders/ and tracer/ file at REV or in the working tree: the whole decoder and
+    the code that calls it and renders what it made, so that a change spread over modules (a
+    helper moved into decoders/fields.py, say, a new argument of decode_capture that
+    trace-decode passes, or the JSON renderer asking the decoder for something new) cannot
+    leave the reference half old and half new."""
+    at_rev = subprocess.run(["git", "-C", ROOT, "ls-tree", "-r", "--name-only", rev, "decoders",
+                             "tracer"], capture_output=True, text=True, check=True).stdout.split()
     here = [os.path.relpath(os.path.join(d, f), ROOT)
-            for d, _, files in os.walk(os.path.join(ROOT, "decoders")) for f in files
+            for top in ("decoders", "tracer")
+            for d, _, files in os.walk(os.path.join(ROOT, top)) for f in files
             if f.endswith(".py")]
-    return sorted({p for p in at_rev + here if p.endswith(".py")} |
-                  {"tracer/report.py", "tracer/cli.py"})
+    return sorted({p for p in at_rev + here if p.endswith(".py")})
 
 
 # everything the decoder says: the JSON with every field and the text with every launch (by

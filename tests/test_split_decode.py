@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import capture_bytes, record_spans
+from conftest import CAPTURES, capture_bytes, record_spans
 from decoders.capture import format as F
 from decoders.capture.live import LiveCapture
 from decoders.session import decode_capture, split
@@ -136,6 +136,22 @@ def test_wanted_by_size(tmp_path, monkeypatch):
     assert not split.wanted(str(big))
     monkeypatch.setenv("TRACE_LAUNCH_SPLIT", "1")
     assert split.wanted(str(small))
+
+
+def test_wanted_by_gzip_size(tmp_path, monkeypatch):
+    """A gzip capture is split by the size it holds where its trailer says more than the
+    estimate: captures/launch-loop-10k packs 20.6 MB into 0.9 MB (8 times 0.9 is under
+    SPLIT_MIN_BYTES)."""
+    import gzip
+    monkeypatch.delenv("TRACE_LAUNCH_SPLIT", raising=False)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: never split")
+    loop = CAPTURES / "launch-loop-10k" / "capture.tlc.gz"
+    assert loop.stat().st_size * split.COMPRESSION < split.SPLIT_MIN_BYTES
+    assert split.wanted(str(loop))
+    zeros = tmp_path / "zeros.tlc.gz"      # ISIZE under the limit, and the estimate too
+    zeros.write_bytes(gzip.compress(bytes(split.SPLIT_MIN_BYTES - 1)))
+    assert not split.wanted(str(zeros))
 
 
 def _messages(fd):

@@ -26,7 +26,7 @@ from decoders.session.front import _LEN, ARRIVED, COPY, END, GROUPS, LATE, SINK,
 from decoders.session.launches import LaunchSink
 from decoders.session.model import _launch_load
 
-SPLIT_MIN_BYTES = 8 << 20       # of capture (compressed: times COMPRESSION)
+SPLIT_MIN_BYTES = 8 << 20       # of capture (compressed: times COMPRESSION, or gzip's ISIZE)
 COMPRESSION = 8
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -59,10 +59,16 @@ def wanted(path, stream=None):
         size = os.path.getsize(path)
         with open(path, "rb") as f:
             magic = f.read(4)
+            if magic[:2] == b"\x1f\x8b" and size >= 18:
+                f.seek(-4, os.SEEK_END)     # ISIZE: its last member's size, a lower bound
+                raw = int.from_bytes(f.read(4), "little")
+            else:
+                raw = 0
     except OSError:
         return False
     if magic[:2] == b"\x1f\x8b" or magic == b"\x28\xb5\x2f\xfd":
-        size *= COMPRESSION
+        # a launch loop's gzip packs 20 MB into 0.9 MB: the estimate alone left it unsplit
+        size = max(size * COMPRESSION, raw)
     return size >= SPLIT_MIN_BYTES
 
 

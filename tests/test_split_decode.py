@@ -97,6 +97,26 @@ def test_corrupt_record_gives_the_same_model(tmp_path, kind):
     assert [str(p) for p in two.problems] == [str(p) for p in one.problems]
 
 
+@pytest.mark.parametrize("name,at", [("launch-loop-10k", 0.5), ("launch-loop-10k", 1.0),
+                                     ("ddp-2rank", 0.7), ("jax-train", 0.9)])
+def test_capture_cut_short_stays_split(tmp_path, name, at):
+    """A capture that ends inside a record (a job killed, a recording stopped: the held-out
+    FSDP job of 200 steps) was decoded twice, the second time in one process, because the
+    front's reader had found a problem. Both readers find the same one, at the same offset:
+    the decode stays split, and its model is the one-process model. (Synthetic: a real
+    recording cut `at` into one of its records.)"""
+    data = capture_bytes(name)
+    spans = record_spans(name)
+    off, length, _ = spans[min(int(len(spans) * at), len(spans) - 1)]
+    path = tmp_path / f"{name}-cut.tlc"
+    path.write_bytes(data[:off + length // 2])
+    one, two = _both(str(path))
+    assert any("truncated" in str(p) for p in one.problems), one.problems
+    assert two.split == "front"
+    assert _outputs(two) == _outputs(one)
+    assert [str(p) for p in two.problems] == [str(p) for p in one.problems]
+
+
 def test_live_split_equals_offline(tmp_path):
     """A capture read while it is written (trace-launch's decode): the front reads it too,
     and both read to the end once the writers are done."""

@@ -194,7 +194,7 @@ def _finish(model, reader, stage, stopped):
         model.problems.append(CaptureError(
             f"capture cut short: no END record {last}", offset=reader.offset))
     if stage is not None:
-        stage.finish(model)
+        stage.finish(model, reader.problems)
     for call in model.api.unfinished:     # never returned: the process died inside it
         _append_call(model.api_calls, call, ())
         model.api_call_names[call.name] += 1

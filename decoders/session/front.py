@@ -12,7 +12,7 @@ Wire format: messages, each an 8-byte little-endian length and a marshalled
 (kind, payload). GROUPS: a list of (record index, record offset, events, problems grew,
 model.submission_head of the body, the reader's problems so far), one per SUBMISSION
 record in record order. END: (events of the decoder's finish, its problems as (text,
-path, offset), the reader's problems). An event is a tuple whose first item says what it
+path, offset), the reader's problems as (text, offset)). An event is a tuple whose first item says what it
 is: ARRIVED (serial, the launch as model._launch_dump makes it, its summary copied, latch,
 whether it is its channel's last launch now), SINK (serial), LATE (serial, semaphores it
 had, the semaphores added), SYNC (entry), COPY (entry).
@@ -191,8 +191,14 @@ def run(stream, out):
         sender.put(GROUPS, groups)
     result = dec.finish()
     sender.put(END, (rec.take(), [(str(p), getattr(p, "path", None), getattr(p, "offset", None))
-                                  for p in result.problems], len(reader.problems)))
+                                  for p in result.problems], reader_problems(reader.problems)))
     sender.close()
+
+
+def reader_problems(problems):
+    """A reader's problems as (text, offset) pairs: what the two readers of a split decode
+    compare at the end (decoders/session/split.py)."""
+    return [(str(p), getattr(p, "offset", None)) for p in problems]
 
 
 class PipeEvent:

@@ -44,7 +44,7 @@ class LaunchStage:
         if len(dec.problems) != nproblems:
             self.record_offsets[rec.index] = rec.offset
 
-    def finish(self, model):
+    def finish(self, model, reader_problems=()):
         _launch_problems(model, self.decoder.finish(), self.record_offsets)
         self.sink.settle()
 

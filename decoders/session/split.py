@@ -22,7 +22,8 @@ from collections import deque
 
 from decoders.errors import DecodeError, TraceLaunchError
 from decoders.session.entries import _launch_problems
-from decoders.session.front import _LEN, ARRIVED, COPY, END, GROUPS, LATE, SINK, SYNC
+from decoders.session.front import (_LEN, ARRIVED, COPY, END, GROUPS, LATE, SINK, SYNC,
+                                    reader_problems as reader_problems_of)
 from decoders.session.launches import LaunchSink
 from decoders.session.model import _launch_load
 
@@ -229,10 +230,14 @@ class RemoteLaunchStage:
             elif kind == COPY:
                 sink.copy(ev[1])
 
-    def finish(self, model):
-        events, problems, reader_problems = self.front.end()
-        if reader_problems:
-            raise Diverged("the front's reader found a problem: the readers may part")
+    def finish(self, model, reader_problems=()):
+        """`reader_problems`: this decode's reader's. The front's must be the same: a capture
+        cut short (a job killed, a recording stopped) ends in a record both readers find
+        truncated at the same offset, and the readers did not part; a record one of them
+        parses and the other passes over unparsed may be a problem to one alone."""
+        events, problems, theirs = self.front.end()
+        if [tuple(p) for p in theirs] != reader_problems_of(reader_problems):
+            raise Diverged("the front's reader found other problems: the readers may part")
         self._apply(events, None)
         _launch_problems(model, _Result([_problem(*p) for p in problems]), self.record_offsets)
         self.sink.settle()

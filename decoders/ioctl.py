@@ -675,12 +675,19 @@ def opaque_key(info):
     return info.escape or "?"
 
 
+# facts(): one ioctl's tuple, these fields in this order (a plain tuple: marshal writes it to
+# the decode's file with the entry)
+FACT_FIELDS = ("family", "escape_named", "params_decoded", "params_public", "opaque_key",
+               "pointers", "control", "control_named", "control_public", "class",
+               "class_named", "control_name", "class_name", "class_id")
+COUNTED = slice(0, 11)      # what coverage_of counts
+NAMES = slice(11, 14)       # (control name, class name, class id): what --ioctl NAME matches
+
+
 def facts(rec, branch="580"):
-    """What the naming coverage and a selection by name read of one ioctl, as a tuple of
-    plain values (a decode keeps it with the ioctl's entry, in memory or in its file, and
-    needs the body no more): (family, escape named, params decoded, params public, opaque
-    key, pointer outcomes, control, control named, control public, class, class named,
-    control name, class name, class id). None for a record too damaged to decode."""
+    """What the naming coverage and a selection by name read of one ioctl (FACT_FIELDS): a
+    decode keeps it with the ioctl's entry, in memory or in its file, and needs the body no
+    more. None for a record too damaged to decode."""
     try:
         node, b = _decode(rec, branch)
     except TraceLaunchError:
@@ -717,7 +724,7 @@ def coverage_of(all_facts):
         if f is None:
             continue
         (family, escape_named, params_decoded, params_public, opaque_as, outcomes, control,
-         control_named, control_public, hclass, class_named) = f[:11]
+         control_named, control_public, hclass, class_named) = f[COUNTED]
         decoded[1] += 1
         decoded[0] += params_decoded
         if params_public:

@@ -84,8 +84,9 @@ def _branch(model):
 def _ioctl_names(entry, branch):
     """(escape, control name or None, class name or None, class id or None) of one ioctl,
     from its facts (decoders/ioctl.py facts, taken when it was decoded)."""
+    from decoders.ioctl import NAMES
     f = entry.get("_facts")
-    control, cname, cid = f[11:14] if f is not None else (None, None, None)
+    control, cname, cid = f[NAMES] if f is not None else (None, None, None)
     return entry["escape"], control, cname, cid
 
 

@@ -186,9 +186,10 @@ def render(st, data, path, hints=None, tables=None, base=0):
             node = Node(fpath, name, None, "", base + offset)
             if isinstance(elem, Struct):
                 sub_hints = hints.get(name + ".") or {}
-                if limit is None and esize:     # the all-zero entries past the last non-zero byte are
-                    # skipped without a look each (UVM_MAP_EXTERNAL_ALLOCATION's 256 per-GPU
-                    # entries, one used: every allocation of a job without a caching allocator)
+                if limit is None and esize:
+                    # the all-zero entries past the last non-zero byte: skipped without a
+                    # look each (UVM_MAP_EXTERNAL_ALLOCATION's 256 per-GPU entries, one used,
+                    # on every allocation of a job without a caching allocator)
                     shown = min(shown, -(-len(chunk.rstrip(b"\0")) // esize))
                 for i in range(shown):
                     e = chunk[i * esize:(i + 1) * esize]

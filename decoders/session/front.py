@@ -12,10 +12,10 @@ Wire format: messages, each an 8-byte little-endian length and a marshalled
 (kind, payload). GROUPS: a list of (record index, record offset, events, problems grew,
 model.submission_head of the body, the reader's problems so far), one per SUBMISSION
 record in record order. END: (events of the decoder's finish, its problems as (text,
-path, offset), the reader's problems as (text, offset)). An event is a tuple whose first item says what it
-is: ARRIVED (serial, the launch as model._launch_dump makes it, its summary copied, latch,
-whether it is its channel's last launch now), SINK (serial), LATE (serial, semaphores it
-had, the semaphores added), SYNC (entry), COPY (entry).
+path, offset), the reader's problems as (text, offset)). An event is a tuple whose first
+item says what it is: ARRIVED (serial, the launch as model._launch_dump makes it, its
+summary copied, latch, whether it is its channel's last launch now), SINK (serial), LATE
+(serial, semaphores it had, the semaphores added), SYNC (entry), COPY (entry).
 
 Started by decoders/session/split.py as `main(["--out", FD, "--path", CAPTURE])` or, for a
 capture read while it is written, `main(["--out", FD, "--fd", FD, "--finished", FD])`.

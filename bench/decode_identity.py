@@ -57,11 +57,17 @@ def overlay(dest, rev, paths):
     for p in paths:
         out = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{p}"], capture_output=True)
         target = os.path.join(dest, p)
+        folder, stem = os.path.dirname(target), os.path.basename(p)[:-3]
+        # an extension built in place (setup.py COMPILED) would be imported instead of REV's
+        # source: the reference runs REV's Python
+        for name in os.listdir(folder) if os.path.isdir(folder) else ():
+            if name.startswith(stem + ".") and name.endswith(".so"):
+                os.remove(os.path.join(folder, name))
         if out.returncode:
             if os.path.exists(target):
                 os.remove(target)           # not in REV: not in the reference either
             continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         with open(target, "wb") as f:
             f.write(out.stdout)
 

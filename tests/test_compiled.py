@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, capture_path
+from conftest import ROOT, bench_module, capture_path
 
 
 def compiled_paths():
@@ -97,3 +97,22 @@ def test_compiled_decodes_as_pure_python(tmp_path, split):
         assert outs[0][0] == outs[1][0], (name, flags)
         assert outs[0][1] == outs[1][1], (name, flags, "stdout differs")
         assert outs[0][2] == outs[1][2], (name, flags, "stderr differs")
+
+
+def test_identity_reference_runs_the_revisions_python(tmp_path):
+    """bench/decode_identity.py's reference tree: an extension built in place beside a file
+    it takes from REV is removed, or Python would import it instead of REV's source."""
+    overlay = bench_module("decode_identity").overlay
+    folder = tmp_path / "decoders"
+    folder.mkdir()
+    (folder / "fields.py").write_text("stale = True\n")
+    so = folder / ("fields" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    so.write_bytes(b"not a module")
+    other = folder / ("gpfifo" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    other.write_bytes(b"not a module")
+    overlay(str(tmp_path), "HEAD", ["decoders/fields.py"])
+    assert not so.exists()
+    assert other.exists()           # a module not taken from REV keeps its extension
+    head = subprocess.run(["git", "-C", str(ROOT), "show", "HEAD:decoders/fields.py"],
+                          capture_output=True, check=True).stdout
+    assert (folder / "fields.py").read_bytes() == head

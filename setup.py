@@ -61,8 +61,11 @@ def compiled_modules():
         return []
     exts = [Extension(path[:-3].replace("/", "."), [path])   # (a package: pkg.__init__)
             for path in COMPILED]
-    return cythonize(exts, compiler_directives=DIRECTIVES, build_dir="build/cython",
+    exts = cythonize(exts, compiler_directives=DIRECTIVES, build_dir="build/cython",
                      nthreads=os.cpu_count() or 1, quiet=True)
+    for ext in exts:
+        ext.optional = True     # one that fails to compile (no Python headers) stays pure Python
+    return exts
 
 
 class BuildShim(build_ext):

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from importlib.machinery import EXTENSION_SUFFIXES
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -57,17 +58,16 @@ def overlay(dest, rev, paths):
     for p in paths:
         out = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{p}"], capture_output=True)
         target = os.path.join(dest, p)
-        folder, stem = os.path.dirname(target), os.path.basename(p)[:-3]
         # an extension built in place (setup.py COMPILED) would be imported instead of REV's
         # source: the reference runs REV's Python
-        for name in os.listdir(folder) if os.path.isdir(folder) else ():
-            if name.startswith(stem + ".") and name.endswith(".so"):
-                os.remove(os.path.join(folder, name))
+        for suffix in EXTENSION_SUFFIXES:
+            if os.path.exists(target[:-3] + suffix):
+                os.remove(target[:-3] + suffix)
         if out.returncode:
             if os.path.exists(target):
                 os.remove(target)           # not in REV: not in the reference either
             continue
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as f:
             f.write(out.stdout)
 

@@ -28,11 +28,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 sys.path.insert(0, ROOT)
 
 from decoders.capture import format as F                     # noqa: E402
-from decoders.capture.reader import _HEADER_FAST, I_LENGTH, I_TYPE, open_capture  # noqa: E402
+from decoders.capture.reader import CaptureReader, open_capture  # noqa: E402
 
 STEP = 1 << 20      # bytes of whole records revealed at a time
 BRIEF = 200         # tracer/cli.py SHOWN_LAUNCHES: what the default report decodes in full
-_END = F.TL_REC_BY_NAME["END"]
 
 
 def expand(capture, into):
@@ -42,28 +41,22 @@ def expand(capture, into):
 
 
 def boundaries(path):
-    """(header size, ends of runs of whole records every ~STEP bytes up to the END record)."""
-    hsize_rec = F.TL_RECORD_HEADER_SIZE
-    unpack = _HEADER_FAST[0].unpack_from
+    """(header size, ends of runs of whole records every ~STEP bytes up to the END record),
+    framed by the decode's own reader (every body left unparsed)."""
     with open(path, "rb") as f:
-        head = F.TL_FILE_HEADER_PREFIX.parse(f.read(F.TL_FILE_HEADER_FIXED))
-        at = last = head.header_size
-        ends = []
-        while True:
-            f.seek(at)
-            h = f.read(hsize_rec)
-            if len(h) < hsize_rec:
+        reader = CaptureReader(f)
+        ends, last = [], reader.header.header_size
+        at = last
+        for rec in reader.records(lazy=tuple(F.TL_REC.values())):
+            if rec.type == "END":
                 break
-            h = unpack(h, 0)
-            if h[I_TYPE] == _END or h[I_LENGTH] < hsize_rec:
-                break
-            at += h[I_LENGTH]
+            at = rec.offset + rec.length
             if at - last >= STEP:
                 ends.append(at)
                 last = at
-    if not ends or ends[-1] != at:
-        ends.append(at)
-    return head.header_size, ends
+        if not ends or ends[-1] != at:
+            ends.append(at)
+        return reader.header.header_size, ends
 
 
 def writer(src, dst, rate, hsize, ends):

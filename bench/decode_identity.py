@@ -54,6 +54,13 @@ def snapshot(dest):
     os.symlink(os.path.join(ROOT, "captures"), os.path.join(dest, "captures"))
 
 
+def inside(p):
+    """Whether `p` names a file inside the tree, relative to its root: overlay() writes and
+    removes os.path.join(snapshot, p), which for an absolute path is that path itself (a
+    capture passed after --paths was once taken for a path, and deleted)."""
+    return not os.path.isabs(p) and os.path.normpath(p).split(os.sep)[0] != ".."
+
+
 def overlay(dest, rev, paths):
     for p in paths:
         out = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{p}"], capture_output=True)
@@ -91,6 +98,10 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("captures", nargs="*")
     args = ap.parse_args(argv)
+    outside = [p for p in args.paths or () if not inside(p)]
+    if outside:
+        ap.error(f"--paths takes files of the tree, relative to its root: not {outside[0]!r} "
+                 f"(captures go before --paths)")
     caps = args.captures or sorted(
         os.path.join("captures", d, "capture.tlc.gz") for d in os.listdir(os.path.join(ROOT, "captures"))
         if os.path.exists(os.path.join(ROOT, "captures", d, "capture.tlc.gz")))

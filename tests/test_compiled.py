@@ -116,3 +116,17 @@ def test_identity_reference_runs_the_revisions_python(tmp_path):
     head = subprocess.run(["git", "-C", str(ROOT), "show", "HEAD:decoders/fields.py"],
                           capture_output=True, check=True).stdout
     assert (folder / "fields.py").read_bytes() == head
+
+
+def test_identity_refuses_paths_outside_the_tree(tmp_path):
+    """bench/decode_identity.py --paths names files of the tree: a capture given after
+    --paths (an absolute path) is refused, not taken for a file missing at REV and removed."""
+    import pytest
+    capture = tmp_path / "capture.tlc"
+    capture.write_bytes(b"kept")
+    main = bench_module("decode_identity").main
+    for bad in (str(capture), "../capture.tlc"):
+        with pytest.raises(SystemExit) as e:
+            main(["--paths", "decoders/fields.py", bad])
+        assert e.value.code == 2
+    assert capture.read_bytes() == b"kept"

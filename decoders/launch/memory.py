@@ -1,5 +1,6 @@
 """The GPU memory image a launch decoder rebuilds from the method stream: GPU VA -> bytes,
 as far as uploads and copies wrote them."""
+import lz4.block
 
 PAGE = 4096
 
@@ -17,12 +18,26 @@ class SparseMemory:
     constant bank is read right after the upload that wrote it.
     A page is a pair of memoryviews over its bytearrays (data, known): a memoryview takes
     a same-size slice assignment ~3x faster than a bytearray, and reads copy only once.
-    A page one write covered whole shares _FULL as its known map."""
+    A page one write covered whole shares _FULL as its known map.
+
+    A write of BLOB_MIN bytes or more is kept lz4-packed (a blob) until a read or a later
+    write reaches a page it lies on, and only then goes into pages: the driver uploads module
+    code that way (16-64 KiB at a time), which no QMD or constant bank read reaches; its
+    pages were most of the image (a 2-rank FSDP job's front: 154 MiB, 134 with them packed;
+    docs/measurements.md, session 24). A page under blobs is a list in the page table,
+    [its (data, known) or None, blob, ...]: the lookup every access makes anyway finds
+    them. Blobs never overlap one another, and each is newer than the bytes of the page
+    under it."""
 
     RECENT = 4
+    # (more than a PAGE) Above the constant bank 0 uploads of all but a kernel with more than
+    # ~15.5 KiB of arguments (Hopper allows 32,764 bytes), whose bank is then packed at each
+    # launch and unpacked at the next (40 KiB saved a third as much memory there)
+    BLOB_MIN = 16 << 10
 
     def __init__(self):
-        self._pages = {}      # page number -> (data, known): memoryviews of bytearray(PAGE)
+        self._pages = {}      # page number -> (data, known): memoryviews of bytearray(PAGE);
+                              # or a list: a page under blobs (above)
         self._recent = []     # [(va, end, bytes)], oldest first, pairwise disjoint
         self.writes = 0       # writes so far, and the last one that started at each VA:
         self.starts = {}      # a QMD sent twice with no upload between runs once
@@ -48,8 +63,12 @@ class SparseMemory:
             data = bytes(data)
         page, off = divmod(va, PAGE)
         stop = off + n
-        if stop <= PAGE:                        # within one page (a QMD, a constant bank)
+        if n > PAGE and n >= self.BLOB_MIN:
+            self._pack(va, data)
+        elif stop <= PAGE:                      # within one page (a QMD, a constant bank)
             entry = self._pages.get(page)
+            if type(entry) is list:
+                entry = self._entry(page)
             if entry is None:
                 entry = self._page(page)
             entry[0][off:stop] = data
@@ -65,6 +84,8 @@ class SparseMemory:
                 page, off = divmod(va + pos, PAGE)
                 chunk = min(n - pos, PAGE - off)
                 entry = pages.get(page)
+                if type(entry) is list:
+                    entry = self._entry(page)
                 if entry is None:
                     entry = self._page(page)
                 entry[0][off:off + chunk] = data[pos:pos + chunk]
@@ -83,6 +104,49 @@ class SparseMemory:
         recent.append((va, end, data))
         if len(recent) > self.RECENT:
             del recent[0]
+
+    def _pack(self, va, data):
+        """A blob of data at va: the blobs it overlaps go into pages first."""
+        pages, end = self._pages, va + len(data)
+        first, last = va // PAGE, (end - 1) // PAGE
+        for page in range(first, last + 1):
+            entry = pages.get(page)
+            if type(entry) is list:
+                for blob in [b for b in entry[1:] if b[0] < end and va < b[1]]:
+                    self._unpack(blob)
+        blob = (va, end, lz4.block.compress(data))
+        for page in range(first, last + 1):
+            entry = pages.get(page)
+            if type(entry) is list:
+                entry.append(blob)
+            else:
+                pages[page] = [entry, blob]
+
+    def _unpack(self, blob):
+        """Move a blob into pages (under the blobs that share its first and last page)."""
+        pages = self._pages
+        start, end, packed = blob
+        data = lz4.block.decompress(packed)
+        for page in range(start // PAGE, (end - 1) // PAGE + 1):
+            entry = pages[page]
+            rest = [b for b in entry[1:] if b is not blob]
+            under = entry[0]
+            if under is None:
+                under = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
+            lo, hi = max(start, page * PAGE), min(end, (page + 1) * PAGE)
+            off = lo - page * PAGE
+            under[0][off:off + hi - lo] = data[lo - start:hi - start]
+            if hi - lo == PAGE:
+                under = (under[0], _FULL)
+            elif under[1] is not _FULL:
+                under[1][off:off + hi - lo] = _ONES[:hi - lo]
+            pages[page] = [under] + rest if rest else under
+
+    def _entry(self, page):
+        """The (data, known) of a page under blobs, once they are in pages."""
+        for blob in self._pages[page][1:]:
+            self._unpack(blob)
+        return self._pages[page]
 
     def _cached(self, va, n):
         """The n bytes at va from one recent write that holds them all, else None."""
@@ -108,6 +172,8 @@ class SparseMemory:
         page, off = divmod(va, PAGE)
         if 0 < limit <= PAGE - off:             # within one page: one slice
             entry = self._pages.get(page)
+            if type(entry) is list:
+                entry = self._entry(page)
             if entry is None:
                 return b""
             stop = entry[1].obj.find(0, off, off + limit)
@@ -118,6 +184,8 @@ class SparseMemory:
             page, off = divmod(va + pos, PAGE)
             chunk = min(limit - pos, PAGE - off)
             entry = self._pages.get(page)
+            if type(entry) is list:
+                entry = self._entry(page)
             if entry is None:
                 break
             stop = entry[1].obj.find(0, off, off + chunk)
@@ -136,6 +204,8 @@ class SparseMemory:
         if off + n > PAGE:
             return False
         entry = self._pages.get(page)
+        if type(entry) is list:
+            entry = self._entry(page)
         return entry is not None and entry[1].obj.find(0, off, off + n) == -1 and \
             entry[0].obj.startswith(prefix, off)
 
@@ -143,4 +213,7 @@ class SparseMemory:
         return self.read(va, n) is not None
 
     def __len__(self):
+        for page in [p for p, e in self._pages.items() if type(e) is list]:
+            if type(self._pages.get(page)) is list:
+                self._entry(page)
         return sum(e[1].obj.count(1) for e in self._pages.values())

@@ -6,6 +6,16 @@ import random
 from decoders.launch import PAGE, SparseMemory
 
 
+def _assert_pages_hold(mem, model):
+    """Every page's bytes and known map are the byte model's."""
+    for page, (data, known) in mem._pages.items():
+        for off in range(PAGE):
+            a = page * PAGE + off
+            assert known[off] == (a in model)
+            if a in model:
+                assert data[off] == model[a]
+
+
 def test_pages_equal_byte_model():
     rnd = random.Random(5)
     mem, model = SparseMemory(), {}
@@ -24,12 +34,7 @@ def test_pages_equal_byte_model():
                 break
             want.append(model[a])
         assert mem.read_known(probe, 600) == bytes(want)
-    for page, (data, known) in mem._pages.items():
-        for off in range(PAGE):
-            a = page * PAGE + off
-            assert known[off] == (a in model)
-            if a in model:
-                assert data[off] == model[a]
+    _assert_pages_hold(mem, model)
     assert len(mem) == len(model)
 
 
@@ -108,9 +113,4 @@ def test_blobs_equal_byte_model():
     assert packed, "no write was kept packed"
     assert len(mem) == len(model)       # (moves every blob into pages)
     assert not any(type(e) is list for e in mem._pages.values())
-    for page, (data, known) in mem._pages.items():
-        for off in range(PAGE):
-            a = page * PAGE + off
-            assert known[off] == (a in model)
-            if a in model:
-                assert data[off] == model[a]
+    _assert_pages_hold(mem, model)

@@ -1,14 +1,9 @@
 #!/bin/bash
-# session 24 device call 4 (2 GPUs; run as .s24/exp3.sh): jaxdp at 20 and 200 steps under trace-launch --no-report, then
-# bench/scaling.py on both captures here: peak RSS of the decode with the compiled tree
-set -u
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-P=$OUT/progress.txt
-echo "$(date +%T) start" > $P
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-timeout 150 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
-echo "$(date +%T) built" >> $P
+# Session 24 device call 4 (2 GPUs; run then as .s24/exp3.sh, its setup inline): jaxdp at
+# 20 and 200 steps under trace-launch --no-report, then bench/scaling.py on both captures
+# there: peak RSS of the decode with the compiled tree.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+. bench/probes/device-setup.sh
 W=/tmp/back; mkdir -p $W
 for n in 20 200; do
   timeout 120 python3 -m tracer.cli_main trace-launch --no-report -o $W/jaxdp-$n.tlc python3 scripts/corpus/train_jax_dp.py $n > $W/jaxdp-$n.out 2> $W/jaxdp-$n.err

@@ -1,15 +1,9 @@
 #!/bin/bash
-# session 24 device call 1 (run as .s24/exp1.sh): where does the 500-step job's default report lose time? the job's own end
-# (its steps= line) and trace-launch's exit, under configurations that separate the decode's CPU
-# from the job's
-set -u
-export PYTHONUNBUFFERED=1
+# Session 24 device call 1 (run then as .s24/exp1.sh, its setup inline): where does the
+# 500-step job's default report lose time? The job's own end (its steps= line) and
+# trace-launch's exit, under configurations that separate the decode's CPU from the job's.
+. bench/probes/device-setup.sh
 W=/tmp/w1; mkdir -p $W
-P=$OUT/progress.txt
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-timeout 150 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
-echo "built $(date +%T); $(python3 -V)" > $P
 lscpu | grep -E "^CPU\(s\)|Thread|Core|Socket|MHz|Model name|NUMA" >> $P
 R=$OUT/runs.jsonl
 J="python3 scripts/corpus/train_transformer.py 500"

@@ -1,18 +1,11 @@
 #!/bin/bash
-# session 24 device call 2 (run as .s24/exp2.sh): the 500-step job's default report against native, interleaved reps
-# (one host's noise between runs was 11-15 s natively in call 1), and the default report
-# with --no-compress (whether the exit step's zstd slows the decode's tail); then a fresh
-# 100-step capture's --json decode against launch-loop-10k's, three reps
-set -u
-export PYTHONUNBUFFERED=1
+# Session 24 device call 2 (run then as .s24/exp2.sh, its setup inline): the 500-step job's
+# default report against native, interleaved reps (one host's noise between runs was 11-15 s
+# natively in call 1), and the default report with --no-compress (whether the exit step's
+# zstd slows the decode's tail); then a fresh 100-step capture's --json decode against
+# launch-loop-10k's, three reps.
+. bench/probes/device-setup.sh
 W=/tmp/w2; mkdir -p $W
-P=$OUT/progress.txt
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-if ! ls decoders/session/*.cpython-312*.so >/dev/null 2>&1; then
-  timeout 150 python3 setup.py -q build_ext --inplace > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
-fi
-echo "built $(date +%T); $(python3 -V)" > $P
 R=$OUT/runs.jsonl
 J="python3 scripts/corpus/train_transformer.py 500"
 TL="python3 -m tracer.cli_main trace-launch"

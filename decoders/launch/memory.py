@@ -132,7 +132,7 @@ class SparseMemory:
             rest = [b for b in entry[1:] if b is not blob]
             under = entry[0]
             if under is None:
-                under = (memoryview(bytearray(PAGE)), memoryview(bytearray(PAGE)))
+                under = self._page(page)        # (the page table's entry is set below)
             lo, hi = max(start, page * PAGE), min(end, (page + 1) * PAGE)
             off = lo - page * PAGE
             under[0][off:off + hi - lo] = data[lo - start:hi - start]

@@ -1,42 +1,27 @@
-"""Run a command and print one JSON line: its exit status, when its `steps=` line came (the
-end of scripts/corpus/train_transformer.py, which prints it last) and when it exited, and
-trace-launch's summary lines from its stderr (submissions lost, capture written).
+"""Run a command and print one JSON line: its exit status, when its last stdout line came
+(the end of scripts/corpus/train_transformer.py, which prints `steps=...` last) and when it
+exited, and trace-launch's summary lines from its stderr (submissions lost, capture
+written). The run itself is scripts/record_scaling.py's.
 
     python3 bench/probes/timed_run.py LABEL COMMAND [ARGS...]
 """
 import json
-import subprocess
 import sys
-import threading
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
+
+import record_scaling as R  # noqa: E402
 
 
 def main():
     label, cmd = sys.argv[1], sys.argv[2:]
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace")
-    got = {}
-
-    def pump(stream, name):
-        lines = []
-        for line in stream:
-            if line.startswith("steps=") and "end" not in got:
-                got["end"] = round(time.monotonic() - t0, 2)
-            lines.append(line)
-        got[name] = lines
-    threads = [threading.Thread(target=pump, args=(p.stdout, "out")),
-               threading.Thread(target=pump, args=(p.stderr, "err"))]
-    for t in threads:
-        t.start()
-    rc = p.wait()
-    for t in threads:
-        t.join()
-    total = round(time.monotonic() - t0, 2)
-    err = [line.strip() for line in got["err"]
+    r = R.run(cmd, timeout=None)
+    err = [line.strip() for line in r["stderr_tail"].splitlines()
            if "trace-launch" in line or "kernel launches" in line or "submissions" in line][-6:]
-    print(json.dumps({"label": label, "rc": rc, "job_end_s": got.get("end"), "total_s": total,
-                      "stdout": "".join(got["out"]).strip()[-200:], "err": err}), flush=True)
+    print(json.dumps({"label": label, "rc": r["rc"], "job_end_s": r["program_output_done_s"],
+                      "total_s": r["wall_s"], "stdout": r["stdout"].strip()[-200:],
+                      "err": err}), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ COMPILED: pure-Python modules that Cython translates as they are (no Cython synt
 types): the same code without the interpreter's dispatch. Session 22 measured a long job's
 decode at 1.45x less CPU on Python 3.11 and 1.2x on 3.12; session 26, on this tree, no
 CPU difference through the noise on either, and a long job's report tail ~10% shorter on the
-H100 host (bench/compiled_ab.py, docs/measurements.md). The
-.py files stay the source and ship beside the extensions; Python imports an extension before the .py of the same name, and the .py
-where there is none (no Cython at build time, another Python version, or
+H100 host (bench/compiled_ab.py, docs/measurements.md). The .py files stay the source and
+ship beside the extensions; Python imports an extension before the .py of the same name,
+and the .py where there is none (no Cython at build time, another Python version, or
 TRACE_LAUNCH_PURE=1 at build time). tests/test_compiled.py checks the two decode alike.
 """
 import os

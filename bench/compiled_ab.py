@@ -1,5 +1,5 @@
 """The compiled decode against the same sources as pure Python, on one capture, alternating
-(setup.py COMPILED): CPU seconds and peak RSS of the split decode's front alone
+(setup.py COMPILED): CPU seconds and wall time of the split decode's front alone
 (decoders/session/front.py, its events written to /dev/null), and of the text report's two
 processes. The pure tree is a copy of decoders/ and tracer/ without their extension
 modules. Says which Python ran it and how it was built: the gain differs by version (the
@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -95,9 +96,8 @@ def main():
     for what in ("front", "report"):
         med = {}
         for name in ("compiled", "pure"):
-            cpus = sorted(r["cpu_s"] for r in result["runs"] if r["tree"] == name
-                          and r["what"] == what)
-            med[name] = cpus[len(cpus) // 2]
+            med[name] = statistics.median(r["cpu_s"] for r in result["runs"]
+                                          if r["tree"] == name and r["what"] == what)
         result[f"{what}_median_cpu_s"] = med
         result[f"{what}_pure_over_compiled"] = round(med["pure"] / med["compiled"], 3)
     text = json.dumps(result, indent=1)

@@ -96,8 +96,8 @@ def main():
     for what in ("front", "report"):
         med = {}
         for name in ("compiled", "pure"):
-            med[name] = statistics.median(r["cpu_s"] for r in result["runs"]
-                                          if r["tree"] == name and r["what"] == what)
+            med[name] = round(statistics.median(r["cpu_s"] for r in result["runs"]
+                                                if r["tree"] == name and r["what"] == what), 3)
         result[f"{what}_median_cpu_s"] = med
         result[f"{what}_pure_over_compiled"] = round(med["pure"] / med["compiled"], 3)
     text = json.dumps(result, indent=1)

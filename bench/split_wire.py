@@ -1,6 +1,6 @@
 """What a launch costs on the split decode's wire (decoders/session/split.py, front.py), per
-launch, on one capture: the front's event (model._launch_dump and the summary's copy
-Recorder.arrived makes), marshal.dumps of the events in groups of front.FLUSH_GROUPS, and
+launch, on one capture: the front's event (front.Recorder.arrived itself: model._launch_dump
+and the summary's copy), marshal.dumps of the events in groups of front.FLUSH_GROUPS, and
 in the decoding process marshal.loads and model._launch_load. The launches are those a
 decode in one process makes, without what its sink adds (attribution, api_call, resolved),
 as the front sends them. Best of --reps, the collector off as in the decode.
@@ -18,10 +18,19 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from decoders.session import decode_capture  # noqa: E402
-from decoders.session.front import ARRIVED, FLUSH_GROUPS  # noqa: E402
-from decoders.session.model import _launch_dump, _launch_load  # noqa: E402
+from decoders.session.front import FLUSH_GROUPS, Recorder  # noqa: E402
+from decoders.session.model import _launch_load  # noqa: E402
 
 SINK_KEYS = ("attribution", "api_call", "resolved")
+
+
+class _NoChannels:
+    """What Recorder.arrived asks of the SubmissionDecoder (whether a launch is its channel's
+    last): here none is, as for all but one launch of a channel in a decode."""
+    _channels = {}
+
+    def decoder(self, pid):
+        return self
 
 
 def best(fn, reps):
@@ -48,13 +57,11 @@ def main():
             launch._summary.pop(key, None)
 
     def events():
-        out = []
-        for i, launch in enumerate(launches):
-            t = _launch_dump(launch)
-            s = dict(t[0])
-            s["semaphores"] = list(s["semaphores"])
-            out.append((ARRIVED, i, (s,) + t[1:], launch.latch, False))
-        return out
+        rec = Recorder()
+        rec.decoder = _NoChannels()
+        for launch in launches:
+            rec.arrived(launch)
+        return rec.take()
 
     t_event, ev = best(events, args.reps)
     groups = [ev[i:i + FLUSH_GROUPS] for i in range(0, len(ev), FLUSH_GROUPS)]

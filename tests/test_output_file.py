@@ -118,3 +118,53 @@ def test_open_output_refuses_non_regular(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(TracerError, match="not a regular file"):
         open_output(fifo)
+
+
+def test_meta_facts_added_after_start_fit_a_long_command_line(tmp_path):
+    """The GPU and driver facts go into the header once the program has started
+    (tracer/run.py): a command line too long for the header is shortened for them, as
+    create_capture shortens it, rather than the facts being lost."""
+    out = tmp_path / "long.tlc"
+    argv = ["prog"] + ["x" * 200] * 40         # ~8 KB of command line: the header has 4 KB
+    create_capture(out, {"argv": argv, "synthetic": True})
+    assert update_meta(out, pid=7, gpu="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    append_end(out, 0)
+    reader, _ = read_capture(out)
+    assert reader.meta["pid"] == 7 and reader.meta["compute_capability"] == "9.0"
+    assert reader.meta["truncated_meta"] is True and reader.meta["argv"] == argv[:8]
+
+
+def test_run_traced_writes_gpu_facts_after_start(tmp_path, monkeypatch, shim):  # noqa: F811
+    """run_traced reads the GPU's facts after the program has started (its cuInit runs
+    beside the program's start) and they reach the header; the caller's meta still wins."""
+    import tracer.run as R
+    order = []
+    popen = subprocess.Popen
+
+    def started(*args, **kwargs):
+        order.append("program")
+        return popen(*args, **kwargs)
+
+    def facts():
+        order.append("facts")
+        return {"gpu": "stub GPU", "compute_capability": "9.0", "mode": "from gpu_meta"}
+    script, marker, devdir = marker_program(tmp_path)
+    monkeypatch.setattr(R.subprocess, "Popen", started)
+    monkeypatch.setattr(R, "gpu_meta", facts)
+    monkeypatch.setattr(R, "shim_path", lambda: shim)
+    monkeypatch.setenv("TRACE_LAUNCH_DEVDIR", str(devdir))
+    out = tmp_path / "facts.tlc"
+    rc = R.run_traced([str(script)], out, extra_meta={"gpu": "the caller's"})
+    assert rc == 0 and order == ["program", "facts"] and marker.exists()
+    reader, _ = read_capture(out)
+    assert reader.meta["compute_capability"] == "9.0" and reader.meta["gpu"] == "the caller's"
+    assert reader.meta["mode"] == "full" and reader.meta["pid"] > 0
+
+
+def test_update_meta_after_a_cut_header_is_refused(tmp_path):
+    """Eight words of command line too long for the header even shortened: create_capture
+    cuts the JSON (the header keeps its size), and a later update_meta says it could not,
+    rather than raising in the tracer after the program has started."""
+    out = tmp_path / "cut.tlc"
+    create_capture(out, {"argv": ["y" * 1000] * 8, "synthetic": True})
+    assert update_meta(out, pid=7) is False

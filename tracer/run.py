@@ -167,7 +167,6 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, 
     meta = {"argv": list(argv), "mode": mode, "tool": "trace-launch",
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "cwd": os.getcwd()}
-    meta.update(gpu_meta())
     if window is not None:
         meta["capture_range"] = dict(window)
     meta.update(extra_meta or {})
@@ -190,7 +189,11 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, 
         raise TracerError(f"{argv[0]}: command not found", status=127) from exc
     except PermissionError as exc:
         raise TracerError(f"{argv[0]}: permission denied", status=126) from exc
-    update_meta(output, pid=proc.pid)
+    # The driver's and the GPU's facts (cuda-python's import and cuInit: 0.40-0.48 s on the H100
+    # host) are read while the program starts, not before; the live decode, which reads
+    # them from the header, starts after. The caller's meta wins, as it did.
+    facts = {k: v for k, v in gpu_meta().items() if k not in meta}
+    update_meta(output, pid=proc.pid, **facts)
     watcher = live(output) if live is not None else None
     # The traced program owns the terminal's signals; the tracer waits and reports.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -20,14 +20,28 @@ def _open_rw(path):
     return open(path, "r+b")
 
 
+_ROOM = F.TL_HEADER_SIZE - F.TL_FILE_HEADER_FIXED    # bytes for the meta JSON
+
+
+def _shortened(meta):
+    return dict(meta, argv=meta.get("argv", [])[:8], truncated_meta=True)
+
+
+def _meta_blob(meta):
+    """The header's meta JSON, with the command line shortened to fit when it must; None
+    when it does not fit even so."""
+    blob = json.dumps(meta, sort_keys=True).encode()
+    if len(blob) > _ROOM:
+        blob = json.dumps(_shortened(meta), sort_keys=True).encode()
+    return blob if len(blob) <= _ROOM else None
+
+
 def create_capture(path, meta, exclusive=False):
     """Create `path` (mode 0600) with a header holding `meta` (a JSON-able dict). When `path`
     carries an open descriptor (`fd`), the header is written through it."""
-    blob = json.dumps(meta, sort_keys=True).encode()
-    room = F.TL_HEADER_SIZE - F.TL_FILE_HEADER_FIXED
-    if len(blob) > room:   # keep the header fixed-size: shorten the command line, never fail
-        meta = dict(meta, argv=meta.get("argv", [])[:8], truncated_meta=True)
-        blob = json.dumps(meta, sort_keys=True).encode()[:room]
+    blob = _meta_blob(meta)
+    if blob is None:    # keep the header fixed-size, never fail
+        blob = json.dumps(_shortened(meta), sort_keys=True).encode()[:_ROOM]
     head = F.TL_FILE_HEADER.build(dict(
         version=F.TL_VERSION, header_size=F.TL_HEADER_SIZE, cursor=F.TL_HEADER_SIZE,
         t_start_ns=time.monotonic_ns(), wall_ns=time.time_ns(), tracer_pid=os.getpid(),
@@ -52,10 +66,13 @@ def update_meta(path, **items):
         f.seek(0)
         head = f.read(F.TL_HEADER_SIZE)
         fixed = F.TL_FILE_HEADER_PREFIX.parse(head)
-        meta = json.loads(head[F.TL_FILE_HEADER_FIXED:F.TL_FILE_HEADER_FIXED + fixed.meta_len])
+        try:
+            meta = json.loads(head[F.TL_FILE_HEADER_FIXED:F.TL_FILE_HEADER_FIXED + fixed.meta_len])
+        except ValueError:      # cut to fit by create_capture (a command line of huge words)
+            return False
         meta.update(items)
-        blob = json.dumps(meta, sort_keys=True).encode()
-        if len(blob) > F.TL_HEADER_SIZE - F.TL_FILE_HEADER_FIXED:
+        blob = _meta_blob(meta)
+        if blob is None:
             return False
         f.seek(F.TL_FILE_HEADER_FIXED - 8)
         f.write(struct.pack("<II", len(blob), 0))

@@ -136,7 +136,10 @@ def test_meta_facts_added_after_start_fit_a_long_command_line(tmp_path):
 
 def test_run_traced_writes_gpu_facts_after_start(tmp_path, monkeypatch, shim):  # noqa: F811
     """run_traced reads the GPU's facts after the program has started (its cuInit runs
-    beside the program's start) and they reach the header; the caller's meta still wins."""
+    beside the program's start), with SIGINT left to the program, and they reach the header;
+    the caller's meta still wins."""
+    import signal
+
     import tracer.run as R
     order = []
     popen = subprocess.Popen
@@ -146,7 +149,8 @@ def test_run_traced_writes_gpu_facts_after_start(tmp_path, monkeypatch, shim):  
         return popen(*args, **kwargs)
 
     def facts():
-        order.append("facts")
+        # (Ctrl-C is the program's by now: the tracer lives on to write END)
+        order.append("facts" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "Ctrl-C")
         return {"gpu": "stub GPU", "compute_capability": "9.0", "mode": "from gpu_meta"}
     script, marker, devdir = marker_program(tmp_path)
     monkeypatch.setattr(R.subprocess, "Popen", started)

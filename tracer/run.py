@@ -189,15 +189,17 @@ def run_traced(argv, output, mode="full", extra_meta=None, env=None, live=None, 
         raise TracerError(f"{argv[0]}: command not found", status=127) from exc
     except PermissionError as exc:
         raise TracerError(f"{argv[0]}: permission denied", status=126) from exc
-    # The driver's and the GPU's facts (cuda-python's import and cuInit: 0.40-0.48 s on the H100
-    # host) are read while the program starts, not before; the live decode, which reads
-    # them from the header, starts after. The caller's meta wins, as it did.
-    facts = {k: v for k, v in gpu_meta().items() if k not in meta}
-    update_meta(output, pid=proc.pid, **facts)
-    watcher = live(output) if live is not None else None
-    # The traced program owns the terminal's signals; the tracer waits and reports.
+    # The traced program owns the terminal's signals from its start; the tracer waits and
+    # reports (a Ctrl-C while it reads the GPU's facts below leaves it to write END).
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watcher = None
     try:
+        # The driver's and the GPU's facts (cuda-python's import and cuInit: 0.40-0.48 s on
+        # the H100 host) are read while the program starts, not before; the live decode,
+        # which reads them from the header, starts after. The caller's meta wins, as it did.
+        facts = {k: v for k, v in gpu_meta().items() if k not in meta}
+        update_meta(output, pid=proc.pid, **facts)
+        watcher = live(output) if live is not None else None
         rc = proc.wait()
     finally:
         signal.signal(signal.SIGINT, old)

@@ -262,15 +262,16 @@ def test_grid_outside_its_rule_is_listed_unchecked():
 
 # -- memset-sizes: which memset kernel each size, value and alignment runs ------------------
 
-def test_memset_sizes_against_the_manifest():
-    """memset_sizes.py: 24 memsets, each on its own buffer, every buffer read back correct
+@pytest.mark.parametrize("name", ["memset-sizes", "memset-sizes-h200"])
+def test_memset_sizes_against_the_manifest(name):
+    """memset_sizes.py, recorded on the H100 and on the H200: 24 memsets, each on its own buffer, every buffer read back correct
     (manifest). 0x1000 B and less ran no kernel; above, exactly one: the word kernel (count
     in words) for a dst and byte count both multiples of 4, else the byte kernel (count in
     bytes), the value repeated to 32 bits in both, and each one verified."""
-    gt = manifest("memset-sizes")["ground_truth"]
+    gt = manifest(name)["ground_truth"]
     assert gt["buffers_wrong"] == 0 and len(gt["cases"]) == 24
     assert all(c["buffer_correct"] for c in gt["cases"])
-    m = model("memset-sizes")
+    m = model(name)
     calls = [c for c in m.api_calls if c["base"].startswith("cuMemset")]
     assert [(c["base"], c["args"]["N"], c["args"]["dstDevice"]) for c in calls] == \
         [(g["call"], g["N"], g["dstDevice"]) for g in gt["cases"]]
@@ -300,17 +301,18 @@ def test_memset_sizes_against_the_manifest():
 
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
 
-def test_copy_sizes_against_the_manifest():
-    """copy_sizes.py: 26 device-to-device copies, each between its own buffers, every
+@pytest.mark.parametrize("name", ["copy-sizes", "copy-sizes-h200"])
+def test_copy_sizes_against_the_manifest(name):
+    """copy_sizes.py, recorded on the H100 and on the H200: 26 device-to-device copies, each between its own buffers, every
     destination read back correct (manifest). dst, src and bytes all multiples of 4: the word
     kernel; a count that is not, from aligned addresses: the byte kernel below 0x400 B, the
     kernel of words and a tail from 0x401 B, and the blocks then the byte kernel above 1 MiB;
     an unaligned address: the byte kernel (0x1000, 0x1001 B). Each is verified, counts and
     tails as the call's bytes give them, except the two unaligned 1 MiB copies, which run
     kernels no recording explains: not checked."""
-    gt = manifest("copy-sizes")["ground_truth"]
+    gt = manifest(name)["ground_truth"]
     assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 26
-    m = model("copy-sizes")
+    m = model(name)
     calls = [c for c in m.api_calls if c["base"] == "cuMemcpyDtoDAsync"]
     assert [(c["args"]["ByteCount"], c["args"]["dstDevice"], c["args"]["srcDevice"])
             for c in calls] == [(g["ByteCount"], g["dstDevice"], g["srcDevice"])

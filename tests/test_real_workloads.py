@@ -251,14 +251,16 @@ def test_jax_replays_run_the_arguments_xla_set():
         assert sum(s["source"].startswith("DEPENDENT_QMD") for s in replay) >= 20
 
 
-def test_cublaslt_fp8_and_bf16_gemms_as_cupti_ran_them():
-    """captures/torch-fp8 (scripts/corpus/torch_fp8.py on the H100): torch._scaled_mm and
+@pytest.mark.parametrize("name", ["torch-fp8", "torch-fp8-h200"])
+def test_cublaslt_fp8_and_bf16_gemms_as_cupti_ran_them(name):
+    """captures/torch-fp8 and torch-fp8-h200 (scripts/corpus/torch_fp8.py on the H100 and on
+    the H200): torch._scaled_mm and
     bf16 matmuls run cuBLASLt's nvjet sm_90 kernels, each a thread-block cluster launch
     (a GRID_GPC_CGA QMD). CUPTI's kernels, in the order they started, are the decode's
     kernel launches: name, grid and block, every one verified against its call."""
     import re
-    model, launches = _kernel_launches("torch-fp8")
-    cupti = manifest("torch-fp8")["ground_truth"]["cupti"]["kernels"]
+    model, launches = _kernel_launches(name)
+    cupti = manifest(name)["ground_truth"]["cupti"]["kernels"]
     norm = lambda s: re.sub(r"\s+", " ", s).strip()     # noqa: E731
     assert [(norm(s["attribution"]["kernel"]["name"]), list(s["grid"]), list(s["block"]))
             for s in launches] == [(norm(k["name"]), k["grid"], k["block"]) for k in cupti]

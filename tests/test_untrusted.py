@@ -10,7 +10,7 @@ import re
 import resource
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 
 import pytest
@@ -31,34 +31,33 @@ def _limit():
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
+# A small Python between the test and the decode: a child's ru_maxrss starts at what its
+# parent had resident when it forked (Linux records the old memory's high-water mark at
+# exec), and pytest's process can hold gigabytes (1.9 GB on the GPU machine, torch loaded);
+# this one holds a few MB. It writes the decode's exit status and peak RSS (KB) to argv[1].
+_WAIT = ("import os, sys\n"
+         "pid = os.fork()\n"
+         "if pid == 0:\n"
+         "    os.execv(sys.executable, [sys.executable] + sys.argv[2:])\n"
+         "_, status, usage = os.wait4(pid, 0)\n"
+         "with open(sys.argv[1], 'w') as f:\n"
+         "    f.write(f'{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}')\n")
+
+
 def decode(path, *args, timeout=BUDGET_S * 2):
-    """(returncode, stdout bytes, stderr text, seconds, peak RSS bytes of the child and of
-    the processes it waited for). The RSS is os.wait4's for this child: RUSAGE_CHILDREN's is
-    the largest of any child so far, which an earlier test's child, reaped late by
-    subprocess, raised to 1.9 GB on the GPU machine (a torch program's)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "tracer.cli_main", "trace-decode", str(path),
-                          *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                         preexec_fn=_limit)
-    got = {}
-    readers = [threading.Thread(target=lambda k, f: got.__setitem__(k, f.read()), args=kf)
-               for kf in (("out", p.stdout), ("err", p.stderr))]
-    for t in readers:
-        t.start()
-    killer = threading.Timer(timeout, p.kill)
-    killer.start()
-    try:
-        _, status, usage = os.wait4(p.pid, 0)
-    finally:
-        killer.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    dt = time.monotonic() - t0
-    for t in readers:
-        t.join()
-    p.stdout.close()
-    p.stderr.close()
-    return p.returncode, got["out"], got["err"].decode("utf-8", "replace"), dt, \
-        usage.ru_maxrss * 1024
+    """(returncode, stdout bytes, stderr text, seconds, peak RSS bytes of the decode and of
+    the processes it waited for)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        said = os.path.join(tmp, "status")
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-c", _WAIT, said, "-m", "tracer.cli_main",
+                            "trace-decode", str(path), *args], capture_output=True, cwd=ROOT,
+                           timeout=timeout, preexec_fn=_limit)
+        dt = time.monotonic() - t0
+        with open(said) as f:
+            rc, kb = map(int, f.read().split())
+    assert p.returncode == 0, p.stderr[-2000:]      # the launcher's own
+    return rc, p.stdout, p.stderr.decode("utf-8", "replace"), dt, kb * 1024
 
 
 def _bounded(rc, out, err, dt, rss, want):

@@ -29,12 +29,13 @@ def _installed_shims():
     from importlib.metadata import PackageNotFoundError, distribution
     try:
         dist = distribution("trace-launch")
-    except PackageNotFoundError:
-        return
-    for f in dist.files or ():
-        if f.name == "libtracelaunch.so":
-            yield Path(dist.locate_file(f))
-    yield Path(dist.locate_file("tracer/libtracelaunch.so"))
+    except PackageNotFoundError:    # (the finders below are still asked: a machine whose
+        dist = None                 # Python maps the package without its metadata)
+    if dist is not None:
+        for f in dist.files or ():
+            if f.name == "libtracelaunch.so":
+                yield Path(dist.locate_file(f))
+        yield Path(dist.locate_file("tracer/libtracelaunch.so"))
     import sys
     from importlib.machinery import PathFinder
     for finder in sys.meta_path:        # an editable install's finder maps the package

@@ -160,6 +160,11 @@ def _diff(r, a, b):
                                 f"{str([x[2][k] for k in parts])[:150]} vs "
                                 f"{str([y[2][k] for k in parts])[:150]}; latch/last "
                                 f"{x[3:]} vs {y[3:]}")
+                    if x[0] == y[0] and isinstance(x[1], dict) and isinstance(y[1], dict):
+                        keys = sorted(k for k in set(x[1]) | set(y[1]) if x[1].get(k) != y[1].get(k))
+                        return (f"cut {r}, record {ia}: event {x[0]} keys {keys}: "
+                                f"{[str(x[1].get(k))[:80] for k in keys]} vs "
+                                f"{[str(y[1].get(k))[:80] for k in keys]}")
                     return f"cut {r}, record {ia}: {str(x)[:120]} vs {str(y)[:120]}"
             return (f"cut {r}, record {ia}: {len(ea)} events vs {len(eb)}: "
                     f"{[str(e)[:60] for e in ea]} vs {[str(e)[:60] for e in eb]}")

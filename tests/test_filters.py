@@ -76,9 +76,10 @@ def model(name):
 
 
 def pid_profiles(name):
-    """{pid: Counter of its record types} of the manifest's pids, and one pid per distinct
-    profile, and the two busiest: jax's captures hold ~110 helper processes of the same 3-4 records, and each
-    select() walks the whole model, so every pid would make the test quadratic (~100 s)."""
+    """{pid: Counter of its record types} of the manifest's pids, and the pids to check: one
+    per distinct profile, and the two busiest. jax's captures hold ~110 helper processes of
+    the same 3-4 records, and each select() walks the whole model: every pid made the test
+    quadratic (~100 s of a 2-CPU run)."""
     types = {pid: Counter() for pid in manifest(name)["summary"]["pids"]}
     for t, p, _ in raw(name):
         if p in types:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,9 +51,17 @@ def decode(path, *args, timeout=BUDGET_S * 2):
     with tempfile.TemporaryDirectory() as tmp:
         said = os.path.join(tmp, "status")
         t0 = time.monotonic()
-        p = subprocess.run([sys.executable, "-c", _WAIT, said, "-m", "tracer.cli_main",
-                            "trace-decode", str(path), *args], capture_output=True, cwd=ROOT,
-                           timeout=timeout, preexec_fn=_limit)
+        # its own process group: a timeout ends the decode too, not the launcher alone
+        p = subprocess.Popen([sys.executable, "-c", _WAIT, said, "-m", "tracer.cli_main",
+                              "trace-decode", str(path), *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=ROOT, preexec_fn=_limit,
+                             start_new_session=True)
+        try:
+            p.stdout, p.stderr = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise
         dt = time.monotonic() - t0
         with open(said) as f:
             rc, kb = map(int, f.read().split())

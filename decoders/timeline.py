@@ -23,6 +23,7 @@ ones. X events of one track nest properly: an event that would overlap another w
 nesting (which the recorder should never produce) goes to the thread's "(overlapping)"
 track instead of breaking the file.
 """
+import heapq
 import json
 import os
 
@@ -61,6 +62,12 @@ def _dims(v):
 
 
 def _summary(launch):
+    """A launch's summary to read: a Launch's own (decoders/launch/summary.py), without
+    every QMD field extracted, which .summary does (1.4 s of a 100-step job's 31,570
+    launches, twice each through hasattr); a dict launch as it is."""
+    s = getattr(launch, "_summary", None)
+    if s is not None:
+        return s
     return launch.summary if hasattr(launch, "summary") else launch
 
 
@@ -71,6 +78,7 @@ class _Builder:
         self.x = {}                 # (pid, tid) -> [(start_ns, end_ns, event)]
         self.threads = {}           # (pid, tid) -> name
         self.channel_names = {}     # channel tid -> name
+        self._calls = None
         self.origin = self._origin()
 
     def _origin(self):
@@ -84,7 +92,10 @@ class _Builder:
         return t0
 
     def _api_calls(self):
-        return list(getattr(self.model, "api_calls", None) or [])
+        # once: a long capture's calls are read back from the spill file
+        if self._calls is None:
+            self._calls = list(getattr(self.model, "api_calls", None) or [])
+        return self._calls
 
     def us(self, t_ns):
         return round((t_ns - self.origin) / 1000.0, 3)
@@ -102,6 +113,7 @@ class _Builder:
         if pid != CHANNEL_PID:
             self.thread(pid, tid)
         self.x.setdefault((pid, tid), []).append((start, end, ev))
+        return ev
 
     def instant(self, pid, tid, name, cat, t, args, scope="t"):
         if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
@@ -187,24 +199,63 @@ def _mark_ranges(model):
     return pairs, single
 
 
-def _kernel_name(sub, api_calls, mark_pairs):
-    """The name of what was launched at this doorbell: from the API call around it on the
-    same thread (its args' kernel/function/name, else the call's name), else from a
-    mark pair around it (the built-in launch marks `cuLaunchKernel vadd`)."""
-    t, pid, tid = sub["t"], sub["pid"], sub["tid"]
-    for a in api_calls:
-        if a.get("pid") == pid and a.get("tid") == tid and a["t_start"] <= t <= a["t_end"]:
-            if isinstance(a.get("kernel"), str):     # the attributed kernel (decoders/cuda)
-                return f"{a.get('name')} {a['kernel']}"
-            args = a.get("args") or {}
-            for key in ("kernel", "function", "func", "name"):
-                if isinstance(args.get(key), str):
-                    return args[key]
-            return a.get("name")
-    for p, th, label, t0, t1, _ in mark_pairs:
-        if p == pid and th == tid and t0 <= t <= t1:
-            return label
-    return None
+def _kernel_names(doorbells, api_calls, mark_pairs):
+    """The name of what was launched at each doorbell (t, pid, tid), in order: from the
+    first API call (in api_calls' order) around it on the same thread (its attributed
+    kernel, else its args' kernel/function/name, else the call's name), else from the first
+    mark pair around it (the built-in launch marks `cuLaunchKernel vadd`), else None.
+    One sweep per thread: asking each call of a long capture at each doorbell was quadratic
+    (12.5 s for launch-loop-10k's 10,100 doorbells)."""
+    calls = _first_around(doorbells, ((a.get("pid"), a.get("tid"), a["t_start"], a["t_end"])
+                                      for a in api_calls))
+    marks = _first_around(doorbells, ((p, th, t0, t1) for p, th, _, t0, t1, _ in mark_pairs))
+    names = []
+    for k in range(len(doorbells)):
+        if k in calls:
+            names.append(_call_label(api_calls[calls[k]]))
+        else:
+            names.append(mark_pairs[marks[k]][2] if k in marks else None)
+    return names
+
+
+def _call_label(a):
+    if isinstance(a.get("kernel"), str):     # the attributed kernel (decoders/cuda)
+        return f"{a.get('name')} {a['kernel']}"
+    args = a.get("args") or {}
+    for key in ("kernel", "function", "func", "name"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return a.get("name")
+
+
+def _first_around(points, spans):
+    """{k: n} for each point k = (t, pid, tid) that a span n = (pid, tid, start, end) holds
+    (start <= t <= end on its thread): the lowest such n. Per thread, points in time order
+    meet the spans started by then in a heap by n; a span that ended before one point ended
+    before every later one, so it leaves the heap for good when it reaches the top."""
+    by_thread = {}
+    for n, (pid, tid, start, end) in enumerate(spans):
+        by_thread.setdefault((pid, tid), ([], []))[0].append((start, n, end))
+    for k, (t, pid, tid) in enumerate(points):
+        got = by_thread.get((pid, tid))
+        if got is not None:
+            got[1].append((t, k))
+    found = {}
+    for started, asked in by_thread.values():
+        if not asked:
+            continue
+        started.sort()
+        asked.sort()
+        heap, i = [], 0
+        for t, k in asked:
+            while i < len(started) and started[i][0] <= t:
+                heapq.heappush(heap, started[i][1:])
+                i += 1
+            while heap and heap[0][1] < t:
+                heapq.heappop(heap)
+            if heap:
+                found[k] = heap[0][0]
+    return found
 
 
 def _ranks(model):
@@ -296,6 +347,7 @@ def timeline(model):
     # another pass over a long capture's spilled submissions)
     syncs = getattr(model, "syncs", None) or ()
     times = {w["record_index"]: 0 for w in syncs if w.get("waits")}
+    unnamed, doorbells = [], []     # the kernel submissions' events, and their doorbells
     for s in model.submissions:
         if s["index"] in times:
             times[s["index"]] = s["t"]
@@ -309,13 +361,8 @@ def timeline(model):
                              "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
                              "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
         kernels = [l for l in launches if l["kernel"]]
-        kname = _kernel_name(s, api_calls, pairs) if kernels else None
-        if kernels:
-            name = f"{kname or 'launch'} grid {_dims(kernels[0]['grid'])}"
-            if len(kernels) > 1:
-                name += f" (+{len(kernels) - 1} more)"
-        else:
-            name = f"submission ({len(s['entries'])} GP entries)"
+        # named once every doorbell is known (_kernel_names): the placeholder is replaced
+        name = None if kernels else f"submission ({len(s['entries'])} GP entries)"
         info = class_info(s["class"])
         args = {"record_index": s["index"], "token": f"{s['token']:#x}",
                 "channel": f"{s['channel']:#x}", "class": f"{s['class']:#06x}",
@@ -325,12 +372,18 @@ def timeline(model):
                 "doorbell_thread": f"pid {s['pid']} tid {s['tid']}"}
         if launches:
             args["launches"] = launches
-        if kname:
-            args["kernel_name"] = kname
-        b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args)
+        ev = b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args)
+        if kernels:
+            unnamed.append((ev, kernels[0]["grid"], len(kernels)))
+            doorbells.append((s["t"], s["pid"], s["tid"]))
         b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
                   {"record_index": s["index"], "token": f"{s['token']:#x}",
                    "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
+    for (ev, grid, n), kname in zip(unnamed, _kernel_names(doorbells, api_calls, pairs)):
+        ev["name"] = f"{kname or 'launch'} grid {_dims(grid)}" + (f" (+{n - 1} more)" if n > 1
+                                                                  else "")
+        if kname:
+            ev["args"]["kernel_name"] = kname
     # each semaphore wait on its channel's track, at its doorbell, naming the release it
     # waits for (docs/json.md syncs[])
     for w in syncs:

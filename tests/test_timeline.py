@@ -267,3 +267,36 @@ def test_cli_writes_file(capture_files, tmp_path):
     assert validate_trace(doc) == [] and doc["displayTimeUnit"] == "ns"
     res = runner.invoke(trace_decode, ["timeline", str(tmp_path / "synthetic-missing.tlc")])
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+
+
+def _first_around_by_scan(points, spans):
+    """The definition _first_around replaces: for each point, the first span in order that
+    holds it on its thread (what the timeline asked of every API call at every doorbell)."""
+    found = {}
+    for k, (t, pid, tid) in enumerate(points):
+        for n, (p, th, start, end) in enumerate(spans):
+            if p == pid and th == tid and start <= t <= end:
+                found[k] = n
+                break
+    return found
+
+
+def test_first_around_is_the_first_span_in_order_that_holds_the_point():
+    """The timeline names each doorbell after the API call around it on its thread in one
+    sweep per thread (decoders/timeline.py _first_around; the scan it replaces was
+    quadratic: 21 s of launch-loop-10k's timeline, 69 s of a 100-step training job's).
+    Synthetic spans, nested, overlapping, empty and reversed, on a few threads, against the
+    scan it replaces."""
+    import random
+
+    from decoders.timeline import _first_around
+    rng = random.Random(29)
+    for _ in range(300):
+        threads = [(rng.randrange(3), rng.randrange(3)) for _ in range(rng.randrange(1, 4))]
+        spans = []
+        for _ in range(rng.randrange(0, 40)):
+            start = rng.randrange(100)
+            spans.append((*rng.choice(threads), start, start + rng.randrange(-3, 30)))
+        points = [(rng.randrange(-5, 140), *rng.choice(threads + [(9, 9)]))
+                  for _ in range(rng.randrange(0, 40))]
+        assert _first_around(points, spans) == _first_around_by_scan(points, spans)

@@ -1,12 +1,13 @@
 """How decoding scales with the length of a run: captures of one program at several lengths
 (e.g. 20, 100 and 500 training steps: scripts/record_scaling.py), each decoded through the
 real CLI path in a fresh process, `trace-decode CAPTURE --json` to /dev/null and the text
-report, with captures/launch-loop-10k in the same run as the yardstick. Per run: launches
+report (and, with --views timeline, `trace-decode timeline CAPTURE -o /dev/null`), with
+captures/launch-loop-10k in the same run as the yardstick. Per run: launches
 (QMDs) and kernel launches, wall and CPU seconds, launches per CPU second, peak RSS (the
 decoding process and the render workers it waits for). A decode that is linear keeps
 launches/s and peak RSS flat from one length to the next (STYLE 13: ratios, not absolutes).
 
-usage: python3 bench/scaling.py CAPTURE... [--out results.json] [--views json text]
+usage: python3 bench/scaling.py CAPTURE... [--out results.json] [--views json text timeline]
                                 [--baseline CAPTURE | --no-baseline] [--timeout S]
   CAPTURE: shortest first is not required (they are sorted by size); default --out
   bench/results-scaling.json.
@@ -23,7 +24,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 LOOP = os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz")
-VIEWS = {"json": ["--json"], "text": []}
+VIEWS = {"json": ["--json"], "text": [], "timeline": None}     # timeline: its own subcommand
 _STAT = re.compile(r"^  (launches|records|submissions)\s+(\d+)$", re.M)
 _KERNELS = re.compile(r"kernel launches: (\d+) verified[^,]*, (\d+) with differences, "
                       r"(\d+) not checked(?:, (\d+) graph node)?")
@@ -32,7 +33,9 @@ _KERNELS = re.compile(r"kernel launches: (\d+) verified[^,]*, (\d+) with differe
 def run(capture, view, timeout):
     """One decode in a fresh process: its counts, seconds and peak RSS (os.wait4: the
     child and the workers it waited for)."""
-    cmd = [sys.executable, "-m", "tracer.cli_main", "trace-decode", capture, *VIEWS[view]]
+    cmd = [sys.executable, "-m", "tracer.cli_main", "trace-decode", capture, *VIEWS[view]] \
+        if VIEWS[view] is not None else \
+        [sys.executable, "-m", "tracer.cli_main", "trace-decode", view, capture, "-o", os.devnull]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             open(os.devnull, "wb") as null:
         t0 = time.monotonic()
@@ -83,7 +86,7 @@ def main(argv=None):
     for cap in caps:
         counts = {}
         # text first: its stats give the counts the JSON run (to /dev/null) is rated by
-        for view in sorted(args.views, reverse=True):
+        for view in sorted(args.views, key=lambda v: (v != "text", v)):
             row = run(cap, view, args.timeout)
             row["capture_bytes"] = os.path.getsize(cap)
             if view == "text":

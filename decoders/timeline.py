@@ -312,12 +312,18 @@ def timeline(model):
         b.instant(m["pid"], m["tid"], m["label"] or f"mark {m['id']}", "mark", m["t"],
                   {"id": m["id"], "kind": m["kind"]})
 
+    # what each submission's event shows of its launches, made as they are read: a long
+    # capture's launches come back from the spill file and are not all held at once
     launches_by_record = {}
     for launch in model.launches:
         rec = getattr(launch, "record_index", None)
+        ls = _summary(launch)
         if rec is None:
-            rec = _summary(launch).get("record_index")
-        launches_by_record.setdefault(rec, []).append(launch)
+            rec = ls.get("record_index")
+        launches_by_record.setdefault(rec, []).append({
+            "kernel": ls.get("kernel"), "grid": ls.get("grid"), "block": ls.get("block"),
+            "cluster": ls.get("cluster"), "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
+            "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
 
     # Ranks (issue 26): a process with a rank, or each process when several rang doorbells,
     # is named after its rank and GPU and holds its own channel tracks; otherwise the
@@ -353,13 +359,7 @@ def timeline(model):
             times[s["index"]] = s["t"]
         track_pid, tid = channel_tid[(s["pid"], s["token"])]
         nbytes = sum(g["size"] for g in s["segments"])
-        launches = []
-        for launch in launches_by_record.get(s["index"], ()):
-            ls = _summary(launch)
-            launches.append({"kernel": ls.get("kernel"), "grid": ls.get("grid"),
-                             "block": ls.get("block"), "cluster": ls.get("cluster"),
-                             "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
-                             "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
+        launches = launches_by_record.get(s["index"], [])
         kernels = [l for l in launches if l["kernel"]]
         # named once every doorbell is known (_kernel_names): the placeholder is replaced
         name = None if kernels else f"submission ({len(s['entries'])} GP entries)"

@@ -300,3 +300,31 @@ def test_first_around_is_the_first_span_in_order_that_holds_the_point():
         points = [(rng.randrange(-5, 140), *rng.choice(threads + [(9, 9)]))
                   for _ in range(rng.randrange(0, 40))]
         assert _first_around(points, spans) == _first_around_by_scan(points, spans)
+
+
+@pytest.mark.parametrize("argv", [["timeline", "{cap}", "-o", "{out}"],
+                                  ["explain", "{cap}", "--html", "{out}"]])
+def test_output_named_as_a_fifo_stays_one(tmp_path, argv):
+    """A device or FIFO named as the output is written in place (tracer.write_text): the
+    temporary file and rename that keep a regular file whole put a regular file in its
+    place (run as root, `trace-decode timeline -o /dev/null` replaced /dev/null)."""
+    import os
+    import stat
+    import threading
+
+    from tracer.cli import trace_decode
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+
+    def read():
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    cap = str(CAPTURES / "builtin-vadd" / "capture.tlc.gz")
+    res = CliRunner().invoke(trace_decode, [a.format(cap=cap, out=fifo) for a in argv])
+    reader.join(60)
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and len(got[0]) > 1000 and not list(tmp_path.glob("out.fifo.tmp*"))

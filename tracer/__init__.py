@@ -48,3 +48,31 @@ def _installed_shims():
             continue
         for place in (spec.submodule_search_locations or []) if spec is not None else []:
             yield Path(place) / "libtracelaunch.so"
+
+
+def write_text(path, fill):
+    """Write the text file `path` with fill(f): through a temporary file beside it and a
+    rename, so that no reader meets half of it. A device, FIFO or socket (/dev/null, a
+    named pipe) is written in place: the rename would put a regular file where it was
+    (run as root, `trace-decode timeline -o /dev/null` replaced /dev/null)."""
+    import os
+    import stat
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8") as f:
+            fill(f)
+        return
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            fill(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -570,10 +570,8 @@ def timeline_cmd(capture, output, traceback):
             write_timeline(model, sys.stdout)
             sys.stdout.flush()
         else:
-            tmp = f"{output}.tmp{os.getpid()}"
-            with open(tmp, "w") as f:
-                write_timeline(model, f)
-            os.replace(tmp, output)
+            from tracer import write_text
+            write_text(output, lambda f: write_timeline(model, f))
         return _problem_lines("trace-decode", capture, model.problems)
     sys.exit(_guard("trace-decode", run, traceback, path=capture))
 

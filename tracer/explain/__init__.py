@@ -60,16 +60,13 @@ def build_story(model, index):
 def explain(path, out, launch=None, html_path=None):
     """Decode `path`, tell launch `launch` (default: pick_launch) on `out`, or write the
     page to `html_path`. Returns the model's problems (the CLI prints them)."""
-    import os
     from decoders.session import decode_capture
     model = decode_capture(path)
     index = pick_launch(model, launch)
     story = build_story(model, index)
     if html_path:
-        tmp = f"{html_path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            render_html(story, f)
-        os.replace(tmp, html_path)
+        from tracer import write_text
+        write_text(html_path, lambda f: render_html(story, f))
     else:
         render_text(story, out)
         out.flush()

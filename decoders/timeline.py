@@ -27,6 +27,10 @@ import heapq
 import json
 import os
 
+# a launch's summary read as decoded, without every QMD field extracted (which .summary
+# does): the one select.py reads
+from decoders.select import _summary
+
 PID_MAX_LIMIT = 1 << 22                  # linux/threads.h: no pid or tid above this
 CHANNEL_PID = PID_MAX_LIMIT + 1          # the synthetic "GPU channels" process
 OVERLAP_TID = PID_MAX_LIMIT + 1          # tid + this: a thread's overflow track
@@ -59,16 +63,6 @@ def ioctl_event_name(entry):
 
 def _dims(v):
     return "x".join(str(x) for x in v) if v else "?"
-
-
-def _summary(launch):
-    """A launch's summary to read: a Launch's own (decoders/launch/summary.py), without
-    every QMD field extracted, which .summary does (1.4 s of a 100-step job's 31,570
-    launches, twice each through hasattr); a dict launch as it is."""
-    s = getattr(launch, "_summary", None)
-    if s is not None:
-        return s
-    return launch.summary if hasattr(launch, "summary") else launch
 
 
 class _Builder:

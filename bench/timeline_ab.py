@@ -1,7 +1,8 @@
 """The timeline (decoders/timeline.py) of an older tree against this one, in one process on
 the same decoded models: seconds each and whether the two trace-event JSON texts are the
-same byte for byte (session 29: the doorbells' kernel names, asked of every API call at
-every doorbell, made the timeline quadratic).
+same byte for byte, as `trace-decode timeline` writes them (session 29: the doorbells'
+kernel names, asked of every API call at every doorbell, made the timeline quadratic;
+session 30: the events sorted on disk, written one at a time).
 
     git show REV:decoders/timeline.py > /tmp/timeline_old.py
     python3 bench/timeline_ab.py --old /tmp/timeline_old.py CAPTURE|NAME... [--out F.json]
@@ -10,6 +11,7 @@ NAME: a folder of captures/. Exit status 1 when any text differs.
 """
 import argparse
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -20,6 +22,13 @@ sys.path.insert(0, ROOT)
 
 from decoders.session import decode_capture  # noqa: E402
 import decoders.timeline as new  # noqa: E402
+
+
+def _written(module, model):
+    """What `trace-decode timeline` writes (write_timeline), as text."""
+    out = io.StringIO()
+    module.write_timeline(model, out)
+    return out.getvalue()
 
 
 def main(argv=None):
@@ -37,9 +46,9 @@ def main(argv=None):
                                                                "capture.tlc.gz")
         model = decode_capture(path)
         t0 = time.perf_counter()
-        a = json.dumps(old.timeline(model))
+        a = _written(old, model)
         t1 = time.perf_counter()
-        b = json.dumps(new.timeline(model))
+        b = _written(new, model)
         t2 = time.perf_counter()
         row = {"capture": name, "launches": len(model.launches), "old_s": round(t1 - t0, 2),
                "new_s": round(t2 - t1, 2), "same": a == b, "bytes": len(b)}

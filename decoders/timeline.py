@@ -26,9 +26,11 @@ track instead of breaking the file.
 import heapq
 import json
 import os
+from array import array
 
 # a launch's summary read as decoded, without every QMD field extracted (which .summary
 # does): the one select.py reads
+from decoders.extsort import ExternalSort
 from decoders.select import _summary
 
 PID_MAX_LIMIT = 1 << 22                  # linux/threads.h: no pid or tid above this
@@ -66,30 +68,35 @@ def _dims(v):
 
 
 class _Builder:
+    """The events of a timeline as they are made: X events into a sorter by track and
+    start (their nesting is checked track by track once all are made), instants into the
+    sorter of the document's order (decoders/extsort.py: a long job's events are never all
+    in memory)."""
+
     def __init__(self, model):
         self.model = model
-        self.events = []
-        self.x = {}                 # (pid, tid) -> [(start_ns, end_ns, event)]
+        self.x = ExternalSort()         # ((pid, tid, start, -end), (event, name patch))
+        self.events = ExternalSort()    # ((ts, -dur, pid, tid), event): the document's order
         self.threads = {}           # (pid, tid) -> name
         self.channel_names = {}     # channel tid -> name
-        self._calls = None
         self.origin = self._origin()
 
     def _origin(self):
         m = self.model
         t0 = (m.header or {}).get("t_start_ns")
-        times = [i["t_start"] for i in m.ioctls] + [s["t"] for s in m.submissions] + \
-            [k["t"] for k in m.marks] + [a["t_start"] for a in self._api_calls()]
-        earliest = min((t for t in times if isinstance(t, int) and t > 0), default=None)
+        earliest = None
+        for times in ((i["t_start"] for i in m.ioctls), (s["t"] for s in m.submissions),
+                      (k["t"] for k in m.marks), (a["t_start"] for a in self.api_calls())):
+            for t in times:
+                if isinstance(t, int) and t > 0 and (earliest is None or t < earliest):
+                    earliest = t
         if t0 is None or (earliest is not None and earliest < t0):
             return earliest or 0
         return t0
 
-    def _api_calls(self):
-        # once: a long capture's calls are read back from the spill file
-        if self._calls is None:
-            self._calls = list(getattr(self.model, "api_calls", None) or [])
-        return self._calls
+    def api_calls(self):
+        # a long capture's calls are read back from the spill file, a batch at a time
+        return getattr(self.model, "api_calls", None) or ()
 
     def us(self, t_ns):
         return round((t_ns - self.origin) / 1000.0, 3)
@@ -100,38 +107,50 @@ class _Builder:
             self.threads[key] = "main thread" if pid == tid else f"thread {tid}"
         return key
 
-    def complete(self, pid, tid, name, cat, start, end, args):
+    def complete(self, pid, tid, name, cat, start, end, args, patch=None):
+        """An X event; `patch`: (doorbell number, grid, kernel launches) of a submission
+        whose name waits for the doorbells' kernel names (timeline)."""
         end = max(end, start)
         ev = {"name": name, "cat": cat, "ph": "X", "ts": self.us(start),
               "dur": round((end - start) / 1000.0, 3), "pid": pid, "tid": tid, "args": _clean(args)}
         if pid != CHANNEL_PID:
             self.thread(pid, tid)
-        self.x.setdefault((pid, tid), []).append((start, end, ev))
-        return ev
+        self.x.add((pid, tid, start, -end), (ev, patch))
 
     def instant(self, pid, tid, name, cat, t, args, scope="t"):
         if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
             self.thread(pid, tid)
-        self.events.append({"name": name, "cat": cat, "ph": "i", "s": scope,
-                            "ts": self.us(t), "pid": pid, "tid": tid,
-                            "args": _clean(args)})
+        self._event({"name": name, "cat": cat, "ph": "i", "s": scope, "ts": self.us(t),
+                     "pid": pid, "tid": tid, "args": _clean(args)})
 
-    def flush_complete(self):
-        """Emit X events track by track, moving any that breaks nesting to an overflow track."""
-        for (pid, tid), rows in sorted(self.x.items()):
-            rows.sort(key=lambda r: (r[0], -r[1]))
-            stack = []
-            for start, end, ev in rows:
-                while stack and stack[-1] <= start:
-                    stack.pop()
-                if stack and end > stack[-1]:
-                    ev["tid"] = OVERLAP_TID + tid
-                    ev["args"]["moved"] = "overlaps an event of its thread without nesting"
-                    base = self.threads.get((pid, tid)) or self.channel_names.get(tid, f"track {tid}")
-                    self.threads[(pid, ev["tid"])] = f"{base} (overlapping)"
-                else:
-                    stack.append(end)
-                self.events.append(ev)
+    def _event(self, e):
+        self.events.add((e["ts"], -e.get("dur", 0), e["pid"], e["tid"]), e)
+
+    def flush_complete(self, names):
+        """Emit X events track by track, moving any that breaks nesting to an overflow track;
+        `names(k)`: the kernel name of doorbell k (_KernelNames), for the submissions'."""
+        track, stack = None, []
+        for (pid, tid, start, neg_end), (ev, patch) in self.x:
+            end = -neg_end
+            if (pid, tid) != track:
+                track, stack = (pid, tid), []
+            if patch is not None:
+                k, grid, n = patch
+                kname = names(k)
+                ev["name"] = f"{kname or 'launch'} grid {_dims(grid)}" + (
+                    f" (+{n - 1} more)" if n > 1 else "")
+                if kname:
+                    ev["args"]["kernel_name"] = kname
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if stack and end > stack[-1]:
+                ev["tid"] = OVERLAP_TID + tid
+                ev["args"]["moved"] = "overlaps an event of its thread without nesting"
+                base = self.threads.get((pid, tid)) or self.channel_names.get(tid, f"track {tid}")
+                self.threads[(pid, ev["tid"])] = f"{base} (overlapping)"
+            else:
+                stack.append(end)
+            self._event(ev)
 
     def metadata(self, channel_names, own_channels=(), ranks=None):
         """`own_channels`: [(pid, tid, name)] of channel tracks kept in their own process;
@@ -193,23 +212,72 @@ def _mark_ranges(model):
     return pairs, single
 
 
-def _kernel_names(doorbells, api_calls, mark_pairs):
-    """The name of what was launched at each doorbell (t, pid, tid), in order: from the
-    first API call (in api_calls' order) around it on the same thread (its attributed
-    kernel, else its args' kernel/function/name, else the call's name), else from the first
-    mark pair around it (the built-in launch marks `cuLaunchKernel vadd`), else None.
-    One sweep per thread: asking each call of a long capture at each doorbell was quadratic
-    (12.5 s for launch-loop-10k's 10,100 doorbells)."""
-    calls = _first_around(doorbells, ((a.get("pid"), a.get("tid"), a["t_start"], a["t_end"])
-                                      for a in api_calls))
-    marks = _first_around(doorbells, ((p, th, t0, t1) for p, th, _, t0, t1, _ in mark_pairs))
-    names = []
-    for k in range(len(doorbells)):
-        if k in calls:
-            names.append(_call_label(api_calls[calls[k]]))
-        else:
-            names.append(mark_pairs[marks[k]][2] if k in marks else None)
-    return names
+class _KernelNames:
+    """The name of what was launched at each doorbell, numbered in the order given
+    (doorbell()): from the first API call (in api_calls' order, call()) around it on the
+    same thread (_call_label: its attributed kernel, else its args' kernel/function/name,
+    else the call's name), else from the first mark pair around it (the built-in launch
+    marks `cuLaunchKernel vadd`), else None. The calls and doorbells are sorted on disk
+    (_Around); what stays is a number per call and per doorbell."""
+
+    def __init__(self, mark_pairs):
+        self.labels = _Labels()
+        self.calls = _Around()
+        self.marks = _Around() if mark_pairs else None
+        self.pairs = mark_pairs
+        if self.marks is not None:
+            for p, th, _, t0, t1, _ in mark_pairs:
+                self.marks.span(p, th, t0, t1)
+        self.n = 0
+
+    def call(self, a):
+        self.calls.span(a.get("pid"), a.get("tid"), a["t_start"], a["t_end"])
+        self.labels.append(_call_label(a))
+
+    def doorbell(self, t, pid, tid):
+        """Its number (what names() is indexed by)."""
+        self.calls.point(t, pid, tid)
+        if self.marks is not None:
+            self.marks.point(t, pid, tid)
+        self.n += 1
+        return self.n - 1
+
+    def names(self):
+        """name(k) of doorbell k (once every call and doorbell is in)."""
+        call = array("i", [-1]) * self.n      # the label of the call around it
+        for k, n in self.calls.pairs():
+            call[k] = self.labels.ids[n]
+        mark = array("i", [-1]) * self.n      # else the mark pair around it
+        if self.marks is not None:
+            for k, n in self.marks.pairs():
+                mark[k] = n
+        texts, pairs = self.labels.texts, self.pairs
+
+        def name(k):
+            if call[k] >= 0:
+                return texts[call[k]]
+            return pairs[mark[k]][2] if mark[k] >= 0 else None
+        return name
+
+
+class _Labels:
+    """Each API call's label (_call_label) as a number into the distinct labels: a long
+    job's calls name the same few hundred kernels (4 bytes a call, not a string each)."""
+
+    def __init__(self):
+        self.ids = array("I")
+        self.texts = []
+        self._index = {}
+
+    def append(self, text):
+        n = self._index.get(text)
+        if n is None:
+            n = self._index[text] = len(self.texts)
+            self.texts.append(text)
+        self.ids.append(n)
+
+    def __call__(self, n):
+        return self.texts[self.ids[n]]
 
 
 def _call_label(a):
@@ -224,32 +292,58 @@ def _call_label(a):
 
 def _first_around(points, spans):
     """{k: n} for each point k = (t, pid, tid) that a span n = (pid, tid, start, end) holds
-    (start <= t <= end on its thread): the lowest such n. Per thread, points in time order
+    (start <= t <= end on its thread): the lowest such n (_Around)."""
+    around = _Around()
+    for pid, tid, start, end in spans:
+        around.span(pid, tid, start, end)
+    for t, pid, tid in points:
+        around.point(t, pid, tid)
+    return dict(around.pairs())
+
+
+def _thread(v):
+    """A pid or tid as a sort key (None, where a capture lacks one, sorts apart)."""
+    return (v is None, v or 0)
+
+
+class _Around:
+    """Spans and points, each numbered in the order given, sorted on disk by thread and
+    time (decoders/extsort.py); pairs() gives (k, n) for each point k that a span n holds
+    (start <= t <= end on its thread), n the lowest such. Per thread, points in time order
     meet the spans started by then in a heap by n; a span that ended before one point ended
-    before every later one, so it leaves the heap for good when it reaches the top."""
-    by_thread = {}
-    for n, (pid, tid, start, end) in enumerate(spans):
-        by_thread.setdefault((pid, tid), ([], []))[0].append((start, n, end))
-    for k, (t, pid, tid) in enumerate(points):
-        got = by_thread.get((pid, tid))
-        if got is not None:
-            got[1].append((t, k))
-    found = {}
-    for started, asked in by_thread.values():
-        if not asked:
-            continue
-        started.sort()
-        asked.sort()
-        heap, i = [], 0
-        for t, k in asked:
-            while i < len(started) and started[i][0] <= t:
-                heapq.heappush(heap, started[i][1:])
-                i += 1
+    before every later one, so it leaves the heap for good when it reaches the top. (Asking
+    each call of a long capture at each doorbell was quadratic: 12.5 s for launch-loop-10k's
+    10,100 doorbells.)"""
+
+    def __init__(self):
+        self._spans = ExternalSort()
+        self._points = ExternalSort()
+        self._n = self._k = 0
+
+    def span(self, pid, tid, start, end):
+        self._spans.add((_thread(pid), _thread(tid), start, self._n), end)
+        self._n += 1
+
+    def point(self, t, pid, tid):
+        self._points.add((_thread(pid), _thread(tid), t, self._k), None)
+        self._k += 1
+
+    def pairs(self):
+        spans = iter(self._spans)
+        held = next(spans, None)
+        track, heap = None, []
+        for (pid, tid, t, k), _ in self._points:
+            if (pid, tid) != track:
+                track, heap = (pid, tid), []
+                while held is not None and held[0][:2] < track:
+                    held = next(spans, None)
+            while held is not None and held[0][:2] == track and held[0][2] <= t:
+                heapq.heappush(heap, (held[0][3], held[1]))
+                held = next(spans, None)
             while heap and heap[0][1] < t:
                 heapq.heappop(heap)
             if heap:
-                found[k] = heap[0][0]
-    return found
+                yield k, heap[0][0]
 
 
 def _ranks(model):
@@ -276,9 +370,34 @@ def _ranks(model):
 
 def timeline(model):
     """The trace-event JSON object of a CaptureModel (or any object with the same lists)."""
+    b, other = _build(model)
+    return {"traceEvents": list(_document_events(b)), "displayTimeUnit": "ns",
+            "otherData": other}
+
+
+def write_timeline(model, out):
+    """timeline(model) written as json.dump(..., separators=(",", ":")) writes it, an event
+    at a time: the events of a long job are sorted on disk (decoders/extsort.py), never
+    all held."""
+    b, other = _build(model)
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    out.write('{"traceEvents":[')
+    for n, e in enumerate(_document_events(b)):
+        out.write(("," if n else "") + encode(e))
+    out.write('],"displayTimeUnit":"ns","otherData":' + encode(other) + "}\n")
+
+
+def _document_events(b):
+    yield from b.meta
+    for _, e in b.events:
+        yield e
+
+
+def _build(model):
+    """A _Builder holding every event of the timeline (b.meta, then b.events in the
+    document's order), and the document's otherData."""
     from decoders.methods import class_info
     b = _Builder(model)
-    api_calls = b._api_calls()
     for i in model.ioctls:
         start = i["t_start"]
         end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start
@@ -286,9 +405,12 @@ def timeline(model):
             "index": i["index"], "fd": i["fd"], "path": i["path"], "escape": i["escape"],
             "request": f"{i['request']:#x}", "ret": i["ret"], "errno": i["errno"],
             "complete": i.get("complete", True), "summary": i.get("summary")})
-    for a in api_calls:
+    pairs, single = _mark_ranges(model)
+    kernel_names = _KernelNames(pairs)      # each call's span and label, for the doorbells
+    for a in b.api_calls():
         b.complete(a["pid"], a["tid"], str(a.get("name") or "api call"), "api", a["t_start"],
                    a["t_end"], dict(a.get("args") or {}))
+        kernel_names.call(a)
     # every traced process shows, also one that only started a helper program (ptxas, a
     # compile worker) and made no ioctl: its start and exit as instants on its first thread
     for pid, p in sorted((getattr(model, "processes", None) or {}).items()):
@@ -299,63 +421,59 @@ def timeline(model):
                                      "cmdline": p.get("cmdline")})
         if p.get("t_exit") is not None:
             b.instant(pid, tid, "process exit", "process", p["t_exit"], {"status": p.get("exit")})
-    pairs, single = _mark_ranges(model)
     for pid, tid, label, t0, t1, mid in pairs:
         b.complete(pid, tid, label or f"mark {mid}", "mark", t0, t1, {"id": mid})
     for m in single:
         b.instant(m["pid"], m["tid"], m["label"] or f"mark {m['id']}", "mark", m["t"],
                   {"id": m["id"], "kind": m["kind"]})
 
-    # what each submission's event shows of its launches, made as they are read: a long
-    # capture's launches come back from the spill file and are not all held at once
-    launches_by_record = {}
-    for launch in model.launches:
-        rec = getattr(launch, "record_index", None)
-        ls = _summary(launch)
-        if rec is None:
-            rec = ls.get("record_index")
-        launches_by_record.setdefault(rec, []).append({
-            "kernel": ls.get("kernel"), "grid": ls.get("grid"), "block": ls.get("block"),
-            "cluster": ls.get("cluster"), "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
-            "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
-
     # Ranks (issue 26): a process with a rank, or each process when several rang doorbells,
     # is named after its rank and GPU and holds its own channel tracks; otherwise the
-    # channels share the synthetic "GPU channels" process.
+    # channels share the synthetic "GPU channels" process. A channel's track is numbered in
+    # (pid, token) order and named from its first submission.
     ranks, gpus = _ranks(model)
+    first = {}
+    for s in model.submissions:
+        key = (s["pid"], s["token"])
+        if key not in first:
+            first[key] = (s["class"], s["channel"])
     channel_tid = {}            # (pid, token) -> (track pid, tid)
     channel_names = []          # [(tid, name)] under CHANNEL_PID
     own_channels = []           # [(pid, tid, name)] in their own process
-    for s in sorted(model.submissions, key=lambda s: (s["pid"], s["token"], s["index"])):
-        key = (s["pid"], s["token"])
-        if key not in channel_tid:
-            info = class_info(s["class"])
-            cname = info.name if info else f"class {s['class']:#06x}"
-            g = gpus(s["pid"], s["channel"])
-            where = f", GPU {g['index']}" if g and g.get("index") is not None else ""
-            if s["pid"] in ranks:
-                tid = CHANNEL_TID + sum(1 for p, _ in channel_tid if p == s["pid"]) + 1
-                channel_tid[key] = (s["pid"], tid)
-                own_channels.append((s["pid"], tid, f"channel token {s['token']:#x} (hChannel "
-                                                    f"{s['channel']:#x}, {cname}{where})"))
-            else:
-                tid = sum(1 for p, _ in channel_tid.values() if p == CHANNEL_PID) + 1
-                channel_tid[key] = (CHANNEL_PID, tid)
-                channel_names.append((tid, f"channel token {s['token']:#x} (hChannel "
-                                           f"{s['channel']:#x}, {cname}, pid {s['pid']}{where})"))
+    for key in sorted(first):
+        pid, token = key
+        klass, channel = first[key]
+        info = class_info(klass)
+        cname = info.name if info else f"class {klass:#06x}"
+        g = gpus(pid, channel)
+        where = f", GPU {g['index']}" if g and g.get("index") is not None else ""
+        if pid in ranks:
+            tid = CHANNEL_TID + sum(1 for p, _ in channel_tid if p == pid) + 1
+            channel_tid[key] = (pid, tid)
+            own_channels.append((pid, tid, f"channel token {token:#x} (hChannel "
+                                           f"{channel:#x}, {cname}{where})"))
+        else:
+            tid = sum(1 for p, _ in channel_tid.values() if p == CHANNEL_PID) + 1
+            channel_tid[key] = (CHANNEL_PID, tid)
+            channel_names.append((tid, f"channel token {token:#x} (hChannel "
+                                       f"{channel:#x}, {cname}, pid {pid}{where})"))
     # the doorbell times of the submissions that hold a wait (read in the pass below, not in
     # another pass over a long capture's spilled submissions)
     syncs = getattr(model, "syncs", None) or ()
     times = {w["record_index"]: 0 for w in syncs if w.get("waits")}
-    unnamed, doorbells = [], []     # the kernel submissions' events, and their doorbells
+    launches = _launches_by_record(model.launches)
+    held = next(launches, None)
     for s in model.submissions:
         if s["index"] in times:
             times[s["index"]] = s["t"]
         track_pid, tid = channel_tid[(s["pid"], s["token"])]
         nbytes = sum(g["size"] for g in s["segments"])
-        launches = launches_by_record.get(s["index"], [])
-        kernels = [l for l in launches if l["kernel"]]
-        # named once every doorbell is known (_kernel_names): the placeholder is replaced
+        # (submissions come in record order, the launches sorted by it: a merge)
+        while held is not None and held[0] < s["index"]:
+            held = next(launches, None)
+        ls = held[1] if held is not None and held[0] == s["index"] else []
+        kernels = [l for l in ls if l["kernel"]]
+        # named once every doorbell is known (_KernelNames): flush_complete names it
         name = None if kernels else f"submission ({len(s['entries'])} GP entries)"
         info = class_info(s["class"])
         args = {"record_index": s["index"], "token": f"{s['token']:#x}",
@@ -364,20 +482,14 @@ def timeline(model):
                 "gp_put": f"{s['gp_put_prev']} -> {s['gp_put']} (ring of {s['gp_entries']})",
                 "entries": len(s["entries"]), "bytes": nbytes, "lost": s["lost"],
                 "doorbell_thread": f"pid {s['pid']} tid {s['tid']}"}
-        if launches:
-            args["launches"] = launches
-        ev = b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args)
-        if kernels:
-            unnamed.append((ev, kernels[0]["grid"], len(kernels)))
-            doorbells.append((s["t"], s["pid"], s["tid"]))
+        if ls:
+            args["launches"] = ls
+        patch = (kernel_names.doorbell(s["t"], s["pid"], s["tid"]), kernels[0]["grid"],
+                 len(kernels)) if kernels else None
+        b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args, patch)
         b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
                   {"record_index": s["index"], "token": f"{s['token']:#x}",
                    "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
-    for (ev, grid, n), kname in zip(unnamed, _kernel_names(doorbells, api_calls, pairs)):
-        ev["name"] = f"{kname or 'launch'} grid {_dims(grid)}" + (f" (+{n - 1} more)" if n > 1
-                                                                  else "")
-        if kname:
-            ev["args"]["kernel_name"] = kname
     # each semaphore wait on its channel's track, at its doorbell, naming the release it
     # waits for (docs/json.md syncs[])
     for w in syncs:
@@ -398,18 +510,38 @@ def timeline(model):
         b.instant(track_pid, tid, name, "sync", times.get(w["record_index"], 0), args)
     b.channel_names = dict(channel_names)
     b.channel_names.update({tid: name for _, tid, name in own_channels})
-    b.flush_complete()
-    events = b.metadata(channel_names, own_channels, ranks) + sorted(
-        b.events, key=lambda e: (e["ts"], -e.get("dur", 0), e["pid"], e["tid"]))
+    b.flush_complete(kernel_names.names())
+    b.meta = b.metadata(channel_names, own_channels, ranks)
     header = getattr(model, "header", None) or {}
     meta = getattr(model, "meta", None) or {}
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": _clean({"capture": getattr(model, "path", None), "gpu": meta.get("gpu"),
-                                 "driver": meta.get("driver"),
-                                 "t_start_ns": header.get("t_start_ns"),
-                                 "t_origin_ns": b.origin, "channel_pid": CHANNEL_PID})}
+    return b, _clean({"capture": getattr(model, "path", None), "gpu": meta.get("gpu"),
+                      "driver": meta.get("driver"), "t_start_ns": header.get("t_start_ns"),
+                      "t_origin_ns": b.origin, "channel_pid": CHANNEL_PID})
 
 
-def write_timeline(model, out):
-    json.dump(timeline(model), out, separators=(",", ":"))
-    out.write("\n")
+def _launches_by_record(launches):
+    """(record index, [what each submission's event shows of its launches]) in record
+    order, the launches of a record in the order decoded; made as they are read and sorted
+    on disk: a long capture's launches come back from the spill file and are not all held
+    at once. (A launch with no record index belongs to no submission's event.)"""
+    by = ExternalSort()
+    for launch in launches:
+        rec = getattr(launch, "record_index", None)
+        ls = _summary(launch)
+        if rec is None:
+            rec = ls.get("record_index")
+        if not isinstance(rec, int):
+            continue
+        by.add(rec, {
+            "kernel": ls.get("kernel"), "grid": ls.get("grid"), "block": ls.get("block"),
+            "cluster": ls.get("cluster"), "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
+            "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
+    rec, group = None, []
+    for key, item in by:
+        if key != rec:
+            if group:
+                yield rec, group
+            rec, group = key, []
+        group.append(item)
+    if group:
+        yield rec, group

@@ -294,32 +294,55 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
         click.echo(f"trace-launch: {exc}", err=True)
         sys.exit(exc.status)
     exit_step = lambda: _finish_capture(out, not no_compress, all_entries)    # noqa: E731
-    if decoding:
-        # the exit step rewrites the file by rename while the decode still reads the one it
-        # follows (its own descriptor): the two run side by side, the exit step in a process
-        # of its own (its walk over the records would take the GIL from the decode's thread:
-        # the decode slowed to a quarter for 0.7 s of a 500-step job's, on the H100 host)
-        exit_step = _beside(lambda: _finish_capture_apart(out, not no_compress, all_entries))
-        try:
-            decoding[0].finish()
-        except BaseException:       # (Ctrl-C): the rewrite ends, or cleans up, before we go
+    try:
+        if decoding:
+            # the exit step rewrites the file by rename while the decode still reads the one
+            # it follows (its own descriptor): the two run side by side, the exit step in a
+            # process of its own (its walk over the records would take the GIL from the
+            # decode's thread: the decode slowed to a quarter for 0.7 s of a 500-step job's,
+            # on the H100 host)
+            exit_step = _beside(lambda: _finish_capture_apart(out, not no_compress,
+                                                              all_entries))
             try:
-                exit_step()
-            except Exception:       # noqa: BLE001 - what interrupted us is what is raised
-                pass
-            raise
-    note = _guard("trace-launch", exit_step, traceback, path=str(out))
-    click.echo(f"trace-launch: capture written to {out}{note}", err=True)
-    if not no_report:
-        model = decoding[0].model if decoding and decoding[0].error is None else None
-        if decoding and model is None:
-            click.echo(_line(f"trace-launch: the decode during the run stopped "
-                             f"({type(decoding[0].error).__name__}: {decoding[0].error}); "
-                             f"decoding the capture file"), err=True)
-        _guard("trace-launch", lambda: print_report(
-            str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
-            launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model,
-            all_fields=all_fields), traceback, path=str(out))
+                decoding[0].finish()
+            except KeyboardInterrupt:
+                _report_interrupted(out, exit_step, traceback, rc)
+        note = _guard("trace-launch", exit_step, traceback, path=str(out))
+        click.echo(f"trace-launch: capture written to {out}{note}", err=True)
+        if not no_report:
+            model = decoding[0].model if decoding and decoding[0].error is None else None
+            if decoding and model is None:
+                click.echo(_line(f"trace-launch: the decode during the run stopped "
+                                 f"({type(decoding[0].error).__name__}: {decoding[0].error}); "
+                                 f"decoding the capture file"), err=True)
+            try:
+                _guard("trace-launch", lambda: print_report(
+                    str(out), sys.stderr, as_json=as_json, color=color, prog="trace-launch",
+                    launch_limit=None if all_launches else SHOWN_LAUNCHES, model=model,
+                    all_fields=all_fields), traceback, path=str(out))
+            except KeyboardInterrupt:
+                _report_interrupted(out, None, traceback, rc)
+    except KeyboardInterrupt:       # a second Ctrl-C, while the exit step was awaited
+        # (the file is whole either way: the rewrite replaces it by rename, or not at all)
+        click.echo("", err=True)
+        click.echo(_line(f"trace-launch: interrupted; the capture is in {out} (`trace-decode` "
+                         f"reads it)"), err=True)
+        sys.exit(130)
+    sys.exit(rc)
+
+
+def _report_interrupted(out, exit_step, traceback, rc):
+    """Ctrl-C once the program has exited (a long job's report can take as long as the job):
+    the exit step finishes (it runs in a session of its own, out of the terminal's signals),
+    the capture is kept, and trace-launch exits with the program's status, saying how to
+    make the report later."""
+    if exit_step is not None:
+        note = _guard("trace-launch", exit_step, traceback, path=str(out))
+        click.echo(f"trace-launch: capture written to {out}{note}", err=True)
+    else:
+        click.echo("", err=True)   # (the line the report was writing may be unfinished)
+    click.echo(_line(f"trace-launch: report interrupted; `trace-decode {out}` makes it from "
+                     f"the capture"), err=True)
     sys.exit(rc)
 
 
@@ -419,7 +442,10 @@ def _finish_capture_apart(out, compress, all_entries=False):
     done = subprocess.run([sys.executable, "-c", _EXIT_STEP, os.path.abspath(str(out)),
                            "1" if compress else "0", "1" if all_entries else "0",
                            str(threads)], env=env, cwd=root,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          # a Ctrl-C at the terminal is not for it: a rewrite cut short
+                          # would leave the capture uncompacted (_report_interrupted)
+                          start_new_session=True)
     lines = done.stdout.strip().splitlines()
     try:
         st = json.loads(lines[-1]) if done.returncode == 0 and lines else None

@@ -11,6 +11,8 @@ TRACE_LAUNCH_JOBS=N sets the number of workers (1: none, all in this process).
 """
 import gc
 import os
+import signal
+import struct
 import sys
 from collections import deque
 
@@ -81,34 +83,149 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None):
         for k, item in enumerate(seq):
             write(one(k, item))
         return
-    import multiprocessing
     flush = getattr(seq, "_flush", None)
     if flush is not None:
         flush()             # its last batch in the file before the workers read it
     for stream in (sys.stdout, sys.stderr):
-        try:                # a worker flushes the standard streams when it ends
+        try:                # what this process has buffered is written once, by it
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
     _JOB = (seq, one, sep)
     gc.freeze()             # the workers' collector leaves the model's pages shared
-
-    def finish(task, hi):
-        text, end = task.get()
-        write(text)
-        for k, item in enumerate(_items(seq, end, hi), end):   # what the worker left
-            write(one(k, item))
+    pool = None
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            pending = deque()
-            step = chunk(n, workers)
-            for lo in range(0, n, step):
-                hi = min(lo + step, n)
-                pending.append((pool.apply_async(_render, (lo, hi)), hi))
-                if len(pending) > workers + 2:
-                    finish(*pending.popleft())
-            while pending:
-                finish(*pending.popleft())
+        pool = _Workers(workers)
+        pending = deque()
+        step = chunk(n, workers)
+        for k, lo in enumerate(range(0, n, step)):
+            hi = min(lo + step, n)
+            pool.send(k, lo, hi)
+            pending.append((k, lo, hi))
+            if len(pending) > workers + 2:
+                _finish(pool, seq, one, write, *pending.popleft())
+        while pending:
+            _finish(pool, seq, one, write, *pending.popleft())
+        pool.close()
+        pool = None
     finally:
+        if pool is not None:
+            pool.close(kill=True)   # (a Ctrl-C, or a write that failed): nothing waits on them
         _JOB = None
         gc.unfreeze()
+
+
+def _finish(pool, seq, one, write, k, lo, hi):
+    text, end = pool.recv(k)
+    if text is None:        # the worker failed: the range is rendered here (and so fails here)
+        end = lo
+    else:
+        write(text)
+    for j, item in enumerate(_items(seq, end, hi), end):   # what the worker left
+        write(one(j, item))
+
+
+_TASK = struct.Struct("<qq")        # lo, hi
+_RESULT = struct.Struct("<Qq")      # bytes of text, the index after the last item (-1: failed)
+
+
+class _Workers:
+    """Forked workers, each with a pipe for its ranges and one for their texts. Range k goes
+    to worker k % n, so each worker answers in the order it was asked and the parent reads
+    the texts in list order. The workers ignore SIGINT (blocked across the fork, so none
+    is hit before it can ignore it): a Ctrl-C is the parent's, which kills and reaps them.
+    (multiprocessing.Pool's workers printed tracebacks at a Ctrl-C, and its terminate()
+    could wait forever on a result a worker had half written: trace-decode --json hung.)"""
+
+    def __init__(self, n):
+        self.procs = []         # (pid, task fd, result fd)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for _ in range(n):
+                task_r, task_w = os.pipe()
+                result_r, result_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    status = 1
+                    try:
+                        signal.signal(signal.SIGINT, signal.SIG_IGN)
+                        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                        for fd in [task_w, result_r] + [f for p in self.procs for f in p[1:]]:
+                            os.close(fd)
+                        _serve(task_r, result_w)
+                        status = 0
+                    finally:
+                        os._exit(status)    # no atexit, no stdio flush: the parent's own
+                os.close(task_r)
+                os.close(result_w)
+                self.procs.append((pid, task_w, result_r))
+        except BaseException:
+            self.close(kill=True)
+            raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def send(self, k, lo, hi):
+        # 16 bytes, at most workers + 2 ranges in flight: the pipe never fills
+        _write_all(self.procs[k % len(self.procs)][1], _TASK.pack(lo, hi))
+
+    def recv(self, k):
+        fd = self.procs[k % len(self.procs)][2]
+        size, end = _RESULT.unpack(_read_exactly(fd, _RESULT.size))
+        if end < 0:
+            return None, None
+        return _read_exactly(fd, size).decode("utf-8", "surrogatepass"), end
+
+    def close(self, kill=False):
+        """End the workers (their task pipes closed: they exit) and reap them; kill=True:
+        SIGKILL first, whatever they were doing."""
+        procs, self.procs = self.procs, []
+        for pid, task_w, result_r in procs:
+            if kill:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os.close(task_w)
+        for pid, task_w, result_r in procs:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            os.close(result_r)
+
+
+def _serve(task_r, result_w):
+    """A worker: each range asked for rendered (_render) and its text sent back, until the
+    task pipe is closed."""
+    while True:
+        task = _read_exactly(task_r, _TASK.size, eof_ok=True)
+        if task is None:
+            return
+        lo, hi = _TASK.unpack(task)
+        try:
+            text, end = _render(lo, hi)
+            data = text.encode("utf-8", "surrogatepass")
+        except Exception:   # noqa: BLE001 - the parent renders the range itself and says why
+            data, end = b"", -1
+        _write_all(result_w, _RESULT.pack(len(data), end))
+        _write_all(result_w, data)
+
+
+def _read_exactly(fd, n, eof_ok=False):
+    parts = []
+    while n:
+        data = os.read(fd, min(n, 1 << 20))
+        if not data:
+            if eof_ok and not parts:
+                return None
+            raise OSError(f"a render worker ended early (fd {fd})")
+        parts.append(data)
+        n -= len(data)
+    return b"".join(parts)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

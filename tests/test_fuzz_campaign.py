@@ -393,6 +393,10 @@ ALLOWED = {
     ("decoders/spill.py", "marshal"):
         "SpillList loads only bytes it marshalled itself into an anonymous TemporaryFile; "
         "marshal.loads builds data objects and never runs code",
+    ("decoders/extsort.py", "marshal"):
+        "ExternalSort loads only the runs it marshalled itself into an anonymous TemporaryFile "
+        "(the timeline's events, made by the decode); marshal.loads builds data objects and "
+        "never runs code",
     ("decoders/session/front.py", "marshal"):
         "the front of a split decode marshals its own events (dicts, lists, ints, bytes it "
         "decoded) to the decoding process; it loads nothing",

@@ -9,12 +9,12 @@ python3 -c "import sysconfig, sys; print(sys.version, 'shared', sysconfig.get_co
 python3 -c "import Cython; print('Cython', Cython.__version__)" >> $P 2>&1
 [ -f /tmp/w1/transformer-500/capture.tlc ] || timeout 200 python3 scripts/record_scaling.py --out /tmp/w1 --steps 500 --reps 1 \
     --timeout 120 > $OUT/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -1 $OUT/record.log)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $OUT/record.log)" >> $P
 CAP=/tmp/w1/transformer-500/capture.tlc
 ls -la $CAP >> $P
 timeout 300 python3 bench/compiled_ab.py $CAP --reps 3 --out $OUT/compiled-ab.json \
     2>> $P > /dev/null
-echo "$(date +%T) ab rc=$?" >> $P
+rc=$?; echo "$(date +%T) ab rc=$rc" >> $P
 if command -v perf > /dev/null; then
   timeout 60 perf record -F 499 -g -o /tmp/perf.data python3 -c "import os, sys; \
 from decoders.session.front import main; fd = os.open(os.devnull, os.O_WRONLY); \

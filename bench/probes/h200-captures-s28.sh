@@ -6,7 +6,7 @@
 . bench/probes/device-setup.sh
 export TORCHINDUCTOR_COMPILE_THREADS=1
 timeout 200 python3 scripts/record.py --out $OUT real --only torch-fp8,copy-sizes,memset-sizes > /tmp/real.log 2>&1
-echo "$(date +%T) real rc=$? $(grep -c '^== .*unchanged=True' /tmp/real.log) unchanged" >> $P
+rc=$?; echo "$(date +%T) real rc=$rc $(grep -c '^== .*unchanged=True' /tmp/real.log) unchanged" >> $P
 for d in $OUT/*/; do
   [ -f $d/capture.tlc ] && gzip -9 $d/capture.tlc
   find $d -type f ! -name capture.tlc.gz ! -name manifest.json -delete

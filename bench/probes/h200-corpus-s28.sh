@@ -8,11 +8,11 @@
 JOBS=${JOBS:-torch-eager,torch-graph,torch-compile,triton-add,cupy-kernels,jax-jit,jax-train,torch-libs,cupy-fft,torch-fp8,launch-paths,pdl,cond-nodes,graph-copies,jax-cmdbuf,cupy-linalg}
 export TORCHINDUCTOR_COMPILE_THREADS=1
 timeout ${T_REAL:-380} python3 scripts/record.py --out /tmp/h200 real --only $JOBS > $OUT/real.log 2>&1
-echo "$(date +%T) real rc=$? $(grep -c '^== ' $OUT/real.log) recorded" >> $P
+rc=$?; echo "$(date +%T) real rc=$rc $(grep -c '^== ' $OUT/real.log) recorded" >> $P
 timeout 120 python3 bench/corpus_kernels.py --json $OUT/census.json /tmp/h200/*/ > $OUT/census.txt 2>&1
-echo "$(date +%T) census rc=$?" >> $P
+rc=$?; echo "$(date +%T) census rc=$rc" >> $P
 timeout 40 python3 bench/cupti_coverage.py /tmp/h200/*/ > $OUT/cupti.txt 2>&1
-echo "$(date +%T) cupti rc=$?" >> $P
+rc=$?; echo "$(date +%T) cupti rc=$rc" >> $P
 python3 - > $OUT/manifests.json <<'PY'
 import json, glob, os
 out = {}

@@ -9,7 +9,7 @@ L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 timeout 150 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 500 --reps 1 \
     --timeout 60 > $L/record.log 2>&1
-echo "$(date +%T) record_scaling rc=$? $(tail -1 $L/record.log)" >> $P
+rc=$?; echo "$(date +%T) record_scaling rc=$rc $(tail -1 $L/record.log)" >> $P
 cp /tmp/rs/scaling-record.json $L/ 2>/dev/null
 cp /tmp/rs/transformer-100/capture.tlc $OUT/t100.tlc
 split -b 15M /tmp/rs/transformer-500/capture.tlc $OUT/t500.tlc.part-

@@ -5,4 +5,4 @@
 . bench/probes/device-setup.sh
 timeout 480 python3 -m pytest -q -n 14 --durations=150 -p no:cacheprovider tests \
     > $OUT/pytest-xdist.log 2>&1
-echo "$(date +%T) pytest rc=$? $(tail -1 $OUT/pytest-xdist.log)" >> $P
+rc=$?; echo "$(date +%T) pytest rc=$rc $(tail -1 $OUT/pytest-xdist.log)" >> $P

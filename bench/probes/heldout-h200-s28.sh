@@ -14,7 +14,7 @@ cp $OUT/progress.txt $REAL/progress.txt
 export PYTHONPATH=/tmp/site:$PWD
 W=/tmp/longjobs
 timeout 90 python3 bench/corpus_kernels.py --json $REAL/census.json $(ls -d $W/*-*/ | grep -v cupti) > $REAL/census.txt 2>&1
-echo "$(date +%T) census rc=$?" >> $REAL/progress.txt
+rc=$?; echo "$(date +%T) census rc=$rc" >> $REAL/progress.txt
 for d in $(ls -d $W/*-*/); do timeout 20 python3 bench/cupti_coverage.py $d; done > $REAL/cupti.txt 2>&1
 echo "$(date +%T) cupti done" >> $REAL/progress.txt
 cp $W/scaling-record-*.json $REAL/ 2>/dev/null

@@ -7,7 +7,7 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false
 W=/tmp/back; mkdir -p $W
 for n in 20 200; do
   timeout 120 python3 -m tracer.cli_main trace-launch --no-report -o $W/jaxdp-$n.tlc python3 scripts/corpus/train_jax_dp.py $n > $W/jaxdp-$n.out 2> $W/jaxdp-$n.err
-  echo "$(date +%T) jaxdp-$n rc=$? $(ls -la $W/jaxdp-$n.tlc) $(tail -1 $W/jaxdp-$n.out)" >> $P
+  rc=$?; echo "$(date +%T) jaxdp-$n rc=$rc $(ls -la $W/jaxdp-$n.tlc) $(tail -1 $W/jaxdp-$n.out)" >> $P
 done
 timeout 150 python3 bench/scaling.py $W/jaxdp-20.tlc $W/jaxdp-200.tlc --out $OUT/scaling-jaxdp.json >> $P 2>&1
 echo "$(date +%T) scaled" >> $P

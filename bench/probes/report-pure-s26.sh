@@ -15,7 +15,7 @@ for rep in 1 2 3; do
     (cd $dir && PYTHONPATH=/tmp/site:$dir timeout 200 python3 scripts/record_scaling.py \
         --out /tmp/r-$tree-$rep --steps 500 --reps 1 --report --timeout 120 \
         > /tmp/r-$tree-$rep.log 2>&1)
-    echo "$(date +%T) $tree rep $rep rc=$? $(tail -1 /tmp/r-$tree-$rep.log)" >> $P
+    rc=$?; echo "$(date +%T) $tree rep $rep rc=$rc $(tail -1 /tmp/r-$tree-$rep.log)" >> $P
   done
 done
 python3 - > $OUT/report-pure.json <<'PY'

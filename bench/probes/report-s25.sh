@@ -7,6 +7,6 @@
 . bench/probes/device-setup.sh
 timeout 540 python3 scripts/record_scaling.py --out /tmp/w4 --steps 500 --reps 4 --report \
     --timeout 120 > $OUT/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -2 $OUT/record.log | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -2 $OUT/record.log | tr '\n' ' ')" >> $P
 cp /tmp/w4/scaling-record.json $OUT/ 2>/dev/null
 nproc >> $P

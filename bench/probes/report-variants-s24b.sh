@@ -17,7 +17,7 @@ for rep in 1 2 3 4; do
   echo "$(date +%T) rep $rep" >> $P
 done
 timeout 60 $TL --no-report -o $W/t100.tlc python3 scripts/corpus/train_transformer.py 100 > $W/t100.out 2>&1
-echo "$(date +%T) t100 rc=$? $(ls -la $W/t100.tlc)" >> $P
+rc=$?; echo "$(date +%T) t100 rc=$rc $(ls -la $W/t100.tlc)" >> $P
 for rep in 1 2 3; do
   timeout 150 python3 bench/scaling.py $W/t100.tlc --views json --out $OUT/scaling-json-$rep.json >> $P 2>&1
 done

@@ -6,9 +6,9 @@
 # bench/results-h100-scaling-record-s27.json.
 . bench/probes/device-setup.sh
 timeout 200 python3 bench/start_cost.py --reps 5 > $OUT/start.json 2>> $P
-echo "$(date +%T) start_cost rc=$?" >> $P
+rc=$?; echo "$(date +%T) start_cost rc=$rc" >> $P
 timeout 400 python3 scripts/record_scaling.py --out /tmp/r500 --steps 500 --reps 3 --report \
     --timeout 120 > $OUT/record.log 2>&1
-echo "$(date +%T) record_scaling rc=$? $(tail -1 $OUT/record.log)" >> $P
+rc=$?; echo "$(date +%T) record_scaling rc=$rc $(tail -1 $OUT/record.log)" >> $P
 cp /tmp/r500/scaling-record.json $OUT/ 2>/dev/null
 echo "$(date +%T) done" >> $P

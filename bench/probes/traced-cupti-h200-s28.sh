@@ -11,10 +11,10 @@ declare -A PROG=([dynshapes]=train_dynshapes.py [jaxdp]=train_jax_dp.py)
 for j in dynshapes jaxdp; do
   D=/tmp/tc/$j; mkdir -p $D
   TL_CUPTI_TRUTH=$D/native.json timeout 80 python3 scripts/corpus/${PROG[$j]} 20 > $D/native.out 2> $D/native.err
-  echo "$(date +%T) $j native rc=$?" >> $P
+  rc=$?; echo "$(date +%T) $j native rc=$rc" >> $P
   TL_CUPTI_TRUTH=$D/traced.json timeout 100 python3 -m tracer.cli_main trace-launch --no-report \
       -o $D/capture.tlc python3 scripts/corpus/${PROG[$j]} 20 > $D/traced.out 2> $D/traced.err
-  echo "$(date +%T) $j traced rc=$? stdout same: $(cmp -s $D/native.out $D/traced.out && echo yes || echo no)" >> $P
+  rc=$?; echo "$(date +%T) $j traced rc=$rc stdout same: $(cmp -s $D/native.out $D/traced.out && echo yes || echo no)" >> $P
   python3 - $D <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -22,5 +22,5 @@ gt = {"traced_cupti": json.load(open(d + "/traced.json")), "native_cupti": json.
 json.dump({"ground_truth": gt}, open(d + "/manifest.json", "w"))
 PY
   timeout 60 python3 bench/cupti_coverage.py $D >> $OUT/coverage.jsonl 2>> $P
-  echo "$(date +%T) $j coverage rc=$?" >> $P
+  rc=$?; echo "$(date +%T) $j coverage rc=$rc" >> $P
 done

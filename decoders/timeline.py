@@ -73,8 +73,10 @@ class _Builder:
     sorter of the document's order (decoders/extsort.py: a long job's events are never all
     in memory)."""
 
-    def __init__(self, model):
+    def __init__(self, model, progress=None):
         self.model = model
+        self.progress = progress
+        self.made = 0
         self.x = ExternalSort()         # ((pid, tid, start, -end), (event, name patch))
         self.events = ExternalSort()    # ((ts, -dur, pid, tid), event): the document's order
         self.threads = {}           # (pid, tid) -> name
@@ -116,6 +118,7 @@ class _Builder:
         if pid != CHANNEL_PID:
             self.thread(pid, tid)
         self.x.add((pid, tid, start, -end), (ev, patch))
+        self.step()
 
     def instant(self, pid, tid, name, cat, t, args, scope="t"):
         if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
@@ -125,6 +128,14 @@ class _Builder:
 
     def _event(self, e):
         self.events.add((e["ts"], -e.get("dur", 0), e["pid"], e["tid"]), e)
+        self.step()
+
+    def step(self):
+        """An event made, an X event placed in its track, or an event written (the passes
+        over a long job's events): progress(steps so far, None) now and then."""
+        self.made += 1
+        if self.progress is not None and not self.made % PROGRESS_EVENTS:
+            self.progress(self.made, None)
 
     def flush_complete(self, names):
         """Emit X events track by track, moving any that breaks nesting to an overflow track;
@@ -368,6 +379,9 @@ def _ranks(model):
     return {p["pid"]: (rank_label(p), p.get("rank")) for p in procs if p["pid"] in ranked}, gpu
 
 
+PROGRESS_EVENTS = 4096      # events between two calls of a progress callback
+
+
 def timeline(model):
     """The trace-event JSON object of a CaptureModel (or any object with the same lists)."""
     b, other = _build(model)
@@ -375,15 +389,17 @@ def timeline(model):
             "otherData": other}
 
 
-def write_timeline(model, out):
+def write_timeline(model, out, progress=None):
     """timeline(model) written as json.dump(..., separators=(",", ":")) writes it, an event
     at a time: the events of a long job are sorted on disk (decoders/extsort.py), never
-    all held."""
-    b, other = _build(model)
+    all held. `progress(done, None)` now and then: the work done on events so far (each
+    made, each X event placed in its track, each written: _Builder.step)."""
+    b, other = _build(model, progress)
     encode = json.JSONEncoder(separators=(",", ":")).encode
     out.write('{"traceEvents":[')
     for n, e in enumerate(_document_events(b)):
         out.write(("," if n else "") + encode(e))
+        b.step()
     out.write('],"displayTimeUnit":"ns","otherData":' + encode(other) + "}\n")
 
 
@@ -393,11 +409,11 @@ def _document_events(b):
         yield e
 
 
-def _build(model):
+def _build(model, progress=None):
     """A _Builder holding every event of the timeline (b.meta, then b.events in the
-    document's order), and the document's otherData."""
+    document's order), and the document's otherData. `progress`: _Builder.step's."""
     from decoders.methods import class_info
-    b = _Builder(model)
+    b = _Builder(model, progress)
     for i in model.ioctls:
         start = i["t_start"]
         end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start

@@ -104,3 +104,28 @@ def test_trace_decode_draws_on_a_tty_only():
     assert err_tty.endswith(b"\r\x1b[K")      # the line is cleared before anything else
     assert err_pipe == b""
     assert out_tty == out_pipe and out_pipe.startswith(b"{")
+
+
+def test_timeline_diff_and_explain_draw_on_a_tty_only(tmp_path):
+    """The other commands that decode a whole capture show the same line on a terminal
+    (issue 24: any decode past about two seconds): `timeline` also while it makes, sorts
+    and writes its events (as long again as the decode on a long job), and what it writes
+    is byte for byte the same."""
+    path = capture_path("jax-jit")
+    outs = []
+    for tty in (True, False):
+        out = tmp_path / f"trace-{tty}.json"
+        _, err = _trace_decode(["timeline", path, "-o", str(out)], tty=tty)
+        outs.append(out.read_bytes())
+        if tty:
+            assert b"trace-decode: [" in err and b" left" in err
+            assert re.search(rb"trace-decode: timeline: [\d,]+ events  [\d,]+ events/s", err)
+            assert err.endswith(b"\r\x1b[K")
+        else:
+            assert err == b""
+    assert outs[0] == outs[1] and outs[0].startswith(b'{"traceEvents":[')
+    for args in (["diff", path], ["explain", path]):
+        out_tty, err_tty = _trace_decode(args, tty=True)
+        out_pipe, err_pipe = _trace_decode(args, tty=False)
+        assert b"trace-decode: [" in err_tty and err_tty.endswith(b"\r\x1b[K"), args
+        assert err_pipe == b"" and out_tty == out_pipe and out_pipe, args

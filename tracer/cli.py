@@ -573,6 +573,14 @@ def _int_option(text, name):
         raise click.BadParameter(str(exc), param_hint=name)
 
 
+def _decoded(path):
+    """decode_capture(path), with a progress line on a terminal past a few seconds."""
+    from decoders.session import decode_capture
+    from tracer.progress import Bar
+    with Bar("trace-decode") as progress:
+        return decode_capture(path, progress=progress)
+
+
 def _problem_lines(prog, path, problems):
     for p in problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
@@ -589,15 +597,18 @@ def timeline_cmd(capture, output, traceback):
     thread (ioctls, marks, doorbells, API calls) and one per GPU channel (submissions and
     the launches they carried). Open it in https://ui.perfetto.dev (docs/timeline.md)."""
     def run():
-        from decoders.session import decode_capture
         from decoders.timeline import write_timeline
-        model = decode_capture(capture)
-        if output == "-":
-            write_timeline(model, sys.stdout)
-            sys.stdout.flush()
-        else:
-            from tracer import write_text
-            write_text(output, lambda f: write_timeline(model, f))
+        from tracer.progress import Bar
+        model = _decoded(capture)
+        # the events made (sorted on disk as they come), then written: a long job's timeline
+        # takes as long again as its decode
+        with Bar("trace-decode: timeline", unit="events") as progress:
+            if output == "-":
+                write_timeline(model, sys.stdout, progress)
+                sys.stdout.flush()
+            else:
+                from tracer import write_text
+                write_text(output, lambda f: write_timeline(model, f, progress))
         return _problem_lines("trace-decode", capture, model.problems)
     sys.exit(_guard("trace-decode", run, traceback, path=capture))
 
@@ -621,11 +632,10 @@ def diff_cmd(a, b, launches, as_json, ignore_addresses, traceback):
 
     def run():
         from decoders.diff import default_launch, describe_launch, diff_launches
-        from decoders.session import decode_capture
-        model_a = decode_capture(a)
+        model_a = _decoded(a)
         same = b is None or os.path.realpath(b) == os.path.realpath(a)
         try:
-            model_b = model_a if same else decode_capture(b)
+            model_b = model_a if same else _decoded(b)
         except TraceLaunchError as exc:
             msg = str(exc)
             raise type(exc)(msg if msg.startswith(f"{b}:") else f"{b}: {msg}") from None

@@ -61,7 +61,9 @@ def explain(path, out, launch=None, html_path=None):
     """Decode `path`, tell launch `launch` (default: pick_launch) on `out`, or write the
     page to `html_path`. Returns the model's problems (the CLI prints them)."""
     from decoders.session import decode_capture
-    model = decode_capture(path)
+    from tracer.progress import Bar
+    with Bar("trace-decode") as progress:   # on a terminal, for a decode past a few seconds
+        model = decode_capture(path, progress=progress)
     index = pick_launch(model, launch)
     story = build_story(model, index)
     if html_path:

@@ -101,6 +101,9 @@ def test_trace_decode_draws_on_a_tty_only():
     out_tty, err_tty = _trace_decode([path, "--json"], tty=True)
     out_pipe, err_pipe = _trace_decode([path, "--json"], tty=False)
     assert b"trace-decode: [" in err_tty and b"%  " in err_tty and b" left" in err_tty
+    # then the JSON's items as they are written (stdout is not the terminal here)
+    assert re.search(rb"trace-decode: JSON: \[#+ *\] \d+%  [\d,]+ of [\d,]+ items  [\d,]+/s  "
+                     rb"\d+:\d\d left", err_tty)
     assert err_tty.endswith(b"\r\x1b[K")      # the line is cleared before anything else
     assert err_pipe == b""
     assert out_tty == out_pipe and out_pipe.startswith(b"{")
@@ -119,7 +122,7 @@ def test_timeline_diff_and_explain_draw_on_a_tty_only(tmp_path):
         outs.append(out.read_bytes())
         if tty:
             assert b"trace-decode: [" in err and b" left" in err
-            assert re.search(rb"trace-decode: timeline: [\d,]+ events  [\d,]+ events/s", err)
+            assert re.search(rb"trace-decode: timeline: [\d,]+ events  [\d,]+/s", err)
             assert err.endswith(b"\r\x1b[K")
         else:
             assert err == b""

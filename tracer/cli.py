@@ -118,7 +118,12 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
             out.write("\n")
             render(c, out)
     elif as_json:
-        render_json(model, out, all_fields=all_fields)
+        from tracer.progress import Bar
+        # a long capture's JSON is made for seconds after its decode: a line on the terminal,
+        # unless the JSON goes there too (trace-launch's report is on stderr)
+        with Bar(f"{prog}: JSON", unit="items") as bar:
+            render_json(model, out, all_fields=all_fields,
+                        progress=None if _same_file(out, bar.stream) else bar)
     else:
         render_text(model, out, color=color, show_ioctls=ioctls,
                     show_objects=objects, show_stats=stats, full_names=full_names,
@@ -571,6 +576,15 @@ def _int_option(text, name):
         return parse_int(text)
     except SelectError as exc:
         raise click.BadParameter(str(exc), param_hint=name)
+
+
+def _same_file(a, b):
+    """Whether two streams write to one file (a terminal both go to counts)."""
+    try:
+        sa, sb = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (AttributeError, OSError, ValueError):
+        return a is b
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def _decoded(path):

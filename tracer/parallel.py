@@ -72,16 +72,18 @@ def worth_it(seq, workers=None):
     return (jobs() if workers is None else workers) >= 2 and len(seq) >= MIN_ITEMS
 
 
-def render_ranges(seq, one, write, sep=",\n  ", workers=None):
+def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
     """write() the text one(index, item) makes of each item of seq, in order: one text per
     item, or several items' joined by `sep` (render_json's separator by default). With a
-    long seq, forked workers render ranges of it."""
+    long seq, forked workers render ranges of it. `advance(n)`: n more items written."""
     global _JOB
     n = len(seq)
     workers = jobs() if workers is None else workers
     if not worth_it(seq, workers):
         for k, item in enumerate(seq):
             write(one(k, item))
+            if advance is not None:
+                advance(1)
         return
     flush = getattr(seq, "_flush", None)
     if flush is not None:
@@ -103,9 +105,9 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None):
             pool.send(k, lo, hi)
             pending.append((k, lo, hi))
             if len(pending) > workers + 2:
-                _finish(pool, seq, one, write, *pending.popleft())
+                _finish(pool, seq, one, write, *pending.popleft(), advance=advance)
         while pending:
-            _finish(pool, seq, one, write, *pending.popleft())
+            _finish(pool, seq, one, write, *pending.popleft(), advance=advance)
         pool.close()
         pool = None
     finally:
@@ -115,7 +117,7 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None):
         gc.unfreeze()
 
 
-def _finish(pool, seq, one, write, k, lo, hi):
+def _finish(pool, seq, one, write, k, lo, hi, advance=None):
     text, end = pool.recv(k)
     if text is None:        # the worker failed: the range is rendered here (and so fails here)
         end = lo
@@ -123,6 +125,8 @@ def _finish(pool, seq, one, write, k, lo, hi):
         write(text)
     for j, item in enumerate(_items(seq, end, hi), end):   # what the worker left
         write(one(j, item))
+    if advance is not None:
+        advance(hi - lo)
 
 
 _TASK = struct.Struct("<qq")        # lo, hi

@@ -24,14 +24,10 @@ def _time(s):
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-def _count(n, unit):
-    return f"{n:,.0f} {unit}"
-
-
 class Bar:
     """progress(done, total) -> "trace-decode: [#####     ] 48%  12.1 MiB of 25.0 MiB
     3.2 MiB/s  0:04 left" (total None: no bar, no time left); with `unit`, counts of it
-    ("120,000 of 440,000 events  38,000 events/s") instead of bytes. A context manager:
+    ("120,000 of 440,000 items  38,000/s") instead of bytes. A context manager:
     leaving it clears the line, so what is written to the stream next starts on a clean
     line."""
 
@@ -63,8 +59,12 @@ class Bar:
         except (AttributeError, ValueError, OSError):
             width = 80
         frac = min(done / total, 1.0) if total else None
-        size = _size if self.unit is None else (lambda n: _count(n, self.unit))
-        tail = f"{size(done)}" + (f" of {size(total)}" if total else "") + f"  {size(rate)}/s"
+        if self.unit is None:
+            tail = f"{_size(done)}" + (f" of {_size(total)}" if total else "") + \
+                f"  {_size(rate)}/s"
+        else:
+            tail = f"{done:,}" + (f" of {total:,}" if total else "") + \
+                f" {self.unit}  {rate:,.0f}/s"
         if total and done and rate:
             tail += f"  {_time(max(total - done, 0) / rate)} left"
         text = f"{self.label}: "

@@ -285,17 +285,30 @@ def _launch_views(launches, texts=None):
         yield s
 
 
-def render_json(model, out, all_fields=True):
+_LONG_LISTS = ("ioctls", "mmaps", "submissions", "launches", "syncs", "copies", "api_calls",
+               "marks", "notes", "problems", "failed_calls")
+
+
+def render_json(model, out, all_fields=True, progress=None):
     """Write to_json(model, all_fields) to `out`, one array item at a time: a long capture's
     submissions and launches are never all in memory (decoders/session.py SpillList). With
     all_fields, byte for byte what json.dump(indent=1) writes; without, the same but each
-    item of COMPACT_LISTS on one line (_compact), which parses to the same object."""
+    item of COMPACT_LISTS on one line (_compact), which parses to the same object.
+    `progress(done, total)`: the long lists' items written, of all of them."""
     w = out.write
+    parts = list(_parts(model, all_fields))
+    advance = None
+    if progress is not None:
+        done = [0]
+        total = sum(len(v) for key, v in parts if key in _LONG_LISTS and v is not None)
+
+        def advance(n):
+            done[0] += n
+            progress(done[0], total)
     w("{")
-    for k, (key, value) in enumerate(_parts(model, all_fields)):
+    for k, (key, value) in enumerate(parts):
         w(("," if k else "") + "\n " + json.dumps(key) + ": ")
-        if key not in ("ioctls", "mmaps", "submissions", "launches", "syncs", "copies",
-                       "api_calls", "marks", "notes", "problems", "failed_calls"):
+        if key not in _LONG_LISTS:
             w(_json_text(value, 1))
             continue
         first = [True]
@@ -309,7 +322,7 @@ def render_json(model, out, all_fields=True):
             _item_text if all_fields or key not in COMPACT_LISTS else \
             _submission_text if key == "submissions" else \
             _sync_text if key == "syncs" else _compact_item
-        render_ranges(value, one, chunk)
+        render_ranges(value, one, chunk, advance=advance)
         w("[]" if first[0] else "\n ]")
     w("\n}\n")
 

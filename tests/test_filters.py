@@ -297,3 +297,39 @@ def test_print_report_without_filters_unchanged(capture_files):
     print_report(str(capture_files["runtime-vadd"]), a)
     print_report(str(capture_files["runtime-vadd"]), b, filters={"launches": (), "pid": None})
     assert a.getvalue() == b.getvalue() and not a.getvalue().startswith("selection")
+
+
+def test_selection_holds_positions_not_items():
+    """A filter on a long capture keeps numbers, never the items it selects (a 500-step
+    job's `--channel` selection held all 157,170 launches read back from the spill file,
+    1.9 GB; `--launch N` read them all to pick one): on launch-loop-10k (20,200 launches,
+    most in the decode's file) a channel selection allocates under a few MB at its peak,
+    and reads back the same launches, submissions and API calls a list would hold."""
+    import tracemalloc
+
+    from decoders.select import Picked
+    m = decode_capture(str(CAPTURES / "launch-loop-10k" / "capture.tlc.gz"))
+    token = next(iter(m.submissions))["token"]
+    tracemalloc.start()
+    try:
+        f = select(m, channel=token)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(f.launches, Picked) and len(f.launches) > 20_000
+    assert peak < 8 << 20, peak
+    want, ref = [], []
+    for n, l in enumerate(m.launches):
+        if token in (l.channel, l.hChannel):
+            want.append(n)
+            ref.append(l.record_index)
+    assert list(f.launches.at) == want
+    assert [l.record_index for l in f.launches] == ref
+    assert f.launches[7].record_index == m.launches[want[7]].record_index
+    assert [l.record_index for l in f.launches[5:9]] == \
+        [m.launches[n].record_index for n in want[5:9]]
+    subs = [s["index"] for s in m.submissions if token in (s["token"], s["channel"])]
+    assert [s["index"] for s in f.submissions] == subs
+    one = select(m, launches=[20_000])
+    assert len(one.launches) == 1 and one.launches[0].record_index == \
+        m.launches[20_000].record_index

@@ -110,8 +110,9 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         c = measure(path, gpu=model.meta and _family(model.meta), launches=model.launches)
         if as_json:
             from tracer.outcome import run_json
-            json.dump(dict(c, **run_json(model)), out, indent=1)    # how the run ended too
-            out.write("\n")
+            from tracer.report_json import write_indented
+            # how the run ended too; the calls' rows read back from disk one at a time
+            write_indented(dict(c, **run_json(model)), out)
         else:
             from tracer.report import render_header
             render_header(model, out, color)

@@ -252,6 +252,13 @@ def _emit(o, level, w):
         w(_leaf_text(o))
 
 
+def write_indented(obj, out):
+    """json.dump(obj, out, indent=1) and a newline, byte for byte, a SpillList's items read
+    one at a time (_emit: "_private" keys left out, bytes as hex, as the JSON report)."""
+    _emit(obj, 0, out.write)
+    out.write("\n")
+
+
 def _json_text(obj, level):
     """_json_at(_clean(obj), level), byte for byte."""
     parts = []

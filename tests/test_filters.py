@@ -241,6 +241,13 @@ def test_cli_report_filters(capture_files):
     assert res.stdout.startswith("selection: launch 3")
     assert "launch 0 is launch 3 of the capture" in res.stdout
     assert "launch 0: QMD V04_00" in res.stdout and "grid 4096x1x1" in res.stdout
+    # many launches kept: a few pairs, and how many more the JSON lists
+    many = str(CAPTURES / "torch-small" / "capture.tlc.gz")     # 14 launches
+    res = _runner().invoke(trace_decode, [many] + [a for n in range(8) for a in ("--launch", str(n))])
+    assert res.exit_code == 0, res.output
+    line = next(l for l in res.stdout.splitlines() if "is launch" in l)
+    assert line == "  " + ", ".join(f"launch {n} is launch {n} of the capture" for n in range(6)) \
+        + ", and 2 more (--json: meta.filter.launch_indices)"
 
 
 @pytest.mark.parametrize("args,message", [

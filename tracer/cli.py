@@ -102,8 +102,12 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
                       f"the selection; launches are numbered within it)\n")
             where = model.meta["filter"].get("launch_indices")
             if where:
+                # a few (a channel of a long job keeps 157,170): the rest in the JSON
                 out.write("  " + ", ".join(f"launch {k} is launch {n} of the capture"
-                                           for k, n in enumerate(where)) + "\n")
+                                           for k, n in enumerate(where[:SHOWN_WHERE])) +
+                          (f", and {len(where) - SHOWN_WHERE} more (--json: "
+                           f"meta.filter.launch_indices)" if len(where) > SHOWN_WHERE else "")
+                          + "\n")
     if cost:
         # a second streaming pass: per API call, time and what it handed the GPU
         from decoders.cuda.cost import measure, render
@@ -133,6 +137,9 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     for p in model.problems:
         click.echo(_line(f"{prog}: {path}: {p}"), err=True)
     return EXIT_BAD_INPUT if model.problems else 0
+
+
+SHOWN_WHERE = 6     # "launch k is launch n of the capture" pairs a selection's text shows
 
 
 def brief_for(as_json, launch_limit, filters=None, cost=False, ioctls=False):

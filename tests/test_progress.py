@@ -132,3 +132,24 @@ def test_timeline_diff_and_explain_draw_on_a_tty_only(tmp_path):
         out_pipe, err_pipe = _trace_decode(args, tty=False)
         assert b"trace-decode: [" in err_tty and err_tty.endswith(b"\r\x1b[K"), args
         assert err_pipe == b"" and out_tty == out_pipe and out_pipe, args
+
+
+def test_a_long_label_keeps_the_rate_and_the_time_left():
+    """On an 80-column terminal, trace-launch's line after the program exits left the rate
+    and the time left past the edge ("...: 4%  12.1 MiB of 299.3 MiB" and no more): the
+    total goes first, the percentage still says it."""
+    master, slave = pty.openpty()
+    clock = _Clock()
+    with os.fdopen(slave, "w") as stream:
+        with Bar("trace-launch: program exited; decoding", stream, delay=0, clock=clock) as bar:
+            clock.t = 1.0
+            bar(12 << 20, 299 << 20)
+            clock.t = 2.0
+            bar(1000 << 20, 299_000 << 20)      # wider numbers: still one line
+    text = _drain(master).decode()
+    os.close(master)
+    draws = [d for d in text.split("\r") if d and d != "\x1b[K"]
+    assert draws[0] == ("trace-launch: program exited; decoding: 4%  12.0 MiB  12.0 MiB/s  "
+                        "0:24 left\x1b[K"), draws
+    assert draws[1].endswith(" left\x1b[K") and len(draws[1]) <= 80 + 2, draws
+    # a short label keeps everything, the bar too (test_bar_on_a_terminal_after_the_delay)

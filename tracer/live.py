@@ -67,7 +67,7 @@ class LiveDecode:
         the program has exited shows a progress line (on a terminal, past a few seconds):
         the report never waits silently."""
         from tracer.progress import Bar
-        self.bar = Bar("trace-launch: program exited; decoding the capture")
+        self.bar = Bar("trace-launch: program exited; decoding")    # (the time left fits in 80)
         self.finished.set()
         try:
             self.thread.join()

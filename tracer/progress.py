@@ -59,14 +59,13 @@ class Bar:
         except (AttributeError, ValueError, OSError):
             width = 80
         frac = min(done / total, 1.0) if total else None
-        if self.unit is None:
-            tail = f"{_size(done)}" + (f" of {_size(total)}" if total else "") + \
-                f"  {_size(rate)}/s"
-        else:
-            tail = f"{done:,}" + (f" of {total:,}" if total else "") + \
-                f" {self.unit}  {rate:,.0f}/s"
-        if total and done and rate:
-            tail += f"  {_time(max(total - done, 0) / rate)} left"
+        size = _size if self.unit is None else (lambda n: f"{n:,}")
+        unit = "" if self.unit is None else f" {self.unit}"
+        speed = f"{_size(rate)}/s" if self.unit is None else f"{rate:,.0f}/s"
+        left = f"  {_time(max(total - done, 0) / rate)} left" if total and done and rate else ""
+        tail = f"{size(done)}" + (f" of {size(total)}" if total else "") + f"{unit}  {speed}{left}"
+        if len(self.label) + len(tail) + 7 > width - 1:     # the time left must show: the
+            tail = f"{size(done)}{unit}  {speed}{left}"    # total goes first (the % says it)
         text = f"{self.label}: "
         if frac is not None:
             room = min(BAR, width - 1 - len(text) - len(tail) - 10)   # what fits: the bar

@@ -6,7 +6,8 @@
 # launches, syncs and copies laid end to end are those of one decode in one process, and
 # the wall time on this host's 16 CPUs. Call 1 ran the probe's first form, which compared a
 # few fields of each launch and had no detectors (--light is that form now, and compares
-# the syncs and copies too). Small results in $OUT/logs.tgz.
+# the syncs and copies too). SHARDS picks the block counts (call 3: "4 8 12 16", the
+# progress lines then without the 300-column cut). Small results in $OUT/logs.tgz.
 . bench/probes/device-setup.sh
 L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
@@ -20,8 +21,9 @@ for rep in 1 2; do
       > /dev/null 2> $L/decode500-$rep.err
   rc=$?; echo "$(date +%T) decode500 rep $rep rc=$rc: $(tail -1 $L/decode500-$rep.err)" >> $P
 done
-timeout 300 python3 bench/shard_decode.py $C --shards 4 8 12 --warmup 16 --light \
+timeout 300 python3 bench/shard_decode.py $C --shards ${SHARDS:-4 8 12} --warmup 16 --light \
     --json $L/shard-decode-500.json > $L/shard-decode-500.txt 2>&1
 rc=$?; echo "$(date +%T) shard_decode rc=$rc" >> $P
-cut -c1-300 $L/shard-decode-500.txt >> $P
+if [ -n "${SHARDS:-}" ]; then grep -v '^    ' $L/shard-decode-500.txt | cut -c1-400 >> $P
+else cut -c1-300 $L/shard-decode-500.txt >> $P; fi
 echo "$(date +%T) done" >> $P

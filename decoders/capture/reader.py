@@ -16,10 +16,11 @@ from construct import (Aligned, Array, Bytes, Construct, ConstructError, Contain
                        StreamError, Struct, evaluate)
 
 from decoders.capture import format as F
+from decoders.capture.files import open_capture  # noqa: F401 (imported from here too)
 from decoders.errors import CaptureError
 from decoders.fields import named
-from decoders.capture.untrusted import (EXPECTED, ZSTD_MAGIC, _field_ref, cut_text,
-                                        not_a_directory, over, what_it_is, why)
+from decoders.capture.untrusted import (EXPECTED, ZSTD_MAGIC, _field_ref,  # noqa: F401
+                                        cut_text, over, what_it_is, why)
 
 def _struct_parser(con):
     """A construct Struct of fixed-width integers as (struct.Struct, namedtuple class):
@@ -309,7 +310,6 @@ _BY_TYPE = {t: (n, _FAST[n], F.TL_REC_MAX.get(n, F.TL_REC_MAX_ANY))
             for t, n in F.TL_REC.items() if n in _FAST and n != "END" and t}
 _BODY_ERRORS = (ConstructError, ValueError, IndexError, OverflowError, MemoryError, struct.error)
 
-GZIP_MAGIC = b"\x1f\x8b"
 MAX_RECORD = 1 << 31     # no record is longer (the length field's top bit is never set)
 CHUNK = 1 << 16          # the most the reader asks of the stream at once
 MAX_SKIPPED = 8 << 30    # bytes read past without a record before decoding stops (~10 s)
@@ -343,28 +343,6 @@ class Record:
     complete: bool
     length: int = 0       # whole record, header included
     raw: bytes = None     # the body's bytes as read (a consumer may keep these, parse later)
-
-
-def open_capture(path):
-    """A binary stream over the capture, transparently gunzipped or unzstd'ed. A directory
-    is a CaptureError that says what was expected."""
-    import os
-    if os.path.isdir(path):
-        raise not_a_directory(path)
-    raw = open(path, "rb")
-    magic = raw.read(4)
-    raw.seek(0)
-    if magic[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw)
-    if magic == ZSTD_MAGIC:
-        try:
-            import zstandard
-        except ImportError as exc:
-            raw.close()
-            raise CaptureError("capture is zstd-compressed but the zstandard module is not "
-                               "installed (pip install zstandard)", offset=0) from exc
-        return zstandard.ZstdDecompressor().stream_reader(raw)
-    return raw
 
 
 class CaptureReader:

@@ -26,6 +26,8 @@ COMPILED = [
     "decoders/session/__init__.py", "decoders/session/records.py",
     "decoders/session/entries.py", "decoders/session/budget.py", "decoders/session/model.py",
     "decoders/session/launches.py", "decoders/session/front.py", "decoders/session/split.py",
+    "decoders/session/shard.py", "decoders/session/blocks.py", "decoders/session/skim.py",
+    "decoders/session/whole.py",
     "decoders/window.py", "decoders/ranks.py",
     # SUBMISSION records -> launches
     "decoders/submissions.py", "decoders/gpfifo.py", "decoders/pushbuf.py", "decoders/fields.py",

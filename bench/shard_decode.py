@@ -47,17 +47,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from decoders.capture.format import TL_SF_COPIED  # noqa: E402
 from decoders.capture.reader import CaptureReader, open_capture  # noqa: E402
-from decoders.cuda.api import BY_SLOT, window_role  # noqa: E402
-from decoders.methods import class_info  # noqa: E402
 from decoders.session import DEFAULT_KEEP, _Budget, _new_model  # noqa: E402
 from decoders.session.launches import LaunchStage, gpu_family  # noqa: E402
 from decoders.session.records import RecordHandlers  # noqa: E402
+from decoders.session.skim import Detectors, Skim, present  # noqa: E402
 from decoders.window import Windows  # noqa: E402
 
 BRIEF = 200             # as the default report decodes (tracer/cli.py SHOWN_LAUNCHES)
-PASSED_OVER = ("LAUNCH", "GRAPH_LAUNCH", "WORK")   # roles the shim leaves out of a window
 
 
 FACT = range(8)          # a launch's fact has 8 parts; a sync's or a copy's, 3
@@ -93,34 +90,6 @@ def fact(launch, numbers, light=False):
     return out
 
 
-def present(sd, what):
-    """Whether the history a block missed (`what`, as its decode names it) is there in
-    decode `sd` as it stands: a channel's last launch, a copy engine register written, an
-    address released, a QMD launched from an address, memory bytes known."""
-    kind = what[0]
-    if kind in ("launch", "register"):
-        pid, hchannel, token = what[1]
-        for key, ch in sd.decoder(pid)._channels.items():
-            if isinstance(key, tuple) and len(key) == 4 and key[2:] == (hchannel, token):
-                if kind == "launch" and ch.last_launch is not None:
-                    return True
-                if kind == "register" and what[3] in ch.copy.get(what[2], {}):
-                    return True
-        return False
-    if kind == "latch":
-        return what[1] in sd.probe_sink._latches
-    ld = sd.decoder(what[1])
-    if kind == "release":
-        return what[2] in ld.releases
-    if kind == "launched":
-        return what[2] in ld._launched
-    if kind == "memory":
-        return len(ld.memory.read_known(what[2], what[3])) > what[4]
-    if kind == "holds":
-        return ld.memory.holds(*what[2:])
-    raise ValueError(kind)
-
-
 def decode(path, lo=0, warm=0, hi=None, checks=None, light=False):
     """The facts of the launches that arrived in records [lo, hi), decoded as the module
     docstring says (lo=0: the whole capture, in one process), CPU seconds before warm, from
@@ -153,40 +122,27 @@ def decode(path, lo=0, warm=0, hi=None, checks=None, light=False):
     sd.sink = kept
     sd.probe_sink = stage.sink      # (present() reads its latches)
 
-    misses = []         # history this block's decode looked for and had not seen
-    skimmed_keys = set()    # (pid, hChannel, token) of the channels a skim moved on
-    with_launch = set()     # the same, of the channels with a launch since the warm-up
-    arrived = sd.arrived
-
-    def arrive(launch):
-        arrived(launch)
-        with_launch.add((launch.pid, launch.hChannel, launch.channel))
-    sd.arrived = arrive
+    det = None          # skim.Detectors, from the warm-up on (after a skim)
 
     def other(take, kind):
         def got(entry):
-            key = (entry.get("pid"), entry.get("hChannel"), entry.get("channel"))
-            if kind == "sync" and key in skimmed_keys and key not in with_launch and \
-                    not entry.get("waits"):
-                # a release that a decode of everything hangs on the channel's last launch,
-                # made before the skim ended
-                misses.append((entry.get("record_index"), "release before any launch",
-                               ("launch", key)))
-            if kind == "sync" and entry.get("waits") and skimmed_keys and \
-                    not entry.get("released_by"):
-                misses.append((entry.get("record_index"), "wait for a release not seen",
-                               ("release", entry.get("pid"), entry.get("address"))))
+            if det is not None:
+                det.entry(kind, entry)
             take(entry)
             i = entry.get("record_index")
             if i is not None and i >= lo and (hi is None or i < hi):
                 facts.append((i, kind, json.dumps(entry, sort_keys=True, default=str)))
         return got
     sd.sync, sd.copy = other(sd.sync, "sync"), other(sd.copy, "copy")
+    arrived = sd.arrived
+
+    def arrive(launch):
+        arrived(launch)
+        if det is not None:
+            det.arrived(launch)
+    sd.arrived = arrive
     p_warm = 0
-    passed = set()      # (pid, call) of API calls passed over
-    launched = set()    # (pid, graph exec) launched since the last graph-preparing call
-    capturing = {}      # pid -> stream captures begun and not ended
-    skimmed = False
+    skim = Skim()
     t_warm = t_hi = None
     check_at = sorted(checks) if checks else []
     now = [0]           # the record being fed (where a watched lookup missed)
@@ -195,37 +151,26 @@ def decode(path, lo=0, warm=0, hi=None, checks=None, light=False):
         while check_at and i >= check_at[0]:
             at = check_at.pop(0)
             checks[at] = {w for w in checks[at] if present(sd, w)}
+        kind = rec.type
         if i < warm:
-            kind = rec.type
-            if kind == "API_ENTER" or kind == "API_EXIT":
-                b = rec.body
-                key = (rec.pid, b["call"])
-                if kind == "API_ENTER":
-                    f = BY_SLOT.get(b["slot"])
-                    if f is not None and _passed_over(f, b, rec.pid, launched, capturing):
-                        passed.add(key)
-                        continue
-                elif key in passed:
-                    passed.discard(key)
-                    continue
-            elif kind == "SUBMISSION" and model.api.current(rec.pid, rec.tid) is None:
-                _skim(sd, rec)
-                skimmed = True
+            if kind in ("API_ENTER", "API_EXIT", "SUBMISSION") and \
+                    skim.passes_over(rec, model.api):
+                if kind == "SUBMISSION":
+                    skim.submission(sd, rec)
                 continue
         elif t_warm is None:
             t_warm = time.process_time()
             p_warm = len(sd.problems)
-            if skimmed:
+            if skim.skimmed:
                 sd.resync()     # a method sequence cut by what was passed over: dropped
-            if skimmed and not light:
-                _watch(sd, skimmed_keys,
-                       lambda m: misses.append((now[0],) + m[1:] if m[0] is None else m))
+            if skim.skimmed and not light:
+                det = Detectors(sd, stage.sink, lambda: now[0])
         if hi is not None and i >= hi:
             if t_hi is None:
                 t_hi = time.process_time() - _FACT_CPU[0]
-            if rec.type == "SUBMISSION" and all(l.record_index >= hi for l, _ in sd._pending):
+            if kind == "SUBMISSION" and all(l.record_index >= hi for l, _ in sd._pending):
                 break
-        h = table.get(rec.type)
+        h = table.get(kind)
         if h is not None and h(rec) is False:
             break
     else:
@@ -235,156 +180,13 @@ def decode(path, lo=0, warm=0, hi=None, checks=None, light=False):
     t_warm = t1 if t_warm is None else t_warm
     t_hi = t1 if t_hi is None else t_hi
     seen, missed = set(), [(str(p), None) for p in sd.problems[p_warm:]]
-    for i, why, what in misses:
+    for i, why, what in (det.misses if det is not None else ()):
         # a miss in the warm-up is what the warm-up is for: counted from the block on
         if i < lo or what in seen:
             continue
         seen.add(what)
         missed.append((f"record {i}: {why}", what))
     return facts, (t_warm - t0, t_hi - t_warm, t1 - t_hi), missed
-
-
-def _passed_over(f, b, pid, launched, capturing):
-    """Whether the shim would leave this call out of a window (shim/window.c win_enter):
-    launches and work, but a graph exec's first launch (and its first after a graph-
-    preparing call: they write the QMDs later replays run) and launches into a stream
-    being captured (graph building)."""
-    role = window_role(f)
-    name = f.name
-    if name.startswith("cuStreamBeginCapture"):
-        capturing[pid] = capturing.get(pid, 0) + 1
-    elif name.startswith("cuStreamEndCapture"):
-        capturing[pid] = max(0, capturing.get(pid, 0) - 1)
-    if role == "GRAPH_PREPARE":
-        launched.clear()
-    elif role == "GRAPH_LAUNCH":
-        exe = (pid, b["args"][0] if b["args"] else None)
-        if exe not in launched:
-            launched.add(exe)
-            return False
-        return True
-    elif role == "LAUNCH" and capturing.get(pid):
-        return False
-    return role in PASSED_OVER
-
-
-class _Registers(dict):
-    """A copy engine subchannel's registers on a channel the skim moved on: reading one not
-    written since is history this decode has not seen."""
-
-    def __init__(self, miss, key):
-        super().__init__()
-        self.miss, self.key = miss, key
-
-    def get(self, k, default=None):
-        if k not in self:
-            pid, _, hchannel, token = self.key[0]
-            self.miss((None, f"copy engine register {k:#x} of channel token {token:#x} read "
-                             f"before it was written",
-                       ("register", (pid, hchannel, token), self.key[1], k)))
-        return super().get(k, default)
-
-
-class _Subchannels(dict):
-    def __init__(self, miss, key):
-        super().__init__()
-        self.miss, self.key = miss, key
-
-    def get(self, k, default=None):
-        # (the launch decoder stores a fresh dict where get gives None: given one here)
-        if k not in self:
-            super().__setitem__(k, _Registers(self.miss, (self.key, k)))
-        return super().get(k)
-
-
-def _watch(sd, skimmed_keys, miss):
-    """At the warm-up's start: the channels the skim moved on, made as the launch decoder
-    makes them, their copy engine registers watched."""
-    from decoders.launch.channel import _Channel
-    for key in sd._streams:
-        pid, _, hchannel, token = key
-        skimmed_keys.add((pid, hchannel, token))
-        ld = sd.decoder(pid)
-        ch = ld._channels.get(key)
-        if ch is None:
-            ch = ld._channels[key] = _Channel(key)
-        ch.copy = _Subchannels(miss, key)
-    for pid in {key[0] for key in sd._streams}:
-        _watch_memory(sd.decoder(pid), pid, miss)
-    sd.probe_sink._latches = _Latches(sd.probe_sink._latches, miss)
-
-
-class _Latches(dict):
-    """LaunchSink._latches watched: a programmatic dependent launch waiting on a latch no
-    launch since the skim arrived at."""
-
-    def __init__(self, items, miss):
-        super().__init__(items)
-        self.miss = miss
-
-    def get(self, key, default=None):
-        if key not in self:
-            self.miss((None, f"no launch arrived at latch {key[2]} of channel token "
-                             f"{key[1]:#x} yet", ("latch", key)))
-        return super().get(key, default)
-
-
-class _Launched(dict):
-    """LaunchDecoder._launched (VA -> the QMD image last launched there) watched: a lookup
-    that finds none may be a QMD launched before the skim ended ("already decoded")."""
-
-    def __init__(self, items, miss, pid):
-        super().__init__(items)
-        self.miss, self.pid = miss, pid
-
-    def get(self, va, default=None):
-        if va not in self:
-            self.miss((None, f"no QMD launched at {va:#x} yet", ("launched", self.pid, va)))
-        return super().get(va, default)
-
-
-def _watch_memory(ld, pid, miss):
-    """A launch decoder's QMD addresses and memory image watched: bytes asked for and not
-    known may have been written before the skim ended."""
-    ld._launched = _Launched(ld._launched, miss, pid)
-    mem = ld.memory
-    read_known, holds = mem.read_known, mem.holds
-
-    def watched_read_known(va, limit):
-        data = read_known(va, limit)
-        if len(data) < limit:
-            miss((None, f"{limit} bytes at {va:#x} read, {len(data)} known",
-                  ("memory", pid, va, limit, len(data))))
-        return data
-
-    def watched_holds(va, n, prefix):
-        got = holds(va, n, prefix)
-        if not got:
-            miss((None, f"QMD image at {va:#x} not held", ("holds", pid, va, n, bytes(prefix))))
-        return got
-    mem.read_known, mem.holds = watched_read_known, watched_holds
-
-
-def _skim(sd, rec):
-    """A submission passed over: its channel's byte count and the submission counter move
-    on as SubmissionDecoder.feed would move them."""
-    b = rec.body
-    pid = rec.pid
-    key = (pid, b["hClient"], b["hChannel"], b["token"])
-    dec = sd._streams.get(key)
-    if dec is None:
-        host = b.hClass if class_info(b.hClass) is not None else None
-        dec = sd._streams[key] = sd._stream_cls(gpu=sd.gpu, host_class=host)
-        sd.channels[key] = {"pid": pid, "token": b["token"], "hChannel": b["hChannel"],
-                            "hClient": b["hClient"], "host_class": dec.host_class,
-                            "submissions": 0, "bytes": 0, "binding": dec.binding}
-        sd._seen_problems[key] = 0
-    size = sum(seg["size"] for seg in b["segments"] if seg["flags"] & TL_SF_COPIED)
-    dec.position += size
-    info = sd.channels[key]
-    info["submissions"] += 1
-    info["bytes"] += size
-    sd._count += 1
 
 
 def submission_records(path):

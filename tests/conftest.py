@@ -15,8 +15,11 @@ CAPTURES = ROOT / "captures"
 
 # Decodes run in this process unless a test asks for a split one (tests/test_split_decode.py
 # compares the two on every shape of capture): many tests change the decoder's classes
-# with monkeypatch, which a front process (decoders/session/split.py) would not see.
+# with monkeypatch, which a front process (decoders/session/split.py) would not see. The same
+# for a decode in blocks (decoders/session/shard.py: by default on a machine of 8 CPUs or
+# more), which tests/test_shard.py asks for on every capture.
 os.environ.setdefault("TRACE_LAUNCH_SPLIT", "0")
+os.environ.setdefault("TRACE_LAUNCH_SHARDS", "1")
 ALL = sorted(p.name for p in CAPTURES.glob("*/") if (p / "capture.tlc.gz").exists())
 # ~800 records, ~1 MiB each; launch-loop-10k (17 MiB) is only read where a test needs every capture.
 SMALL = [n for n in ALL if n != "launch-loop-10k"]

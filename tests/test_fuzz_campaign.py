@@ -403,6 +403,13 @@ ALLOWED = {
     ("decoders/session/split.py", "marshal"):
         "loads only what its own front process marshalled (front.py), through a pipe it made "
         "itself; marshal.loads builds data objects and never runs code",
+    ("decoders/session/shard.py", "marshal"):
+        "a decode in blocks: loads only what its own block processes marshalled (their models' "
+        "lists and counts), through a pipe or an anonymous TemporaryFile it made itself; "
+        "marshal.loads builds data objects and never runs code",
+    ("decoders/session/shard.py", "subprocess"):
+        "starts the process that follows the capture (a decode in blocks): this interpreter, "
+        "argv list, no shell; its arguments are numbers and the capture's path as one item",
     ("decoders/session/split.py", "subprocess"):
         "starts the front of a split decode: this interpreter, argv list, no shell; its "
         "arguments are descriptor numbers and the capture's path as one argv item",

@@ -69,10 +69,9 @@ def _writer(path, data, spans, done, rng, never=()):
         done.set()
 
 
-@pytest.mark.parametrize("name, seed, never", [
-    ("runtime-vadd", 1, ()), ("torch-small", 2, ()), ("two-streams", 3, (40,)),
-    ("launch-loop-10k", 4, ())])
-def test_live_decode_equals_offline(tmp_path, name, seed, never):
+def decode_while_written(tmp_path, name, seed, never=(), **kw):
+    """(decode_capture's model of the capture `name` read while _writer replays it into a
+    new file, that file's path as a str); `kw` go to decode_capture."""
     data = capture_bytes(name)
     spans = record_spans(name)
     path = tmp_path / f"{name}.tlc"
@@ -83,11 +82,19 @@ def test_live_decode_equals_offline(tmp_path, name, seed, never):
                                                set(never)))
     w.start()
     try:
-        live = decode_capture(str(path), stream=LiveCapture(fd, done, poll_s=0.001))
+        return decode_capture(str(path), stream=LiveCapture(fd, done, poll_s=0.001),
+                              **kw), str(path)
     finally:
         w.join()
         os.close(fd)
-    offline = decode_capture(str(path))
+
+
+@pytest.mark.parametrize("name, seed, never", [
+    ("runtime-vadd", 1, ()), ("torch-small", 2, ()), ("two-streams", 3, (40,)),
+    ("launch-loop-10k", 4, ())])
+def test_live_decode_equals_offline(tmp_path, name, seed, never):
+    live, path = decode_while_written(tmp_path, name, seed, never)
+    offline = decode_capture(path)
     live.header = offline.header            # read at the start, the cursor has moved since
     assert _json(live) == _json(offline)
     assert [str(p) for p in live.problems] == [str(p) for p in offline.problems]

@@ -12,7 +12,6 @@ import pytest
 
 from conftest import CAPTURES, capture_bytes, record_spans
 from decoders.capture import format as F
-from decoders.capture.live import LiveCapture
 from decoders.session import decode_capture, split
 from tracer.report import render_json, render_text
 
@@ -120,23 +119,9 @@ def test_capture_cut_short_stays_split(tmp_path, name, at):
 def test_live_split_equals_offline(tmp_path):
     """A capture read while it is written (trace-launch's decode): the front reads it too,
     and both read to the end once the writers are done."""
-    from tests.test_live_decode import _writer
-    import random
-    name = "launch-loop-10k"
-    path = tmp_path / "c.tlc"
-    path.write_bytes(b"")
-    done = threading.Event()
-    fd = os.open(path, os.O_RDONLY)
-    w = threading.Thread(target=_writer, args=(path, capture_bytes(name), record_spans(name),
-                                               done, random.Random(7)))
-    w.start()
-    try:
-        live = decode_capture(str(path), stream=LiveCapture(fd, done, poll_s=0.001),
-                              split=True)
-    finally:
-        w.join()
-        os.close(fd)
-    offline = decode_capture(str(path), split=False)
+    from tests.test_live_decode import decode_while_written
+    live, path = decode_while_written(tmp_path, "launch-loop-10k", 7, split=True)
+    offline = decode_capture(path, split=False)
     live.header = offline.header        # read at the start: the cursor has moved since
     assert live.split == "front"
     assert _outputs(live) == _outputs(offline)

@@ -204,6 +204,8 @@ ENV_SETTINGS = (
                             "at most 12; 1: none)"),
     ("TRACE_LAUNCH_SPLIT=0|1", "decode SUBMISSION records in a second process (default: with "
                                "2 or more CPUs, live or for a capture of 8 MiB or more)"),
+    ("TRACE_LAUNCH_SHARDS=N", "decode a report's capture in N blocks side by side (default: "
+                              "with 8 or more CPUs, the CPUs less 2, at most 16; 0 or 1: not)"),
 )
 
 

@@ -11,9 +11,6 @@ Each stage keeps state indexed by what will look it up; none walks what it kept 
 The JSON view (`to_json`) is documented in docs/json.md.
 """
 import gc
-import gzip
-import io
-import os
 
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.errors import CaptureError
@@ -26,13 +23,12 @@ from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, _VERIFIED, L
 from decoders.session.model import (DEFAULT_KEEP, CaptureModel, IoctlList, _api_call_load,  # noqa: F401
                                     _launch_dump, _launch_load, capture_header, channels,
                                     marked_submissions)
+from decoders.session import shard
 from decoders.session.records import RecordHandlers
+from decoders.session.whole import (COLLECT_RECORDS, PROGRESS_RECORDS,  # noqa: F401
+                                    _finish, _new_model, _progress_source)
 from decoders.session.split import Diverged, Front, RemoteLaunchStage, wanted
 from decoders.spill import SpillList
-
-PROGRESS_RECORDS = 4096     # records between two calls of decode_capture's `progress`
-COLLECT_RECORDS = 1024      # and between two collections of young objects (the reader's
-                            # parse contexts are small cycles)
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
@@ -53,63 +49,55 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     are counted and not kept (model.brief; decoders/spill.py drop=True). Spilling them is a
     quarter of a long decode, and the report never reads them back.
     `split`: decode the SUBMISSION records in a second process (decoders/session/split.py;
-    None: where split.wanted() says so). The model is the same either way."""
+    None: where split.wanted() says so). A brief decode is first tried in blocks side by
+    side (decoders/session/shard.py: where shard.shards() > 1). The model is the same
+    either way."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
-        front = None
-        # (a stream given must be one the front can read too, and this decode again: live)
-        if launches and (stream is None or getattr(stream, "live", False)) and \
-                (split if split is not None else wanted(path, stream)):
+        why = None
+        live = stream is not None and getattr(stream, "live", False)
+        if launches and brief is not None and keep is not None and \
+                (stream is None or live) and shard.shards() > 1:
             try:
-                front = Front(path, stream)
-            except OSError:
-                front = None
-        if front is None:
-            return _decode_capture(path, branch, launches, keep, stream, progress, brief)
-        try:
-            model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
-                                    front)
-            model.split = "front"
-            return model
-        except Diverged as exc:
-            why = str(exc)
-        finally:
-            front.close()
-        gc.collect()    # the model given up, and its files
-        stream = stream.reopen() if stream is not None else None
-        model = _decode_capture(path, branch, launches, keep, stream, progress, brief)
-        model.split = f"one process: {why}"
+                return shard.decode_sharded(path, shard.shards(), brief, progress, stream)
+            except shard.Diverged as exc:
+                why = str(exc)
+                gc.collect()
+                stream = stream.reopen() if live else None
+        model = _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split)
+        if why is not None:
+            model.split = f"{model.split or 'one process'} (not sharded: {why})"
         return model
     finally:
         if gc_was:
             gc.enable()
 
 
-def _new_model(path, reader, branch, keep, brief=None):
-    from decoders.cuda.attribute import Attribution
-    from decoders.cuda.calls import ApiCalls
-    from decoders.rm.objects import ObjectTree
-    meta = reader.meta
-    model = CaptureModel(path=str(path), meta=meta, header=capture_header(reader.header))
-    model.objects = ObjectTree(branch)
-    model.channel_counts, model.rank_counts = {}, {}
-    if keep is not None:
-        # submissions go in through append_dumped (_submission_raw) when the reader has
-        # their fast body parse
-        model.submissions = SpillList(keep, load=_submission_load) \
-            if _SUBMISSION_BODY is not None else SpillList(keep)
-        drop = brief is not None
-        short = brief if drop else keep
-        model.brief = brief
-        model.launches = SpillList(short, _launch_dump, _launch_load, repair_launch, drop=drop)
-        model.ioctls = IoctlList(short, drop=drop)
-        # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
-        model.api_calls = SpillList(short, load=_api_call_load, drop=drop)
-        model.syncs = SpillList(short, drop=drop)
-        model.copies = SpillList(short, drop=drop)
-    model.api = ApiCalls()
-    model.attribution = Attribution(model.objects, sm=_sm(meta))
+def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split):
+    front = None
+    # (a stream given must be one the front can read too, and this decode again: live)
+    if launches and (stream is None or getattr(stream, "live", False)) and \
+            (split if split is not None else wanted(path, stream)):
+        try:
+            front = Front(path, stream)
+        except OSError:
+            front = None
+    if front is None:
+        return _decode_capture(path, branch, launches, keep, stream, progress, brief)
+    try:
+        model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
+                                front)
+        model.split = "front"
+        return model
+    except Diverged as exc:
+        why = str(exc)
+    finally:
+        front.close()
+    gc.collect()    # the model given up, and its files
+    stream = stream.reopen() if stream is not None else None
+    model = _decode_capture(path, branch, launches, keep, stream, progress, brief)
+    model.split = f"one process: {why}"
     return model
 
 
@@ -158,43 +146,3 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None, br
         stream.close()
 
 
-def _progress_source(stream, reader):
-    """() -> (bytes of the capture read so far, their total or None), for progress: over
-    the file on disk where open_capture() made the stream (a gzipped capture by its
-    compressed bytes), else the reader's offset in the stream, with no total. A capture
-    read while it is written (decoders/capture/live.py) is done up to what was handed out,
-    of the file's size now."""
-    if getattr(stream, "live", False) and hasattr(stream, "fd"):
-        def live():
-            try:
-                return stream.pos, os.fstat(stream.fd).st_size
-            except OSError:
-                return stream.pos, None
-        return live
-    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else \
-        stream if isinstance(stream, io.BufferedReader) else None
-    if raw is not None:
-        try:
-            total = os.fstat(raw.fileno()).st_size
-            raw.tell()
-        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
-            raw = None
-    if raw is None:
-        return lambda: (reader.offset, None)
-    return lambda: (raw.tell(), total)
-
-
-def _finish(model, reader, stage, stopped):
-    """After the last record: the reader's and attribution's problems, a capture cut
-    short, the launch stage's end, and the calls that never returned."""
-    model.problems[:0] = reader.problems
-    model.problems.extend(model.attribution.problems)    # module images that did not decode
-    if model.end is None and not stopped and not reader.stopped:
-        last = f"after record {model.records - 1}" if model.records else "before any record"
-        model.problems.append(CaptureError(
-            f"capture cut short: no END record {last}", offset=reader.offset))
-    if stage is not None:
-        stage.finish(model, reader.problems)
-    for call in model.api.unfinished:     # never returned: the process died inside it
-        _append_call(model.api_calls, call, ())
-        model.api_call_names[call.name] += 1

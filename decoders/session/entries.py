@@ -136,8 +136,10 @@ def _at_record(exc, index, offset):
 _RECORD_REF = re.compile(r"\brecord (\d+)\b")
 
 
-def _launch_problems(model, result, record_offsets=None):
-    for p in result.problems:
+def _launch_problems(model, result, record_offsets=None, since=0):
+    """The launch decoder's problems (from the `since`th on: a block of a sharded decode
+    leaves its warm-up's out) into model.problems, tied to their records' offsets."""
+    for p in result.problems[since:]:
         # launch problems say "record N (channel ...)"; their offsets are pushbuffer offsets
         m = _RECORD_REF.search(str(p))
         off = (record_offsets or {}).get(int(m.group(1))) if m else None

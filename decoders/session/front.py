@@ -218,21 +218,30 @@ class PipeEvent:
         return self.wait(0)
 
 
-def main(argv=None):
+def open_stream(args):
+    """The capture a child of split.start_child() reads: --path, or --fd and --finished."""
+    if args.path is not None:
+        from decoders.capture.reader import open_capture
+        return open_capture(args.path, private=True)    # (a process it forks reads apart)
+    from decoders.capture.live import LiveCapture
+    return LiveCapture(args.fd, PipeEvent(args.finished))
+
+
+def child_parser():
+    """The arguments split.start_child() gives: --out, and --path or --fd and --finished."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=int, required=True)
     ap.add_argument("--path")
     ap.add_argument("--fd", type=int)
     ap.add_argument("--finished", type=int)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = child_parser().parse_args(argv)
     gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
-    if args.path is not None:
-        from decoders.capture.reader import open_capture
-        stream = open_capture(args.path)
-    else:
-        from decoders.capture.live import LiveCapture
-        stream = LiveCapture(args.fd, PipeEvent(args.finished))
+    stream = open_stream(args)
     try:
         run(stream, args.out)
     except BrokenPipeError:     # the decoding process went on without us

@@ -44,8 +44,8 @@ class LaunchStage:
         if len(dec.problems) != nproblems:
             self.record_offsets[rec.index] = rec.offset
 
-    def finish(self, model, reader_problems=()):
-        _launch_problems(model, self.decoder.finish(), self.record_offsets)
+    def finish(self, model, reader_problems=(), since=0):
+        _launch_problems(model, self.decoder.finish(), self.record_offsets, since)
         self.sink.settle()
 
 

@@ -15,6 +15,7 @@ for a capture read while it is written or one of SPLIT_MIN_BYTES or more.
 """
 import marshal
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -73,35 +74,46 @@ def wanted(path, stream=None):
     return size >= SPLIT_MIN_BYTES
 
 
+def start_child(module, args, path, stream=None, session=False):
+    """(Popen, the read end of its --out pipe) of `python -c "module.main(argv)"` reading
+    the same capture: by path, or (a capture read while it is written) through its own
+    descriptor of the file and a pipe closed once `stream.finished` is set. `session`: in a
+    session of its own (killpg ends it and the processes it forked)."""
+    r, w = os.pipe()
+    argv = [sys.executable, "-c", f"import sys; from {module} import main; "
+            "sys.exit(main(sys.argv[1:]))", "--out", str(w)] + list(args)
+    fds, closing = [w], []
+    if stream is not None and getattr(stream, "live", False):
+        fd = os.dup(stream.fd)
+        fin_r, fin_w = os.pipe()
+        argv += ["--fd", str(fd), "--finished", str(fin_r)]
+        fds += [fd, fin_r]
+        closing = [fd, fin_r]
+        # the writers are done: the child reads to the end of the file (LiveCapture)
+        threading.Thread(target=_close_when, args=(stream.finished, fin_w),
+                         name="trace-launch-child-finished", daemon=True).start()
+    else:
+        argv += ["--path", os.path.abspath(str(path))]
+    try:
+        proc = subprocess.Popen(argv, pass_fds=fds, env=package_env(), cwd=_ROOT,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=session)
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+        for fd in closing:
+            os.close(fd)
+    return proc, r
+
+
 class Front:
     """The front process and its pipe: next() gives its groups one at a time, end() what
     its decoder's finish gave."""
 
     def __init__(self, path, stream=None):
-        r, w = os.pipe()
-        args = [sys.executable, "-c", "import sys; from decoders.session.front import main; "
-                "sys.exit(main(sys.argv[1:]))", "--out", str(w)]
-        fds = [w]
-        self._closing = []
-        if stream is not None and getattr(stream, "live", False):
-            fd = os.dup(stream.fd)
-            fin_r, fin_w = os.pipe()
-            args += ["--fd", str(fd), "--finished", str(fin_r)]
-            fds += [fd, fin_r]
-            self._closing = [fd, fin_r]
-            # the writers are done: the front reads to the end of the file (LiveCapture)
-            threading.Thread(target=_close_when, args=(stream.finished, fin_w),
-                             name="trace-launch-front-finished", daemon=True).start()
-        else:
-            args += ["--path", os.path.abspath(str(path))]
-        try:
-            self.proc = subprocess.Popen(args, pass_fds=fds, env=package_env(), cwd=_ROOT,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
-        finally:
-            os.close(w)
-            for fd in self._closing:
-                os.close(fd)
+        self.proc, r = start_child("decoders.session.front", [], path, stream)
         self.fd = r
         self.groups = deque()
         self.ended = None
@@ -141,13 +153,25 @@ class Front:
         return self.ended
 
     def close(self):
+        stop_child(self.proc, self.fd)
+
+
+def stop_child(proc, fd, group=False):
+    """Close the pipe from a child of start_child() and end it (`group`: and what it forked,
+    its session)."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    if proc.poll() is None:
         try:
-            os.close(self.fd)
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
         except OSError:
             pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+    proc.wait()
 
 
 def _close_when(event, fd):
@@ -230,7 +254,7 @@ class RemoteLaunchStage:
             elif kind == COPY:
                 sink.copy(ev[1])
 
-    def finish(self, model, reader_problems=()):
+    def finish(self, model, reader_problems=(), since=0):
         """`reader_problems`: this decode's reader's. The front's must be the same: a capture
         cut short (a job killed, a recording stopped) ends in a record both readers find
         truncated at the same offset, and the readers did not part; a record one of them

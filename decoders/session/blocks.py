@@ -1,0 +1,412 @@
+"""The blocks of a decode sharded by time (decoders/session/shard.py, which runs them, and
+docs/sharded-decode.md): one decode that skims, then decodes a block of SUBMISSION records
+after its warm-up, with what the block's records add to the report kept apart, and the
+merge of the blocks' into one model.
+
+Each block's decode reads the capture from its start. Before the block's warm-up it skims
+(decoders/session/skim.py); from its warm-up on it decodes everything. What a record of
+the block adds to the lists and counts a report shows (PER_RECORD) goes to the block's own
+fields; what a record before or after it adds goes to a scratch set, but the launches that
+arrived in the block, which reach the sink later. Launches are numbered by each block from
+0: the merge adds the launches of the blocks before. Each block says what history it held
+where it ended (skim.known()): the union of what the blocks before a block held is what one
+decode held where it begins, and a miss of history that was there (skim.counts()) is a
+reason to decode the capture as before (Diverged).
+"""
+import gc
+from collections import Counter
+
+from decoders.capture.reader import CaptureReader
+from decoders.errors import TraceLaunchError
+from decoders.session.budget import _Budget
+from decoders.session.launches import MISMATCHED_KEPT, TALLY_KEYS, LaunchStage, gpu_family
+from decoders.session.model import DEFAULT_KEEP, _launch_dump, _launch_load
+from decoders.session.records import RecordHandlers
+from decoders.session.skim import Detectors, Skim, known
+from decoders.session.whole import (COLLECT_RECORDS, PROGRESS_RECORDS, _new_model,
+                                    _progress_source)
+from decoders.spill import SpillList
+
+_OTHER = ("(other kernels and shapes)", (), ())
+
+# What a record adds to the report's lists and counts: each block keeps its own records'
+LISTS = ("submissions", "launches", "syncs", "copies", "api_calls")
+COUNTERS = ("api_call_names", "verified", "sync_counts", "copy_counts")
+PER_RECORD = LISTS + COUNTERS + ("channel_counts", "rank_counts", "kernel_tally",
+                                 "mismatched", "failed_calls", "failed_call_count",
+                                 "failed_before", "scheduling_qmds", "conditional_bodies")
+
+
+
+class Diverged(TraceLaunchError):
+    """A sharded decode cannot give what a decode in one process would."""
+
+
+class _Outputs:
+    """The model's PER_RECORD fields, switched between the block's own and a scratch set."""
+
+    def __init__(self, model, brief, first):
+        self.model = model
+        self.sets = [_fresh(brief, first), _fresh(brief, first)]
+        self.own = None
+        self.use(False)
+
+    def use(self, own):
+        if own is self.own:
+            return
+        model = self.model
+        if self.own is not None:
+            cur = self.sets[self.own]
+            for f in PER_RECORD:
+                cur[f] = getattr(model, f)
+        for f, v in self.sets[own].items():
+            setattr(model, f, v)
+        self.own = own
+        if self.on_switch is not None:
+            self.on_switch(model)
+
+    on_switch = None
+
+
+def _fresh(brief, first):
+    """Empty PER_RECORD fields of a brief decode; a block but the first keeps no launch
+    (every one of its launches is past the first `brief` of the capture: merge checks)."""
+    from decoders.session.model import _api_call_load
+    return {
+        "submissions": _submissions(),
+        "launches": SpillList(brief if first else 0, _launch_dump, _launch_load, None,
+                              drop=True),
+        "syncs": SpillList(brief, drop=True), "copies": SpillList(brief, drop=True),
+        "api_calls": SpillList(brief, load=_api_call_load, drop=True),
+        "api_call_names": Counter(), "verified": Counter(), "sync_counts": Counter(),
+        "copy_counts": Counter(), "channel_counts": {}, "rank_counts": {}, "kernel_tally": {},
+        "mismatched": [], "failed_calls": [], "failed_call_count": 0, "failed_before": {},
+        "scheduling_qmds": 0, "conditional_bodies": 0}
+
+
+class Block:
+    """A decode of a capture that skims every record, or, once given a block
+    (`begin_warmup`), decodes its warm-up and its block: the SUBMISSION records numbered
+    lo_s to hi_s - 1 and the records between (hi_s None: to the end). Fed one record at a
+    time (feed), so that a process that skims can fork one for each block as it reads.
+    finish() once the records end (or feed said stop) fills `own` (the PER_RECORD fields
+    the block's records added), `problems` (its launch decoder's, packed), `misses` and
+    `known` (skim.Detectors, skim.known() where it ended) and `why` (why it cannot be
+    merged: texts)."""
+
+    def __init__(self, path, stream, brief, progress=None):
+        from decoders.window import Windows
+        self.reader = reader = CaptureReader(stream, name=str(path))
+        branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
+        self.model = model = _new_model(path, reader, branch, DEFAULT_KEEP, brief)
+        self.why = [] if not Windows(reader.meta).active else ["a capture with windows"]
+        self.out = out = _Outputs(model, brief, False)
+        self.stage = stage = LaunchStage(model, model.attribution, gpu_family(reader.meta))
+        handlers = RecordHandlers(model, _Budget(model), branch, stage, None)
+
+        def rebind(m):      # (the handler keeps the list's bound append)
+            if handlers._append_submission is not None:
+                handlers._append_submission = m.submissions.append_dumped
+        out.on_switch = rebind
+        rebind(model)
+        self.table = handlers.table
+        self.sd, self.sink = stage.decoder, stage.sink
+        self.brief = brief
+        self.nsub = 0           # SUBMISSION records read
+        self.n = 0              # records read
+        self.now = None         # the record being fed
+        self.lo = self.end = INF    # record indices of the block's first and next block's
+        self.warm_s = self.lo_s = self.hi_s = None
+        self.skim = Skim()
+        self.det = None
+        self.p_lo = self.p_hi = None    # the launch decoder's problems at lo and at end
+        self.stopped = False
+        self.own = None
+        self.problems, self.misses, self.known = [], [], None
+        self.progress = progress
+        self.where = _progress_source(stream, reader) if progress is not None else None
+        _route(self)
+
+    def begin_warmup(self, warm_s, lo_s, hi_s):
+        """Decode from the warm_s-th SUBMISSION record on (0: nothing skimmed), the block
+        from the lo_s-th, to the hi_s-th (None: the end)."""
+        self.warm_s, self.lo_s, self.hi_s = warm_s, lo_s, hi_s
+        if warm_s == 0 and self.n == 0:
+            self.skim = None
+            self.out.sets[True] = _fresh(self.brief, True)  # block 0 keeps the first launches
+
+    def feed(self, rec):
+        """One record; False: stop (the block is decoded, or a budget ran out)."""
+        i = self.now = rec.index
+        kind = rec.type
+        self.n += 1
+        if not self.n % COLLECT_RECORDS:
+            gc.collect(0)
+            if self.where is not None and not self.n % PROGRESS_RECORDS:
+                self.progress(*self.where())
+        skim = self.skim
+        if kind == "SUBMISSION":
+            s = self.nsub
+            self.nsub = s + 1
+            if s == self.warm_s and skim is not None:
+                if skim.skimmed:    # a method sequence cut by what was passed over: dropped
+                    self.sd.resync()
+                    self.det = Detectors(self.sd, self.sink, lambda: self.now)
+                    _watch_arrivals(self)
+                self.skimming = False
+            if s == self.lo_s:
+                # the block begins: its launches are numbered from 0
+                self.out.use(True)
+                self.lo = i
+                self.sink._arrived, self.sink._last_kernel = 0, {}
+                self.p_lo = len(self.sd.problems)
+            elif s == self.hi_s:
+                self.out.use(False)
+                self.end = i
+                self.p_hi = len(self.sd.problems)
+                self.known = known(self.sd)     # what the next block may ask
+            if self.end <= i and all(l.record_index >= self.end for l, _ in self.sd._pending):
+                return False    # its launches all handed over: the rest is the next block's
+        if skim is not None and self.skimming:
+            if (kind == "API_ENTER" or kind == "API_EXIT" or kind == "SUBMISSION") and \
+                    skim.passes_over(rec, self.model.api):
+                if kind == "SUBMISSION":
+                    skim.submission(self.sd, rec)
+                return True
+        elif kind == "API_EXIT" and skim is not None and skim.passed and \
+                (rec.pid, rec.body["call"]) in skim.passed:
+            skim.passed.discard((rec.pid, rec.body["call"]))
+            if i >= self.lo:
+                self.why.append(f"record {i}: a call the skim passed over returns in the block")
+        h = self.table.get(kind)
+        if h is not None and h(rec) is False:
+            self.stopped = True
+            self.why.append("a budget stopped the decode")
+            return False
+        return True
+
+    skimming = True
+
+    def finish(self, ended):
+        """`ended`: the records ended (not a stop at the block's end)."""
+        model, sd, out = self.model, self.sd, self.out
+        if ended:
+            model.records = self.n
+            if self.skim is not None and self.skim.passed:
+                self.why.append("an API call the skim passed over never returned")
+        if self.reader.problems or model.problems:
+            self.why.append("the capture has problems")
+        if ended and self.lo != INF and self.end == INF:
+            # the last block: its channels' ends, the launches still held
+            out.use(True)
+            n = len(model.problems)
+            self.stage.finish(model, (), self.p_lo or 0)
+            self.problems = [_problem_dump(p) for p in model.problems[n:]]
+            del model.problems[n:]
+        elif self.p_hi is not None and self.p_hi > (self.p_lo or 0):
+            from types import SimpleNamespace
+            from decoders.session.entries import _launch_problems
+            tmp = SimpleNamespace(problems=[])
+            _launch_problems(tmp, SimpleNamespace(problems=sd.problems[self.p_lo:self.p_hi]),
+                             self.stage.record_offsets)
+            self.problems = [_problem_dump(p) for p in tmp.problems]
+        out.use(True)
+        self.own = {f: getattr(model, f) for f in PER_RECORD}
+        if self.det is not None:
+            self.misses = [m for m in self.det.misses if m[0] >= self.lo]
+        return self
+
+
+INF = float("inf")
+
+
+def _problem_dump(p):
+    return (type(p).__name__, str(p), getattr(p, "offset", None), getattr(p, "record", None),
+            getattr(p, "path", None), getattr(p, "detail", None))
+
+
+def _problem_load(t):
+    """A problem as the block's decode made it: the same text and fields."""
+    from decoders.errors import CaptureError, DecodeError
+    name, text, offset, record, path, detail = t
+    cls = CaptureError if name == "CaptureError" else DecodeError
+    p = cls.__new__(cls)
+    Exception.__init__(p, text)
+    p.offset, p.path = offset, path
+    if cls is CaptureError:
+        p.record, p.detail = record, detail
+    return p
+
+
+def _route(block):
+    """The sink's callbacks write the block's own fields for launches that arrived in the
+    block and for syncs and copies of its records; the scratch ones for any other."""
+    out = block.out
+    sd = block.sd
+
+    def routed(fn, index):
+        def call(x):
+            want = block.lo <= index(x) < block.end
+            if want is out.own:
+                return fn(x)
+            was = out.own
+            out.use(want)
+            try:
+                return fn(x)
+            finally:
+                out.use(was)
+        return call
+    by_launch = lambda launch: launch.record_index      # noqa: E731
+    by_entry = lambda e: e.get("record_index", block.now)   # noqa: E731
+    sd.sink = routed(sd.sink, by_launch)
+    sd.late = routed(sd.late, by_launch)
+    sd.sync = routed(sd.sync, by_entry)
+    sd.copy = routed(sd.copy, by_entry)
+
+
+def _watch_arrivals(block):
+    sd, det = block.sd, block.det
+    arrived, sync = sd.arrived, sd.sync
+
+    def arrive(launch):
+        det.arrived(launch)
+        arrived(launch)
+
+    def got_sync(e):
+        det.entry("sync", e)
+        return sync(e)
+    sd.arrived, sd.sync = arrive, got_sync
+
+
+# -- what a block sends, and the merge ---------------------------------------------------
+def _pack(block):
+    """What a block sends: its PER_RECORD fields as marshal takes them (each list as its
+    length, the items it kept and its pinned items), its problems, misses and whys; for a
+    block that never began (the records ended in its warm-up), that alone."""
+    own = block.own
+    if block.lo == INF:
+        return {"began": False}
+
+    def items(lst, dump=None):
+        kept = [dump(x) if dump else x for x in lst._items]
+        pinned = {i: (dump(x) if dump else x) for i, x in lst._pinned.items()}
+        return (len(lst), kept, pinned)
+    out = {f: items(own[f], _launch_dump if f == "launches" else None) for f in LISTS}
+    for f in COUNTERS:
+        out[f] = list(own[f].items())
+    out["channel_counts"] = list(own["channel_counts"].items())
+    out["rank_counts"] = [(pid, (list(names.items()), works))
+                          for pid, (names, works) in own["rank_counts"].items()]
+    out["kernel_tally"] = [(k, list(c.items())) for k, c in own["kernel_tally"].items()]
+    out["failed_before"] = list(own["failed_before"].items())
+    for f in ("mismatched", "failed_calls", "failed_call_count", "scheduling_qmds",
+              "conditional_bodies"):
+        out[f] = own[f]
+    out["problems"] = block.problems
+    out["misses"] = block.misses
+    out["known"] = block.known
+    out["began"] = True
+    out["span"] = (block.lo_s, block.hi_s if block.end != INF else None)
+    out["why"] = "; ".join(block.why) or None
+    return out
+
+
+def _submissions():
+    """A brief decode's submissions: the first DEFAULT_KEEP, the rest counted (the text
+    report reads no other, but a marked launch's: merge checks there is none)."""
+    from decoders.session.entries import _SUBMISSION_BODY, _submission_load
+    return SpillList(DEFAULT_KEEP, load=_submission_load if _SUBMISSION_BODY is not None
+                     else None, drop=True)
+
+
+def merge(model, blocks, brief):
+    """The model of one decode: `model` (the last block's, with what stands at the end) and
+    each block's packed fields, in order. Raises Diverged where the blocks' lists cannot
+    give the capture's (the first block kept fewer launches than a brief decode shows,
+    while later ones had some; a block's tally kept apart too many shapes)."""
+    from decoders.session.model import _api_call_load
+    lists = {
+        "submissions": _submissions(),
+        "launches": SpillList(brief, _launch_dump, _launch_load, None, drop=True),
+        "syncs": SpillList(brief, drop=True), "copies": SpillList(brief, drop=True),
+        "api_calls": SpillList(brief, load=_api_call_load, drop=True)}
+    counters = {f: Counter() for f in COUNTERS}
+    channels, ranks, tally = {}, {}, {}
+    mismatched, failed, failed_before = [], [], {}
+    nfailed = sched = cond = 0
+    offset = 0          # launches of the blocks before
+    for b in blocks:
+        for f, lst in lists.items():
+            total, kept, pinned = b[f]
+            room = max(0, lst.keep - len(lst._items))
+            if len(kept) < min(room, total):
+                raise Diverged(f"a block kept {len(kept)} of its {total} {f}, fewer than "
+                               f"the report shows")
+            for x in kept[:room]:
+                lst._items.append(_launch_load(x) if f == "launches" else x)
+            lst._dropped += total - min(room, total)
+            for i, x in pinned.items():     # (launches alone pin: mismatched, failed before)
+                lst._pinned[i + offset] = _renumbered(_launch_load(x), offset)
+        for f in COUNTERS:
+            counters[f].update(dict(b[f]))
+        for key, c in b["channel_counts"]:
+            have = channels.get(key)
+            if have is None:
+                channels[key] = dict(c)
+            else:
+                for n in ("submissions", "entries", "bytes", "lost"):
+                    have[n] += c[n]
+                have.update(channel=c["channel"], cls=c["cls"])
+        for pid, (names, works) in b["rank_counts"]:
+            got = ranks.get(pid)
+            if got is None:
+                got = ranks[pid] = (Counter(), {})
+            got[0].update(dict(names))
+            for key, (n, size) in works.items():
+                t = got[1].setdefault(key, [0, 0])
+                t[0] += n
+                t[1] += size
+        for key, c in b["kernel_tally"]:
+            if key == _OTHER:
+                raise Diverged("a block kept apart more kernel shapes than the tally holds")
+            t = tally.get(key)
+            if t is None:
+                if len(tally) >= TALLY_KEYS:
+                    key = _OTHER
+                    t = tally.get(key)
+                if t is None:
+                    t = tally[key] = Counter()
+            t.update(dict(c))
+        mismatched.extend(n + offset for n in b["mismatched"])
+        failed.extend(b["failed_calls"])
+        nfailed += b["failed_call_count"]
+        for key, n in b["failed_before"]:
+            failed_before[tuple(key)] = None if n is None else n + offset
+        sched += b["scheduling_qmds"]
+        cond += b["conditional_bodies"]
+        offset += b["launches"][0]
+    # launches past the first `brief` are pinned when mismatched or before a failed call
+    keep = set(mismatched[:MISMATCHED_KEPT]) | {n for n in failed_before.values()
+                                                 if n is not None}
+    lists["launches"]._pinned = {i: x for i, x in lists["launches"]._pinned.items()
+                                 if i in keep}
+    for f, lst in lists.items():
+        setattr(model, f, lst)
+    for f, c in counters.items():
+        setattr(model, f, c)
+    model.channel_counts, model.rank_counts, model.kernel_tally = channels, ranks, tally
+    model.mismatched = mismatched[:MISMATCHED_KEPT]
+    from decoders.session.entries import FAILED_KEPT
+    model.failed_calls = failed[:FAILED_KEPT]
+    model.failed_call_count = nfailed
+    model.failed_before = failed_before
+    model.scheduling_qmds, model.conditional_bodies = sched, cond
+    return model
+
+
+def _renumbered(launch, offset):
+    """A block's launch, its programmatic launch's number made the capture's."""
+    pdl = launch._summary.get("programmatic")
+    if pdl and pdl.get("after_launch") is not None:
+        pdl["after_launch"] += offset
+    return launch

@@ -1,0 +1,324 @@
+"""A brief decode sharded by time (docs/sharded-decode.md): the capture's SUBMISSION records
+cut into blocks (decoders/session/blocks.py), each decoded by a process of its own, and
+their models merged into the one a decode in one process makes.
+
+Why: a long training job's decode is one pass that no two processes keep up with
+(decoders/session/split.py); blocks of it decoded side by side do.
+
+A process follows the capture (follow(): the file, or the capture the program is still
+writing), skims every record, and where a block's warm-up begins forks a process that
+decodes the block: no block skims from the start. This process skims every record
+meanwhile: what stands at the end (the object tree, the processes, the ioctls, the calls
+that never returned) is its own. Anything the merge cannot rebuild leaves the capture to
+be decoded as before (Diverged). TRACE_LAUNCH_SHARDS=K: at most K blocks at a time (0 or 1:
+none; unset: shards()).
+"""
+import gc
+import marshal
+import os
+import struct
+import select
+import tempfile
+
+from decoders.capture.reader import CaptureReader, open_capture
+from decoders.session.blocks import Block, Diverged, _problem_load, _pack, merge
+from decoders.session.skim import counts, union
+from decoders.session.whole import _finish
+
+WARMUP = 256            # submissions decoded in full before a block (bench/shard_decode.py:
+                        # 16 and 256 both agreed on every long eager job)
+MIN_SUBMISSIONS = 4096  # per block, at least: fewer blocks for a shorter capture
+MAX_SHARDS = 16
+MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is as fast
+_LEN = struct.Struct("<Q")
+
+
+def shards():
+    """How many blocks: TRACE_LAUNCH_SHARDS (0 or 1: not sharded); unset, with MIN_CPUS
+    CPUs or more, all but two of them (this process skims, and the program may run)."""
+    env = os.environ.get("TRACE_LAUNCH_SHARDS", "").strip()
+    if env.isdigit():
+        return max(1, min(int(env), MAX_SHARDS))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return min(cpus - 2, MAX_SHARDS) if cpus >= MIN_CPUS else 1
+
+
+def cuts(path):
+    """The SUBMISSION records of the capture, counted. Diverged for a capture with windows
+    or marked launches."""
+    from decoders.window import Windows
+    with open_capture(path) as f:
+        reader = CaptureReader(f, name=str(path))
+        if Windows(reader.meta).active:
+            raise Diverged("a capture with windows")
+        n = 0
+        for r in reader.records(only=("SUBMISSION", "MARK"), lazy=("SUBMISSION",)):
+            if r.type == "MARK":
+                raise Diverged("marked launches: the report shows their submissions")
+            n += r.type == "SUBMISSION"
+    return n
+
+
+def _write_message(fd, obj):
+    data = marshal.dumps(obj)
+    view = memoryview(_LEN.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_message(fd):
+    head = _read_exact(fd, _LEN.size)
+    if head is None:
+        return None
+    return marshal.loads(_read_exact(fd, _LEN.unpack(head)[0]) or b"")
+
+
+def _read_exact(fd, n):
+    parts = []
+    while n:
+        data = os.read(fd, min(n, 1 << 20))
+        if not data:
+            return None
+        parts.append(data)
+        n -= len(data)
+    return b"".join(parts)
+
+
+# -- the processes ------------------------------------------------------------------------
+POLL_RECORDS = 4096     # records between two looks at what the blocks sent
+BLOCK = 8192            # SUBMISSION records per block of a capture read while it is written
+                        # (a 500-step transformer's 87,000: 11 blocks, ~2 CPU s each)
+
+
+def blocks_of(n, k):
+    """SUBMISSION records per block: n of them in k blocks (at least MIN_SUBMISSIONS)."""
+    return max(MIN_SUBMISSIONS, -(-n // k))
+
+
+def follow(path, stream, brief, block, slots, out, warmup=None):
+    """The skimming process: reads the capture, forks a process for each block of `block`
+    SUBMISSION records where its warm-up begins (at most `slots` at a time), and checks
+    each block's result as it comes, in order (_Results). Once the records end it writes
+    the results to fd `out`, in order, then None; at the first block that cannot be merged,
+    at once, a result that says why (the decode then starts again as before, the program
+    perhaps still running)."""
+    warmup = WARMUP if warmup is None else warmup
+    block = max(block, warmup)
+    dec = Block(path, stream, brief)
+    results = _Results(out)
+
+    def fork(m, s):
+        results.reap(slots)
+        f = tempfile.TemporaryFile(prefix="trace-decode-block-")
+        pid = os.fork()
+        if pid == 0:
+            os.close(out)
+            dec.begin_warmup(s, m * block, (m + 1) * block)
+            return f        # the child goes on reading, as the block's decode
+        results.add(pid, f)
+        return None
+
+    records = dec.reader.records()
+    mine = fork(0, 0)
+    first = None
+    if mine is None:
+        m = 1
+        for rec in records:
+            if rec.type == "SUBMISSION" and dec.nsub == m * block - warmup:
+                mine = fork(m, dec.nsub)
+                if mine is not None:
+                    first = rec     # (the child: its warm-up's first record)
+                    break
+                m += 1
+            dec.feed(rec)
+        else:
+            results.reap(0)
+            for got in results.done:
+                _write_message(out, got)
+            _write_message(out, None)
+            return
+    # a block's process: its records to its end, and its result into its file
+    code = 0
+    try:
+        ended = True
+        if first is not None and dec.feed(first) is False:
+            ended = False
+        else:
+            for rec in records:
+                if dec.feed(rec) is False:
+                    ended = False
+                    break
+        mine.write(marshal.dumps(_pack(dec.finish(ended))))
+        mine.flush()
+    except BaseException:       # noqa: BLE001 - an empty file: Diverged there
+        code = 1
+    os._exit(code)
+
+
+class _Results:
+    """The blocks' processes (in order) and their results, each checked as soon as it and
+    the blocks before it are done: its misses against what the blocks before it knew
+    (skim.counts, skim.union). The first that cannot be merged is sent on `out` at once
+    and ends the process that follows the capture (its blocks' with it)."""
+
+    def __init__(self, out):
+        self.out = out
+        self.kids = []          # [(pid, the file its result is written to)]
+        self.ended = set()      # pids that exited
+        self.done = []          # the results checked, in order
+        self.had = {}
+
+    def add(self, pid, f):
+        self.kids.append((pid, f))
+
+    def reap(self, slots):
+        """Note the blocks' processes that ended (waiting until fewer than `slots` run:
+        0, all of them), and check the results that are next in order."""
+        while True:
+            running = len(self.kids) - len(self.ended)
+            try:
+                pid, _ = os.waitpid(-1, 0 if running and running >= slots else os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            self.ended.add(pid)
+        while len(self.done) < len(self.kids) and self.kids[len(self.done)][0] in self.ended:
+            j = len(self.done)
+            _, f = self.kids[j]
+            f.seek(0)
+            data = f.read()
+            f.close()
+            got = marshal.loads(data) if data else {"why": "no result"}
+            why = got.get("why")
+            if why:
+                why = f"block {j}: {why}"
+            for i, text, what in got.get("misses", ()):
+                if why is None and counts(what, self.had):
+                    why = f"block {j}: record {i}: {text}"
+            if why:
+                _write_message(self.out, {"why": why})
+                os._exit(0)     # (the decode kills what is left: its session)
+            union(self.had, got.get("known") or {})
+            self.done.append(got)
+
+
+def _wait(pid):
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def decode_sharded(path, k, brief, progress=None, stream=None):
+    """The brief decode (decode_capture(brief=)) of `path` in blocks side by side (k of
+    them; of a capture read while it is written (`stream`), of BLOCK SUBMISSION records
+    each), or Diverged (the caller decodes it as before). A process of its own follows the
+    capture and forks the blocks' (follow()); this one skims every record meanwhile: what
+    stands at the end is its own."""
+    if stream is None:
+        n = cuts(path)
+        if n < 2 * MIN_SUBMISSIONS:
+            raise Diverged("too few submissions to shard")
+        block = blocks_of(n, k)
+    else:
+        block = BLOCK
+    proc = _Follower(path, stream, brief, block, max(1, k))
+    own = stream if stream is not None else open_capture(path)
+    try:
+        top = Block(path, own, brief, progress)
+        if top.why:
+            raise Diverged("; ".join(top.why))
+        n = 0
+        for rec in top.reader.records():
+            if top.feed(rec) is False:
+                break
+            n += 1
+            if not n % POLL_RECORDS:
+                proc.poll()     # a block that cannot be merged: Diverged now
+        else:
+            top.finish(True)
+        if top.why:
+            raise Diverged("; ".join(top.why))
+        model = top.model
+        if model.marks:
+            raise Diverged("marked launches: the report shows their submissions")
+        blocks = []
+        while True:
+            got = proc.next()
+            if got is None:
+                break
+            blocks.append(got)
+        blocks = [b for b in blocks if b.get("began")]
+        # the blocks must follow one another from the first SUBMISSION record to the end
+        spans = [tuple(b["span"]) for b in blocks]
+        if not spans or spans[0][0] != 0 or spans[-1][1] is not None or \
+                any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+            raise Diverged(f"the blocks do not cover the capture ({spans[:4]})")
+        merge(model, blocks, brief)
+        _finish(model, top.reader, top.stage, top.stopped)
+        for b in blocks:
+            model.problems.extend(_problem_load(t) for t in b["problems"])
+        model.split = f"{len(blocks)} blocks"
+        return model
+    finally:
+        proc.close()
+        if stream is None:
+            own.close()
+
+
+class _Follower:
+    """follow() in a process of its own (as decoders/session/split.py starts its front):
+    next() gives the blocks' results in order, then None; Diverged for one that cannot be
+    merged (also from poll(), while this process still reads the capture)."""
+
+    def __init__(self, path, stream, brief, block, slots):
+        from decoders.session.split import start_child
+        self.proc, self.fd = start_child(
+            "decoders.session.shard", ["--brief", str(brief), "--block", str(block),
+                                       "--slots", str(slots), "--warmup", str(WARMUP)],
+            path, stream, session=True)
+        self.got = []           # results read by poll()
+
+    def poll(self):
+        """Whatever it sent so far, read now (Diverged for a block that cannot be merged)."""
+        while select.select([self.fd], [], [], 0)[0]:
+            self.got.append(self._read())
+            if self.got[-1] is None:
+                break
+
+    def next(self):
+        return self.got.pop(0) if self.got else self._read()
+
+    def _read(self):
+        head = _read_exact(self.fd, _LEN.size)
+        if head is None:
+            raise Diverged("the process that follows the capture ended early")
+        got = marshal.loads(_read_exact(self.fd, _LEN.unpack(head)[0]) or b"N")
+        if got is not None and got.get("why"):
+            raise Diverged(got["why"])
+        return got
+
+    def close(self):
+        from decoders.session.split import stop_child
+        stop_child(self.proc, self.fd, group=True)     # it and its blocks' processes
+
+
+def main(argv=None):
+    """The process that follows the capture (_Follower)."""
+    from decoders.session.front import child_parser, open_stream
+    ap = child_parser()
+    for name in ("--brief", "--block", "--slots", "--warmup"):
+        ap.add_argument(name, type=int, required=True)
+    args = ap.parse_args(argv)
+    gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
+    stream = open_stream(args)
+    try:
+        follow(args.path or "capture", stream, args.brief, args.block, args.slots, args.out,
+               args.warmup)
+    except BrokenPipeError:     # the decode went on without us
+        return 1
+    return 0

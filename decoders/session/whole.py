@@ -1,0 +1,87 @@
+"""What every decode of a whole capture does first and last: its model made empty, where
+its progress is read from, and its end (decoders/session/__init__.py decode_capture, and
+each block of decoders/session/shard.py)."""
+import gzip
+import io
+import os
+
+from decoders.errors import CaptureError
+from decoders.session.entries import _SUBMISSION_BODY, _append_call, _submission_load
+from decoders.session.launches import _sm, repair_launch
+from decoders.session.model import (CaptureModel, IoctlList, _api_call_load, _launch_dump,
+                                    _launch_load, capture_header)
+from decoders.spill import SpillList
+
+PROGRESS_RECORDS = 4096     # records between two calls of decode_capture's `progress`
+COLLECT_RECORDS = 1024      # and between two collections of young objects (the reader's
+                            # parse contexts are small cycles)
+
+
+def _new_model(path, reader, branch, keep, brief=None):
+    from decoders.cuda.attribute import Attribution
+    from decoders.cuda.calls import ApiCalls
+    from decoders.rm.objects import ObjectTree
+    meta = reader.meta
+    model = CaptureModel(path=str(path), meta=meta, header=capture_header(reader.header))
+    model.objects = ObjectTree(branch)
+    model.channel_counts, model.rank_counts = {}, {}
+    if keep is not None:
+        # submissions go in through append_dumped (_submission_raw) when the reader has
+        # their fast body parse
+        model.submissions = SpillList(keep, load=_submission_load) \
+            if _SUBMISSION_BODY is not None else SpillList(keep)
+        drop = brief is not None
+        short = brief if drop else keep
+        model.brief = brief
+        model.launches = SpillList(short, _launch_dump, _launch_load, repair_launch, drop=drop)
+        model.ioctls = IoctlList(short, drop=drop)
+        # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
+        model.api_calls = SpillList(short, load=_api_call_load, drop=drop)
+        model.syncs = SpillList(short, drop=drop)
+        model.copies = SpillList(short, drop=drop)
+    model.api = ApiCalls()
+    model.attribution = Attribution(model.objects, sm=_sm(meta))
+    return model
+
+
+def _progress_source(stream, reader):
+    """() -> (bytes of the capture read so far, their total or None), for progress: over
+    the file on disk where open_capture() made the stream (a gzipped capture by its
+    compressed bytes), else the reader's offset in the stream, with no total. A capture
+    read while it is written (decoders/capture/live.py) is done up to what was handed out,
+    of the file's size now."""
+    if getattr(stream, "live", False) and hasattr(stream, "fd"):
+        def live():
+            try:
+                return stream.pos, os.fstat(stream.fd).st_size
+            except OSError:
+                return stream.pos, None
+        return live
+    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else \
+        stream if isinstance(stream, io.BufferedReader) else None
+    if raw is not None:
+        try:
+            total = os.fstat(raw.fileno()).st_size
+            raw.tell()
+        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+            raw = None
+    if raw is None:
+        return lambda: (reader.offset, None)
+    return lambda: (raw.tell(), total)
+
+
+def _finish(model, reader, stage, stopped, since=0):
+    """After the last record: the reader's and attribution's problems, a capture cut
+    short, the launch stage's end (its problems from the `since`th), and the calls that
+    never returned."""
+    model.problems[:0] = reader.problems
+    model.problems.extend(model.attribution.problems)    # module images that did not decode
+    if model.end is None and not stopped and not reader.stopped:
+        last = f"after record {model.records - 1}" if model.records else "before any record"
+        model.problems.append(CaptureError(
+            f"capture cut short: no END record {last}", offset=reader.offset))
+    if stage is not None:
+        stage.finish(model, reader.problems, since)
+    for call in model.api.unfinished:     # never returned: the process died inside it
+        _append_call(model.api_calls, call, ())
+        model.api_call_names[call.name] += 1

@@ -66,6 +66,10 @@ def main():
     ap.add_argument("--steps", type=int, nargs="+", default=[20, 100, 500])
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--report", action="store_true", help="also time the default report")
+    ap.add_argument("--report-variant", action="append", default=[], metavar="NAME:VAR=VALUE",
+                    help="with --report, also time it with VAR=VALUE in the environment, as "
+                         "report_NAME (for example after:TRACE_LAUNCH_LIVE=0, the report "
+                         "decoded after the program); repeatable")
     ap.add_argument("--program", default="scripts/corpus/train_transformer.py")
     ap.add_argument("--name", default="transformer")
     ap.add_argument("--timeout", type=int, default=300)
@@ -81,7 +85,10 @@ def main():
         d = args.out / f"{args.name}-{steps}"
         d.mkdir(parents=True, exist_ok=True)
         cap = d / "capture.tlc"
+        variants = [(v.split(":", 1)[0], v.split(":", 1)[1].split("=", 1))
+                    for v in args.report_variant]
         runs = {"native": [], "traced": [], "report": []}
+        runs.update({f"report_{name}": [] for name, _ in variants})
         for rep in range(args.reps):
             runs["native"].append(run(prog, args.timeout))
             if cap.exists():
@@ -96,6 +103,12 @@ def main():
                 r["report_lines"] = r["stderr_tail"].count("\n")
                 runs["report"].append(r)
                 rcap.unlink(missing_ok=True)
+                for name, (var, value) in variants:
+                    r = run(CLI + ["-o", str(rcap), "--"] + prog, args.timeout,
+                            env=dict(os.environ, **{var: value}))
+                    r["report_lines"] = r["stderr_tail"].count("\n")
+                    runs[f"report_{name}"].append(r)
+                    rcap.unlink(missing_ok=True)
             print(f"steps={steps} rep={rep} " + " ".join(
                 f"{k}={v[-1]['wall_s']}s/rc={v[-1]['rc']}" for k, v in runs.items() if v),
                 flush=True)
@@ -103,9 +116,9 @@ def main():
         entry = {"steps": steps, "native_wall_s": nat,
                  "traced_wall_s": statistics.median(r["wall_s"] for r in runs["traced"]),
                  "stdout_same": all(r["stdout"] == runs["native"][0]["stdout"]
-                                    for r in runs["traced"] + runs["report"]),
+                                    for k, v in runs.items() if k != "native" for r in v),
                  "exit_same": all(r["rc"] == runs["native"][0]["rc"]
-                                  for r in runs["traced"] + runs["report"]),
+                                  for k, v in runs.items() if k != "native" for r in v),
                  "native_stdout": runs["native"][0]["stdout"],
                  "capture_bytes": cap.stat().st_size if cap.exists() else None,
                  "runs": {k: [{kk: vv for kk, vv in r.items() if kk != "stdout"} for r in v]
@@ -117,6 +130,11 @@ def main():
                 if any(r["rc"] != "timeout" for r in runs["report"]) else None
             if entry["report_wall_s"]:
                 entry["report_ratio"] = round(entry["report_wall_s"] / nat, 3)
+        for name, _ in variants:
+            ok = [r["wall_s"] for r in runs[f"report_{name}"] if r["rc"] != "timeout"]
+            entry[f"report_{name}_wall_s"] = statistics.median(ok) if ok else None
+            if ok:
+                entry[f"report_{name}_ratio"] = round(statistics.median(ok) / nat, 3)
         results["lengths"][steps] = entry
         manifest = {"name": f"{args.name}-{steps}", "command": prog, "mode": "full",
                     # what the program reads from its environment (train_transformer.py's

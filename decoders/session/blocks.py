@@ -24,8 +24,7 @@ from decoders.session.model import DEFAULT_KEEP, _launch_dump, _launch_load
 from decoders.session.records import RecordHandlers
 from decoders.session.skim import Detectors, Skim, known
 from decoders.session.whole import (COLLECT_RECORDS, PROGRESS_RECORDS, _new_model,
-                                    _progress_source)
-from decoders.spill import SpillList
+                                    _progress_source, report_lists)
 
 _OTHER = ("(other kernels and shapes)", (), ())
 
@@ -71,17 +70,13 @@ class _Outputs:
 def _fresh(brief, first):
     """Empty PER_RECORD fields of a brief decode; a block but the first keeps no launch
     (every one of its launches is past the first `brief` of the capture: merge checks)."""
-    from decoders.session.model import _api_call_load
-    return {
-        "submissions": _submissions(),
-        "launches": SpillList(brief if first else 0, _launch_dump, _launch_load, None,
-                              drop=True),
-        "syncs": SpillList(brief, drop=True), "copies": SpillList(brief, drop=True),
-        "api_calls": SpillList(brief, load=_api_call_load, drop=True),
-        "api_call_names": Counter(), "verified": Counter(), "sync_counts": Counter(),
-        "copy_counts": Counter(), "channel_counts": {}, "rank_counts": {}, "kernel_tally": {},
-        "mismatched": [], "failed_calls": [], "failed_call_count": 0, "failed_before": {},
-        "scheduling_qmds": 0, "conditional_bodies": 0}
+    return dict(
+        report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True,
+                     launches=brief if first else 0),
+        api_call_names=Counter(), verified=Counter(), sync_counts=Counter(),
+        copy_counts=Counter(), channel_counts={}, rank_counts={}, kernel_tally={},
+        mismatched=[], failed_calls=[], failed_call_count=0, failed_before={},
+        scheduling_qmds=0, conditional_bodies=0)
 
 
 class Block:
@@ -311,25 +306,14 @@ def _pack(block):
     return out
 
 
-def _submissions():
-    """A brief decode's submissions: the first DEFAULT_KEEP, the rest counted (the text
-    report reads no other, but a marked launch's: merge checks there is none)."""
-    from decoders.session.entries import _SUBMISSION_BODY, _submission_load
-    return SpillList(DEFAULT_KEEP, load=_submission_load if _SUBMISSION_BODY is not None
-                     else None, drop=True)
-
-
 def merge(model, blocks, brief):
     """The model of one decode: `model` (the last block's, with what stands at the end) and
     each block's packed fields, in order. Raises Diverged where the blocks' lists cannot
     give the capture's (the first block kept fewer launches than a brief decode shows,
     while later ones had some; a block's tally kept apart too many shapes)."""
-    from decoders.session.model import _api_call_load
-    lists = {
-        "submissions": _submissions(),
-        "launches": SpillList(brief, _launch_dump, _launch_load, None, drop=True),
-        "syncs": SpillList(brief, drop=True), "copies": SpillList(brief, drop=True),
-        "api_calls": SpillList(brief, load=_api_call_load, drop=True)}
+    # (the text report reads no submission past the first DEFAULT_KEEP, but a marked
+    # launch's: a capture with marks is not sharded)
+    lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True)
     counters = {f: Counter() for f in COUNTERS}
     channels, ranks, tally = {}, {}, {}
     mismatched, failed, failed_before = [], [], {}

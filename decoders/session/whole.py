@@ -26,22 +26,32 @@ def _new_model(path, reader, branch, keep, brief=None):
     model.objects = ObjectTree(branch)
     model.channel_counts, model.rank_counts = {}, {}
     if keep is not None:
-        # submissions go in through append_dumped (_submission_raw) when the reader has
-        # their fast body parse
-        model.submissions = SpillList(keep, load=_submission_load) \
-            if _SUBMISSION_BODY is not None else SpillList(keep)
         drop = brief is not None
         short = brief if drop else keep
         model.brief = brief
-        model.launches = SpillList(short, _launch_dump, _launch_load, repair_launch, drop=drop)
+        for name, lst in report_lists(keep, short, drop).items():
+            setattr(model, name, lst)
         model.ioctls = IoctlList(short, drop=drop)
-        # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
-        model.api_calls = SpillList(short, load=_api_call_load, drop=drop)
-        model.syncs = SpillList(short, drop=drop)
-        model.copies = SpillList(short, drop=drop)
     model.api = ApiCalls()
     model.attribution = Attribution(model.objects, sm=_sm(meta))
     return model
+
+
+def report_lists(keep, short, drop, drop_submissions=False, launches=None):
+    """The model's lists as a decode keeps them: its first `keep` submissions and `short`
+    launches (`launches` if given), API calls, syncs and copies in memory, the rest spilled
+    or, with `drop` (a brief decode; `drop_submissions` for the submissions), counted."""
+    return {
+        # submissions go in through append_dumped (_submission_raw) when the reader has
+        # their fast body parse
+        "submissions": SpillList(keep, load=_submission_load if _SUBMISSION_BODY is not None
+                                 else None, drop=drop_submissions),
+        "launches": SpillList(short if launches is None else launches, _launch_dump,
+                              _launch_load, repair_launch, drop=drop),
+        # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
+        "api_calls": SpillList(short, load=_api_call_load, drop=drop),
+        "syncs": SpillList(short, drop=drop),
+        "copies": SpillList(short, drop=drop)}
 
 
 def _progress_source(stream, reader):

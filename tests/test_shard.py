@@ -123,3 +123,128 @@ def test_live_sharded_report_is_the_offline_one(tmp_path, name, seed, never, blo
     assert (buf.getvalue(), [str(p) for p in live.problems]) == (text, problems), live.split
     if name == "launch-loop-10k":
         assert live.split.endswith(" blocks") and int(live.split.split()[0]) >= 3
+
+
+def test_progress_follows_the_blocks_to_their_end(small_blocks, monkeypatch):
+    """The progress a sharded decode shows is the records its blocks decoded, in bytes of the
+    capture (shard.Board): it reaches the file's size once the last block has ended, and not
+    before, although the decoding process's own skim is done much sooner."""
+    path = capture_path("launch-loop-10k")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    seen, skimmed = [], []
+    follower_next = shard._Follower.next
+
+    def next_result(self, wait=None):   # called first once this process's skim is done
+        if not skimmed:
+            skimmed.append(len(seen))
+        return follower_next(self, wait)
+    monkeypatch.setattr(shard._Follower, "next", next_result)
+    model = decode_capture(path, brief=BRIEF, progress=lambda done, total: seen.append(
+        (done, total)))
+    assert model.split == "3 blocks"
+    size = os.path.getsize(path)
+    assert seen and all(total == size for _, total in seen)
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones)
+    assert dones[skimmed[0] - 1] < size     # the skim done, the blocks not
+    assert dones[-1] == size
+
+
+def test_board_counts_each_block_over_its_own_records(tmp_path):
+    """_Shown over a Board: block m covers the records from its first to the next block's
+    first, each record in bytes as the decoding process met it (interpolated between the
+    points it noted). Three blocks of 100 records, 1 byte each after a 10-byte header: the
+    first done, the second half way, the third in its warm-up (no slot yet)."""
+    from types import SimpleNamespace
+    f = open(tmp_path / "board", "w+b")
+    board = shard.Board(f.fileno())
+    board.mark(0, SimpleNamespace(lo=shard.INF, end=100, n=150), None)   # block 0: from 0
+    board.mark(1, SimpleNamespace(lo=100, end=shard.INF, n=160), 150)
+    board.mark(2, SimpleNamespace(lo=shard.INF, end=shard.INF, n=160), 160)
+    assert board.read() == [(0, 100, 1), (100, 150, 0)]
+    where = iter([(10, 310), (110, 310), (310, 310)])
+    seen = []
+    shown = shard._Shown(lambda d, t: seen.append((d, t)), lambda: next(where), board)
+    shown.note(100)     # (record 150 is past what it read: counted as far as it read)
+    shown.note(300)
+    assert seen == [(10 + 100, 310), (10 + 100 + 50, 310)]
+    f.close()
+
+
+SLEEPER = '''
+import os, sys, time
+def main(argv):
+    out = argv[argv.index("--pids") + 1]
+    kid = os.fork()
+    if kid == 0:
+        time.sleep(60)
+        os._exit(0)
+    with open(out, "w") as f:
+        f.write(f"{os.getpid()} {kid}")
+    if "--leave" in argv:
+        os._exit(0)      # the leader goes; what it forked stays in its session
+    time.sleep(60)
+'''
+
+
+def _sleeper(tmp_path, *extra):
+    (tmp_path / "tl_sleeper.py").write_text(SLEEPER)
+    return ["--pids", str(tmp_path / "pids")] + list(extra)
+
+
+def _pids(tmp_path):
+    import time
+    for _ in range(200):
+        p = tmp_path / "pids"
+        if p.exists() and p.read_text().count(" ") == 1:
+            return [int(x) for x in p.read_text().split()]
+        time.sleep(0.05)
+    raise AssertionError("the sleeper did not start")
+
+
+def _gone(pids, within=10.0):
+    import time
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                # a zombie (not reaped yet by its parent) has ended too
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+            except (ProcessLookupError, FileNotFoundError):
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_tracer_that_exits_ends_the_sessions_it_started(tmp_path, monkeypatch):
+    """The follower runs in a session of its own (out of the terminal's signals): a tracer
+    that exits, as at a Ctrl-C while its report is made, ends it and what it forked
+    (split._end_sessions at exit), not seconds later."""
+    import subprocess
+    args = _sleeper(tmp_path)
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); "
+            "from decoders.session.split import start_child; "
+            f"start_child('tl_sleeper', {args!r}, 'x', session=True); "
+            "import time; time.sleep(0.5); sys.exit(0)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    subprocess.run([sys.executable, "-c", code], env=env, timeout=60, check=True)
+    assert _gone(_pids(tmp_path))
+
+
+def test_stopping_a_session_whose_leader_exited_ends_what_it_forked(tmp_path, monkeypatch):
+    """A follower that found a block it cannot merge exits at once and leaves the blocks'
+    processes it forked: stopping it ends them (the group outlives its leader)."""
+    from decoders.session.split import start_child, stop_child
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    proc, fd = start_child("tl_sleeper", _sleeper(tmp_path, "--leave"), "x", session=True)
+    leader, kid = _pids(tmp_path)
+    assert leader == proc.pid
+    assert _gone([leader]) and not _gone([kid], within=0.5)
+    stop_child(proc, fd, group=True)
+    assert _gone([kid])

@@ -47,6 +47,29 @@ class _PreadFile(io.RawIOBase):
         super().close()
 
 
+class ZstdStream:
+    """zstandard's stream reader with the file under it as `fileobj` (as gzip.GzipFile has
+    it): how far into the file the decompression got, for progress (whole.py)."""
+
+    def __init__(self, reader, fileobj):
+        self._reader, self.fileobj = reader, fileobj
+        self.read = reader.read
+
+    def __getattr__(self, name):
+        return getattr(self._reader, name)
+
+    def close(self):
+        self._reader.close()
+        self.fileobj.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 def open_capture(path, private=False):
     """A binary stream over the capture, transparently gunzipped or unzstd'ed. A directory
     is a CaptureError that says what was expected. `private`: over a file read at its own
@@ -66,5 +89,5 @@ def open_capture(path, private=False):
             raw.close()
             raise CaptureError("capture is zstd-compressed but the zstandard module is not "
                                "installed (pip install zstandard)", offset=0) from exc
-        return zstandard.ZstdDecompressor().stream_reader(raw)
+        return ZstdStream(zstandard.ZstdDecompressor().stream_reader(raw), raw)
     return raw

@@ -365,7 +365,8 @@ class CaptureReader:
         if len(head) < 8 or head[:8] != F.TL_MAGIC:
             why = f"; {self.problems[0]}" if self.problems else ""
             kind = {gzip.GzipFile: "gzip"}.get(type(stream))
-            if kind is None and "zstd" in type(stream).__module__:
+            if kind is None and ("zstd" in type(stream).__module__ or
+                                 type(stream).__name__ == "ZstdStream"):
                 kind = "zstd"
             raise _error(f"not a trace-launch capture: {what_it_is(head, kind)}, magic "
                          f"{head[:8]!r} at offset 0x0 where a capture has {F.TL_MAGIC!r}; "

@@ -120,6 +120,7 @@ class Block:
         self.problems, self.misses, self.known = [], [], None
         self.progress = progress
         self.where = _progress_source(stream, reader) if progress is not None else None
+        self.board = None       # (block, record index): how far it got (shard.Board)
         _route(self)
 
     def begin_warmup(self, warm_s, lo_s, hi_s):
@@ -137,8 +138,11 @@ class Block:
         self.n += 1
         if not self.n % COLLECT_RECORDS:
             gc.collect(0)
-            if self.where is not None and not self.n % PROGRESS_RECORDS:
-                self.progress(*self.where())
+            if not self.n % PROGRESS_RECORDS:
+                if self.where is not None:
+                    self.progress(*self.where())
+                if self.board is not None:
+                    self.board(self, i)
         skim = self.skim
         if kind == "SUBMISSION":
             s = self.nsub

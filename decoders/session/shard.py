@@ -13,6 +13,7 @@ that never returned) is its own. Anything the merge cannot rebuild leaves the ca
 be decoded as before (Diverged). TRACE_LAUNCH_SHARDS=K: at most K blocks at a time (0 or 1:
 none; unset: shards()).
 """
+import bisect
 import gc
 import marshal
 import os
@@ -21,9 +22,9 @@ import select
 import tempfile
 
 from decoders.capture.reader import CaptureReader, open_capture
-from decoders.session.blocks import Block, Diverged, _problem_load, _pack, merge
+from decoders.session.blocks import INF, Block, Diverged, _problem_load, _pack, merge
 from decoders.session.skim import counts, union
-from decoders.session.whole import _finish
+from decoders.session.whole import _finish, _progress_source
 
 WARMUP = 256            # submissions decoded in full before a block (bench/shard_decode.py:
                         # 16 and 256 both agreed on every long eager job)
@@ -98,13 +99,13 @@ def blocks_of(n, k):
     return max(MIN_SUBMISSIONS, -(-n // k))
 
 
-def follow(path, stream, brief, block, slots, out, warmup=None):
+def follow(path, stream, brief, block, slots, out, warmup=None, board=None):
     """The skimming process: reads the capture, forks a process for each block of `block`
     SUBMISSION records where its warm-up begins (at most `slots` at a time), and checks
     each block's result as it comes, in order (_Results). Once the records end it writes
     the results to fd `out`, in order, then None; at the first block that cannot be merged,
     at once, a result that says why (the decode then starts again as before, the program
-    perhaps still running)."""
+    perhaps still running). `board`: a Board each block's process says how far it got on."""
     warmup = WARMUP if warmup is None else warmup
     block = max(block, warmup)
     dec = Block(path, stream, brief)
@@ -117,6 +118,8 @@ def follow(path, stream, brief, block, slots, out, warmup=None):
         if pid == 0:
             os.close(out)
             dec.begin_warmup(s, m * block, (m + 1) * block)
+            if board is not None:
+                dec.board = lambda d, i: board.mark(m, d, i)
             return f        # the child goes on reading, as the block's decode
         results.add(pid, f)
         return None
@@ -153,9 +156,77 @@ def follow(path, stream, brief, block, slots, out, warmup=None):
                     break
         mine.write(marshal.dumps(_pack(dec.finish(ended))))
         mine.flush()
+        if dec.board is not None:
+            dec.board(dec, None)
     except BaseException:       # noqa: BLE001 - an empty file: Diverged there
         code = 1
     os._exit(code)
+
+
+class Board:
+    """How far each block's decode got, for the progress a sharded decode shows: a file
+    of SLOT, one per block, that the block's process writes (pwrite: the blocks are forked
+    apart) and the decoding process reads. Block m covers the records from its first
+    SUBMISSION record (block 0: from record 0) to the next block's first."""
+    SLOT = struct.Struct("<qqq")    # the block's first record, the record it reached, ended
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def mark(self, m, block, i):
+        """Block m's decode (a blocks.Block) at record i (None: it ended)."""
+        lo = 0 if m == 0 else block.lo
+        if lo == INF:
+            return      # (in its warm-up)
+        end = block.end if block.end != INF else block.n
+        try:
+            os.pwrite(self.fd, self.SLOT.pack(lo, end if i is None else min(i, end),
+                                              i is None), m * self.SLOT.size)
+        except OSError:
+            pass        # (progress only)
+
+    def read(self):
+        """[(first record, record reached, ended)] of the blocks so far."""
+        try:
+            data = os.pread(self.fd, os.fstat(self.fd).st_size, 0)
+        except OSError:
+            return []
+        return list(self.SLOT.iter_unpack(data[:len(data) - len(data) % self.SLOT.size]))
+
+
+class _Shown:
+    """The progress a sharded decode shows (decode_capture's `progress(done, total)`, in
+    bytes of the capture): the records the blocks decoded, each in bytes as far as this
+    process's own reading put it (it reads ahead of the blocks), so that the bar ends as
+    the last block does and not as this process's skim."""
+
+    def __init__(self, progress, where, board):
+        self.progress, self.where, self.board = progress, where, board
+        pos, self.total = where()
+        self.xs, self.ys = [0], [pos]       # record index -> bytes read when it was met
+
+    def note(self, n):
+        """This process read `n` records."""
+        pos, self.total = self.where()
+        if pos >= self.ys[-1] and n > self.xs[-1]:
+            self.xs.append(n)
+            self.ys.append(pos)
+        self.show()
+
+    def _pos(self, r):
+        xs, ys = self.xs, self.ys
+        j = bisect.bisect_right(xs, r) - 1
+        if j >= len(xs) - 1:
+            return ys[-1]
+        return ys[j] + (ys[j + 1] - ys[j]) * (r - xs[j]) // (xs[j + 1] - xs[j])
+
+    def show(self):
+        done = self.ys[0]
+        for lo, cur, _ in self.board.read():
+            if 0 <= lo < cur:
+                done += self._pos(cur) - self._pos(lo)
+        total = self.total
+        self.progress(min(done, total) if total else done, total)
 
 
 class _Results:
@@ -226,12 +297,16 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
         block = blocks_of(n, k)
     else:
         block = BLOCK
-    proc = _Follower(path, stream, brief, block, max(1, k))
+    board = tempfile.TemporaryFile(prefix="trace-decode-board-") if progress is not None \
+        else None
+    proc = _Follower(path, stream, brief, block, max(1, k), board)
     own = stream if stream is not None else open_capture(path)
     try:
-        top = Block(path, own, brief, progress)
+        top = Block(path, own, brief)
         if top.why:
             raise Diverged("; ".join(top.why))
+        shown = _Shown(progress, _progress_source(own, top.reader), Board(board.fileno())) \
+            if board is not None else None
         n = 0
         for rec in top.reader.records():
             if top.feed(rec) is False:
@@ -239,6 +314,8 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
             n += 1
             if not n % POLL_RECORDS:
                 proc.poll()     # a block that cannot be merged: Diverged now
+                if shown is not None:
+                    shown.note(n)
         else:
             top.finish(True)
         if top.why:
@@ -246,12 +323,19 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
         model = top.model
         if model.marks:
             raise Diverged("marked launches: the report shows their submissions")
+        if shown is not None:
+            shown.note(n)
         blocks = []
         while True:
-            got = proc.next()
+            got = proc.next(None if shown is None else SHOW_S)
+            if got is _WAITING:
+                shown.show()    # the last blocks' decodes, after this process's skim
+                continue
             if got is None:
                 break
             blocks.append(got)
+        if shown is not None:
+            shown.show()
         blocks = [b for b in blocks if b.get("began")]
         # the blocks must follow one another from the first SUBMISSION record to the end
         spans = [tuple(b["span"]) for b in blocks]
@@ -268,6 +352,12 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
         proc.close()
         if stream is None:
             own.close()
+        if board is not None:
+            board.close()
+
+
+SHOW_S = 0.2            # between two looks at the board while the last blocks decode
+_WAITING = object()
 
 
 class _Follower:
@@ -275,12 +365,14 @@ class _Follower:
     next() gives the blocks' results in order, then None; Diverged for one that cannot be
     merged (also from poll(), while this process still reads the capture)."""
 
-    def __init__(self, path, stream, brief, block, slots):
+    def __init__(self, path, stream, brief, block, slots, board=None):
         from decoders.session.split import start_child
+        fds = [board.fileno()] if board is not None else []
         self.proc, self.fd = start_child(
             "decoders.session.shard", ["--brief", str(brief), "--block", str(block),
-                                       "--slots", str(slots), "--warmup", str(WARMUP)],
-            path, stream, session=True)
+                                       "--slots", str(slots), "--warmup", str(WARMUP),
+                                       "--board", str(fds[0] if fds else -1)],
+            path, stream, session=True, pass_fds=fds)
         self.got = []           # results read by poll()
 
     def poll(self):
@@ -290,8 +382,13 @@ class _Follower:
             if self.got[-1] is None:
                 break
 
-    def next(self):
-        return self.got.pop(0) if self.got else self._read()
+    def next(self, wait=None):
+        """The next result; with `wait` (seconds), _WAITING if none came by then."""
+        if self.got:
+            return self.got.pop(0)
+        if wait is not None and not select.select([self.fd], [], [], wait)[0]:
+            return _WAITING
+        return self._read()
 
     def _read(self):
         head = _read_exact(self.fd, _LEN.size)
@@ -311,14 +408,14 @@ def main(argv=None):
     """The process that follows the capture (_Follower)."""
     from decoders.session.front import child_parser, open_stream
     ap = child_parser()
-    for name in ("--brief", "--block", "--slots", "--warmup"):
+    for name in ("--brief", "--block", "--slots", "--warmup", "--board"):
         ap.add_argument(name, type=int, required=True)
     args = ap.parse_args(argv)
     gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
     stream = open_stream(args)
     try:
         follow(args.path or "capture", stream, args.brief, args.block, args.slots, args.out,
-               args.warmup)
+               args.warmup, Board(args.board) if args.board >= 0 else None)
     except BrokenPipeError:     # the decode went on without us
         return 1
     return 0

@@ -13,6 +13,7 @@ capture is decoded again in one process (decoders/session decode_capture).
 TRACE_LAUNCH_SPLIT=0 never splits, =1 always (where it can); unset: with two CPUs or more,
 for a capture read while it is written or one of SPLIT_MIN_BYTES or more.
 """
+import atexit
 import marshal
 import os
 import signal
@@ -74,15 +75,39 @@ def wanted(path, stream=None):
     return size >= SPLIT_MIN_BYTES
 
 
-def start_child(module, args, path, stream=None, session=False):
+_SESSIONS = {}          # child in a session of its own, not stopped yet -> the pid that started it
+
+
+@atexit.register
+def _end_sessions():
+    """A tracer that exits (a Ctrl-C while its report is made) ends the sessions it started:
+    the terminal's signals do not reach them."""
+    for proc, pid in list(_SESSIONS.items()):
+        if pid == os.getpid():      # (not in a process forked since)
+            _kill_group(proc)
+
+
+def _kill_group(proc):
+    _SESSIONS.pop(proc, None)
+    # the group outlives its leader: a leader that exited (not reaped yet, so its pid,
+    # the group's id, is not reused) may leave processes it forked
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def start_child(module, args, path, stream=None, session=False, pass_fds=()):
     """(Popen, the read end of its --out pipe) of `python -c "module.main(argv)"` reading
     the same capture: by path, or (a capture read while it is written) through its own
     descriptor of the file and a pipe closed once `stream.finished` is set. `session`: in a
-    session of its own (killpg ends it and the processes it forked)."""
+    session of its own (killpg ends it and the processes it forked). `pass_fds`: more
+    descriptors it inherits (named in `args`)."""
     r, w = os.pipe()
     argv = [sys.executable, "-c", f"import sys; from {module} import main; "
             "sys.exit(main(sys.argv[1:]))", "--out", str(w)] + list(args)
-    fds, closing = [w], []
+    fds, closing = [w] + list(pass_fds), []
     if stream is not None and getattr(stream, "live", False):
         fd = os.dup(stream.fd)
         fin_r, fin_w = os.pipe()
@@ -105,6 +130,8 @@ def start_child(module, args, path, stream=None, session=False):
         os.close(w)
         for fd in closing:
             os.close(fd)
+    if session:
+        _SESSIONS[proc] = os.getpid()
     return proc, r
 
 
@@ -163,12 +190,11 @@ def stop_child(proc, fd, group=False):
         os.close(fd)
     except OSError:
         pass
-    if proc.poll() is None:
+    if group:
+        _kill_group(proc)
+    elif proc.poll() is None:
         try:
-            if group:
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
+            proc.kill()
         except OSError:
             pass
     proc.wait()

@@ -5,6 +5,7 @@ import gzip
 import io
 import os
 
+from decoders.capture.files import ZstdStream
 from decoders.errors import CaptureError
 from decoders.session.entries import _SUBMISSION_BODY, _append_call, _submission_load
 from decoders.session.launches import _sm, repair_launch
@@ -56,7 +57,7 @@ def report_lists(keep, short, drop, drop_submissions=False, launches=None):
 
 def _progress_source(stream, reader):
     """() -> (bytes of the capture read so far, their total or None), for progress: over
-    the file on disk where open_capture() made the stream (a gzipped capture by its
+    the file on disk where open_capture() made the stream (a gzipped or zstd capture by its
     compressed bytes), else the reader's offset in the stream, with no total. A capture
     read while it is written (decoders/capture/live.py) is done up to what was handed out,
     of the file's size now."""
@@ -67,7 +68,8 @@ def _progress_source(stream, reader):
             except OSError:
                 return stream.pos, None
         return live
-    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else \
+    compressed = isinstance(stream, (gzip.GzipFile, ZstdStream))
+    raw = getattr(stream, "fileobj", None) if compressed else \
         stream if isinstance(stream, io.BufferedReader) else None
     if raw is not None:
         try:

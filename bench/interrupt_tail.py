@@ -3,7 +3,8 @@ program runs under `trace-launch -o CAPTURE` in a session of its own, and once i
 stdout line has come (--lines), SIGINT goes to the whole session (as a terminal's Ctrl-C would) after
 --after seconds. Says trace-launch's exit status (the program's: 0), the last lines of its
 stderr, how long it took after the signal, and what `trace-decode` of the capture finds
-(records, launches, submissions lost, problems). JSON to stdout.
+(records, launches, submissions lost, problems), and which of the decode's own processes
+were still there half a second after trace-launch exited (none should be). JSON to stdout.
 
     python3 bench/interrupt_tail.py [--after 1.0] -- python3 scripts/corpus/train_transformer.py 500
 """
@@ -50,7 +51,8 @@ def main():
     out.extend(p.stdout)
     rc = p.wait(timeout=300)
     t_end = time.monotonic()
-    time.sleep(0.2)
+    time.sleep(0.5)
+    left = _decoders_left()     # the decode's processes that outlived trace-launch
     dec = subprocess.run([sys.executable, "-m", "tracer.cli_main", "trace-decode", cap],
                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     stats = {}
@@ -65,12 +67,30 @@ def main():
     print(json.dumps({"program": args.program, "stdout_lines": len(out),
                       "program_done_s": round(t_out, 3), "sigint_sent": still,
                       "sigint_at_s": round(sent - t0, 3), "rc": rc,
+                      "decode_processes_left_0_5s": left,
                       "ended_after_sigint_s": round(t_end - sent, 3),
                       "stderr_tail": "".join(err)[-600:], "capture_magic": magic,
                       "decode_rc": dec.returncode, "decode_stats": stats,
                       "decode_problems_line": [l for l in dec.stdout.splitlines()
                                                if l.strip().startswith("problems")][:1]},
                      indent=1))
+
+
+def _decoders_left():
+    """Processes running a decode's children (the follower of a decode in blocks, its
+    blocks, the front of a split decode): none should outlive trace-launch."""
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "decoders.session.shard" in cmd or "decoders.session.front" in cmd:
+            left.append(int(pid))
+    return left
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """render_json's one-walk writer (tracer/report.py _json_text) against what it replaces:
 json.dumps(_clean(obj), indent=1, default=str) nested `level` deep (_json_at), byte for byte."""
 import enum
+import io
+import json
 import math
 
 from decoders.session import SpillList
@@ -100,3 +102,23 @@ def test_compact_items_parse_to_their_clean_objects():
                 json.loads(_json_text(R._brief_submission(item), 0)), name
         for item in list(model.api_calls)[:300]:
             assert json.loads(R._compact_item(0, item)) == json.loads(_json_text(item, 0)), name
+
+
+def test_json_of_a_header_with_nan_is_json(tmp_path):
+    """A capture is hostile: a header whose metadata holds NaN and -Infinity (Python's json
+    reads them) gives JSON all the same, the two as the strings they were (synthetic: a
+    header and an END record, written by decoders/capture/writer.py)."""
+    from decoders.capture.writer import append_end, create_capture
+    from decoders.session import decode_capture
+    from tracer.report import render_json
+    path = tmp_path / "nan.tlc"
+    create_capture(str(path), {"gpu_name": float("nan"), "driver": float("-inf")})
+    append_end(str(path), 0)
+    for all_fields in (False, True):
+        out = io.StringIO()
+        render_json(decode_capture(str(path)), out, all_fields=all_fields)
+
+        def refuse(constant):
+            raise AssertionError(f"{constant} in the JSON")
+        doc = json.loads(out.getvalue(), parse_constant=refuse)
+        assert (doc["meta"]["gpu_name"], doc["meta"]["driver"]) == ("NaN", "-Infinity")

@@ -183,7 +183,12 @@ def _json_output(path, all_fields=False):
     from tracer.cli import print_report
     out = io.StringIO()
     rc = print_report(str(path), out, as_json=True, all_fields=all_fields)
-    return rc, json.loads(out.getvalue())
+    return rc, json.loads(out.getvalue(), parse_constant=_not_json)
+
+
+def _not_json(constant):
+    """json.loads takes NaN and Infinity; JSON (and jq, JSON.parse) does not."""
+    raise AssertionError(f"{constant} in the JSON: no JSON parser but Python's reads it")
 
 
 def _elided_parts(doc):

@@ -395,7 +395,9 @@ class CaptureReader:
                 f"header ({hsize} B): metadata ignored", 0x30, None))
         else:
             try:
-                self.meta = json.loads(rest[:fixed.meta_len].decode("utf-8")) \
+                # (NaN and Infinity kept as the strings they are: not valid JSON out)
+                self.meta = json.loads(rest[:fixed.meta_len].decode("utf-8"),
+                                       parse_constant=str) \
                     if fixed.meta_len else {}
                 if not isinstance(self.meta, dict):
                     raise ValueError("not an object")

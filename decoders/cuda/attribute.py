@@ -127,7 +127,12 @@ def _value(raw, ctype):
     if kind == "pointer":
         return int.from_bytes(raw, "little") if n == 8 else None
     if kind == "float":
-        return _FLOAT[n].unpack(raw)[0] if n in _FLOAT else None
+        if n not in _FLOAT:
+            return None
+        v = _FLOAT[n].unpack(raw)[0]
+        # JSON has no infinity or NaN (json.dumps wrote -Infinity, which strict parsers
+        # refuse): named as Python names them, "-inf", "inf", "nan" (docs/json.md)
+        return v if v - v == 0 else repr(v)
     if kind is not None and n in (1, 2, 4, 8):
         return int.from_bytes(raw, "little", signed=kind == "signed")
     return None

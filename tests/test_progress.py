@@ -56,9 +56,27 @@ def test_bar_on_a_terminal_after_the_delay():
                         r"0:06 left\x1b\[K", draws[0]), draws
     assert len(draws[0]) <= 80 + 3     # one terminal line (80 columns when not set)
     assert draws[1] == "trace-decode: 50.0 MiB  10.0 MiB/s\x1b[K"
-    assert draws[2].endswith("100%  1000.0 MiB of 1000.0 MiB  100.0 MiB/s  0:00 left\x1b[K")
+    # the rate of the last WINDOW_S seconds: 950 MiB since the call at 5.0 s
+    assert draws[2].endswith("100%  1000.0 MiB of 1000.0 MiB  190.0 MiB/s  0:00 left\x1b[K")
     assert len(draws[2]) <= 80 + 3
     assert len(draws) == 4 and draws[3] == "\x1b[K"       # cleared on leaving
+
+
+def test_time_left_follows_the_recent_rate():
+    """A capture's module images are half its bytes and decode in a fraction of the time its
+    steps take: 50 MiB in the first 2 s, then 1 MiB/s. At 10 s (58 of 100 MiB) the average
+    since the start (5.8 MiB/s) would say 0:07 left; the last WINDOW_S seconds say 0:42."""
+    master, slave = pty.openpty()
+    clock = _Clock()
+    with os.fdopen(slave, "w") as stream:
+        with Bar("trace-decode", stream, delay=2.0, clock=clock) as bar:
+            for t, done in ((1.0, 25), (2.0, 50), (4.0, 52), (6.0, 54), (8.0, 56), (10.0, 58)):
+                clock.t = t
+                bar(done << 20, 100 << 20)
+    text = _drain(master).decode()
+    os.close(master)
+    draws = [d for d in text.split("\r") if d and d != "\x1b[K"]
+    assert draws[-1].endswith("58%  58.0 MiB of 100.0 MiB  1.0 MiB/s  0:42 left\x1b[K"), draws
 
 
 def test_no_bar_when_stderr_is_not_a_terminal():

@@ -6,10 +6,14 @@ draws it."""
 import os
 import sys
 import time
+from collections import deque
 
 DELAY_S = 2.0       # work that ends sooner shows nothing
 EVERY_S = 0.2       # at most this often a redraw
 BAR = 20            # characters of the bar, fewer on a narrow terminal
+WINDOW_S = 5.0      # the rate is over the last few seconds: a capture's module images are
+                    # half its bytes and decode fast, its steps slow (the average over the
+                    # whole decode made the time left a third of what it was)
 
 
 def _size(n):
@@ -26,7 +30,8 @@ def _time(s):
 
 class Bar:
     """progress(done, total) -> "trace-decode: [#####     ] 48%  12.1 MiB of 25.0 MiB
-    3.2 MiB/s  0:04 left" (total None: no bar, no time left); with `unit`, counts of it
+    3.2 MiB/s  0:04 left" (total None: no bar, no time left; the rate over the last
+    WINDOW_S seconds, from the start until a second has passed); with `unit`, counts of it
     ("120,000 of 440,000 items  38,000/s") instead of bytes. A context manager:
     leaving it clears the line, so what is written to the stream next starts on a clean
     line."""
@@ -40,6 +45,7 @@ class Bar:
         self.start = clock()
         self.last = None
         self.drawn = False
+        self.seen = deque()     # (time, done) of the calls within WINDOW_S
         try:
             self.on = self.stream.isatty()
         except (AttributeError, ValueError):
@@ -50,10 +56,16 @@ class Bar:
             return
         now = self.clock()
         elapsed = now - self.start
+        seen = self.seen
+        seen.append((now, done))
+        while len(seen) > 2 and now - seen[1][0] >= WINDOW_S:
+            seen.popleft()
         if elapsed < self.delay or (self.last is not None and now - self.last < EVERY_S):
             return
         self.last = now
-        rate = done / elapsed if elapsed > 0 else 0
+        t0, d0 = seen[0]
+        rate = (done - d0) / (now - t0) if now - t0 >= 1.0 else \
+            done / elapsed if elapsed > 0 else 0
         try:
             width = os.get_terminal_size(self.stream.fileno()).columns or 80   # 0: not set
         except (AttributeError, ValueError, OSError):

@@ -81,9 +81,10 @@ def test_spill_list_ranges():
 
 def test_compact_items_parse_to_their_clean_objects():
     """The default JSON's long lists are one compact line per item (tracer/report_json.py
-    _compact, json's C encoder): each line parses to _clean(item), i.e. what the indented
-    walk writes, on every committed capture (their first 300 items of each list). This
-    also checks the premise that makes the C encoder right: no "_private" key inside them."""
+    _compact: orjson, or json's C encoder): each line parses to _clean(item), i.e. what the
+    indented walk writes, on every committed capture (their first 300 items of each list).
+    This also checks the premise that makes a C encoder right: no "_private" key inside
+    them."""
     import json
 
     from conftest import ALL, capture_path
@@ -102,6 +103,24 @@ def test_compact_items_parse_to_their_clean_objects():
                 json.loads(_json_text(R._brief_submission(item), 0)), name
         for item in list(model.api_calls)[:300]:
             assert json.loads(R._compact_item(0, item)) == json.loads(_json_text(item, 0)), name
+
+
+def test_compact_writes_what_json_would_where_orjson_differs():
+    """_compact takes orjson's text only where it is all ASCII and orjson can write the item:
+    a capture's string with a terminal's control character (U+009B, CSI) or any non-ASCII
+    character is escaped as json escapes it; a key that is not a string and an integer past
+    64 bits are json's; bytes are hex either way. orjson is a dependency: it is used."""
+    from tracer import report_json as R
+    assert R.orjson is not None
+
+    def json_text(obj):
+        return json.dumps(obj, separators=(",", ":"), default=R._compact_default)
+    for obj in ({"name": "k\u009b2J\u202e", "s": "é"}, {"big": 2 ** 70, "neg": -2 ** 64},
+                {7: "int key"}, {"b": b"\x00\xff", "t": (1, [2, None]), "f": False}):
+        text = R._compact(obj)
+        assert text == json_text(obj) and text.isascii(), obj
+    plain = {"grid": [2048, 1, 1], "value": 1e-06, "hex": "acc52737", "kernel": True}
+    assert json.loads(R._compact(plain)) == plain
 
 
 def test_json_of_a_header_with_nan_is_json(tmp_path):

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/../.."
 rm -rf .whl; T=$(mktemp -d)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d .whl construct zstandard lz4 cxxfilt pyelftools
-for w in .whl/zstandard-*.whl .whl/lz4-*.whl; do
+    -d .whl construct zstandard lz4 cxxfilt pyelftools orjson
+for w in .whl/zstandard-*.whl .whl/lz4-*.whl .whl/orjson-*.whl; do
     rm -rf $T/w; mkdir $T/w; (cd $T/w && unzip -q "$OLDPWD/$w" \
         && rm -rf zstandard/_cffi.*.so zstandard/backend_cffi.py lz4/frame \
         && find . -name '*.so' -exec strip --strip-unneeded {} + \

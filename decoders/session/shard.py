@@ -297,8 +297,12 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
         block = blocks_of(n, k)
     else:
         block = BLOCK
-    board = tempfile.TemporaryFile(prefix="trace-decode-board-") if progress is not None \
-        else None
+    board = None
+    if progress is not None:
+        try:
+            board = tempfile.TemporaryFile(prefix="trace-decode-board-")
+        except OSError:
+            pass        # (progress only: the decode goes on without it)
     proc = _Follower(path, stream, brief, block, max(1, k), board)
     own = stream if stream is not None else open_capture(path)
     try:

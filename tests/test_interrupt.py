@@ -66,6 +66,32 @@ def test_ctrl_c_after_the_program_keeps_capture_and_status(fake_run, monkeypatch
     assert model.end is not None and not model.problems and len(model.launches) > 0
 
 
+def test_ctrl_c_while_the_exit_step_is_awaited_keeps_the_status(fake_run, monkeypatch):
+    """A Ctrl-C that lands while trace-launch waits for the exit step's rewrite of the file
+    (the decode of a long job already done; seen on the H200, session 33: it exited 130):
+    the program's status all the same, and the capture whole (the rewrite is a process of
+    its own, out of the terminal's signals: here it finishes, then the interrupt comes)."""
+    from tracer import cli
+    beside = cli._beside
+
+    def interrupted_after(fn):
+        wait = beside(fn)
+
+        def then_ctrl_c():
+            wait()
+            raise KeyboardInterrupt
+        return then_ctrl_c
+    monkeypatch.setattr(cli, "_beside", interrupted_after)
+    res = _invoke(fake_run)
+    err = res.stderr
+    assert res.exit_code == 3, err
+    assert "Traceback" not in err and "Aborted" not in err
+    assert err.rstrip().splitlines()[-1] == (
+        f"trace-launch: interrupted; the capture is in {fake_run} (`trace-decode` reads it)")
+    model = decode_capture(str(fake_run))
+    assert model.end is not None and not model.problems and len(model.launches) > 0
+
+
 def test_without_ctrl_c_the_report_follows(fake_run):
     """The same run, not interrupted: the report, and the program's status."""
     res = _invoke(fake_run)

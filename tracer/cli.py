@@ -337,12 +337,13 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                     all_fields=all_fields), traceback, path=str(out))
             except KeyboardInterrupt:
                 _report_interrupted(out, None, traceback, rc)
-    except KeyboardInterrupt:       # a second Ctrl-C, while the exit step was awaited
-        # (the file is whole either way: the rewrite replaces it by rename, or not at all)
+    except KeyboardInterrupt:       # a Ctrl-C while the exit step was awaited (a first, the
+        # decode done; or a second): the file is whole either way (the rewrite, a process of
+        # its own, replaces it by rename, or not at all); the status is still the program's
         click.echo("", err=True)
         click.echo(_line(f"trace-launch: interrupted; the capture is in {out} (`trace-decode` "
                          f"reads it)"), err=True)
-        sys.exit(130)
+        sys.exit(rc)
     sys.exit(rc)
 
 

@@ -33,7 +33,9 @@ def main():
         try:
             return finish(self)
         finally:
-            LOG.append((_at(), "finish-returned", None))
+            # and how it was decoded (decode_capture's model.split: blocks, or why not)
+            LOG.append((_at(), "finish-returned", getattr(self.model, "split", None) or
+                        repr(self.error)))
     live.LiveDecode._progress = logged_progress
     live.LiveDecode.finish = logged_finish
     atexit.register(lambda: open(os.environ["LIVELOG"], "w").write(json.dumps(LOG)))

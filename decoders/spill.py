@@ -36,8 +36,13 @@ class SpillList(Sequence):
     BATCH = 64
     BATCH_BYTES = 8 << 20    # a batch of big items is written sooner (untrusted sizes)
 
-    def __init__(self, keep=256, dump=None, load=None, repair=None, drop=False):
+    def __init__(self, keep=256, dump=None, load=None, repair=None, drop=False,
+                 directory=None):
         self.keep = keep
+        # a file by name in `directory` (a block of a decode in blocks: the decoding process
+        # adopts it, decoders/session/blocks.py) instead of an anonymous one
+        self.directory = directory
+        self.name = None
         self.drop = drop
         self._dropped = 0              # items counted and not kept (drop=True)
         self._pinned = {}              # item number -> a dropped item kept all the same
@@ -84,7 +89,10 @@ class SpillList(Sequence):
         """Marshal the open batch and write it (one pwrite per batch: no buffer to grow)."""
         if self._batch:
             data = marshal.dumps(self._batch)
-            if self._file is None:
+            if self._file is None and self.directory is not None:
+                fd, self.name = tempfile.mkstemp(prefix="trace-decode-", dir=self.directory)
+                self._file = os.fdopen(fd, "w+b")
+            elif self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="trace-decode-")
             os.pwrite(self._file.fileno(), data, self._written)
             self._written += len(data)
@@ -210,6 +218,87 @@ class SpillList(Sequence):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+    def handed(self):
+        """What adopt() needs of a list kept in a named file (`directory`), none of it in
+        memory (keep=0): its batches sealed, their places, its patches."""
+        self._flush()
+        return {"n": len(self), "name": self.name, "starts": list(self._starts),
+                "ends": list(self._ends), "patches": dict(self._patches)}
+
+    @classmethod
+    def adopt(cls, handed, dump=None, load=None, repair=None):
+        """The list handed() describes, read from its file (opened, then unlinked: it goes
+        with the last descriptor)."""
+        lst = cls(0, dump, load, repair)
+        if handed["name"] is not None:
+            lst._file = open(handed["name"], "rb")
+            os.unlink(handed["name"])
+        lst._starts = array("Q", handed["starts"])
+        lst._ends = array("Q", handed["ends"])
+        lst._nspilled = handed["n"]
+        lst._written = lst._ends[-1] if lst._ends else 0
+        lst._patches = handed["patches"]
+        return lst
+
+
+class SpillChain(Sequence):
+    """Lists (SpillLists) laid end to end, read as one: a decode in blocks' lists, each
+    block's own (decoders/session/blocks.py merge), and `tail`, a list what comes after
+    them is appended to (append, append_dumped)."""
+
+    keep = 0
+
+    def __init__(self, parts, tail):
+        self.parts = list(parts) + [tail]
+        self.tail = tail
+        self._firsts = []       # the index of each part's first item
+        n = 0
+        for p in self.parts:
+            self._firsts.append(n)
+            n += len(p)
+        self._fixed = self._firsts[-1]      # items before the tail
+        self.append, self.append_dumped = tail.append, tail.append_dumped
+
+    def __len__(self):
+        return self._fixed + len(self.tail)
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("SpillChain index out of range")
+        k = bisect.bisect_right(self._firsts, i) - 1
+        return self.parts[k][i - self._firsts[k]]
+
+    def __iter__(self):
+        for p in self.parts:
+            yield from p
+
+    def iter_range(self, lo, hi):
+        hi = min(hi, len(self))
+        k = max(0, bisect.bisect_right(self._firsts, lo) - 1)
+        while lo < hi and k < len(self.parts):
+            first = self._firsts[k]
+            part = self.parts[k]
+            end = min(hi, first + len(part))
+            if lo < end:
+                yield from part.iter_range(lo - first, end - first)
+                lo = end
+            k += 1
+
+    def _flush(self):
+        self.tail._flush()
+
+    def __bool__(self):
+        return len(self) > 0
+
+    def close(self):
+        for p in self.parts:
+            p.close()
 
 
 class SpilledBytes:

@@ -248,3 +248,78 @@ def test_stopping_a_session_whose_leader_exited_ends_what_it_forked(tmp_path, mo
     assert _gone([leader]) and not _gone([kid], within=0.5)
     stop_child(proc, fd, group=True)
     assert _gone([kid])
+
+
+def _json_text(model):
+    from tracer.report import render_json
+    buf = io.StringIO()
+    render_json(model, buf, all_fields=False)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_sharded_json_is_the_one_process_json(name, small_blocks, monkeypatch):
+    """A full decode (the JSON report: every launch, submission, API call, sync and copy)
+    in 3 blocks gives the JSON one decode in one process gives, byte for byte: each list
+    the blocks' files laid end to end (decoders/spill.py SpillChain), or the capture decoded
+    again where a block could not give its part."""
+    path = capture_path(name)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    one = _json_text(decode_capture(path, full_blocks=True))
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    model = decode_capture(path, full_blocks=True)
+    assert _json_text(model) == one, model.split
+
+
+@pytest.mark.parametrize("name, how", [
+    ("launch-loop-10k", "3 blocks"),
+    # a channel's last launch is held until the capture's end: its block hands it over then
+    ("multi-gpu", "3 blocks"),
+    ("jax-loops", "block 1: record 4995: a programmatic launch waits on a launch before the "
+                  "block")])
+def test_full_decode_in_blocks_merges_or_says_why(name, how, small_blocks, monkeypatch):
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    model = decode_capture(capture_path(name), full_blocks=True)
+    assert how in model.split
+    if name == "launch-loop-10k":   # the manifest's 10,100 launches, each with its GRID_NULL
+        assert len(model.launches) == 20200
+        assert sum(1 for _ in model.launches) == 20200
+        assert [l.record_index for l in model.launches.iter_range(6730, 6736)] == \
+            [l.record_index for l in list(model.launches)[6730:6736]]
+
+
+def test_live_full_decode_in_blocks_is_the_offline_json(tmp_path, small_blocks, monkeypatch):
+    """trace-launch --json's decode, of a capture read while a writer replays it, in blocks
+    forked as the follower reaches them: the offline JSON of one process."""
+    from tests.test_live_decode import decode_while_written
+    monkeypatch.setattr(shard, "BLOCK", 1024)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    live, path = decode_while_written(tmp_path, "launch-loop-10k", 4, full_blocks=True)
+    assert live.split.endswith(" blocks") and int(live.split.split()[0]) >= 3
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    offline = decode_capture(path, full_blocks=True)
+    live.header = offline.header        # (read at the start: the cursor moved since)
+    assert _json_text(live) == _json_text(offline)
+
+
+def test_spill_chain_reads_its_parts_as_one(tmp_path):
+    """SpillChain: each block's list handed over by its file (adopted: opened, unlinked),
+    an empty one, and a tail appended to after them, read as one list."""
+    from decoders.spill import SpillChain, SpillList
+    parts = []
+    for lo, hi in ((0, 100), (100, 250), (250, 250)):
+        lst = SpillList(0, directory=str(tmp_path))
+        for i in range(lo, hi):
+            lst.append({"i": i})
+        parts.append(SpillList.adopt(lst.handed()))
+    assert os.listdir(tmp_path) == []       # (each file goes with its last descriptor)
+    chain = SpillChain(parts, SpillList(4))
+    for i in range(250, 260):
+        chain.append({"i": i})
+    assert len(chain) == 260 and [x["i"] for x in chain] == list(range(260))
+    assert (chain[99]["i"], chain[100]["i"], chain[-1]["i"]) == (99, 100, 259)
+    assert [x["i"] for x in chain[95:105]] == list(range(95, 105))
+    assert [x["i"] for x in chain.iter_range(95, 255)] == list(range(95, 255))
+    assert [x["i"] for x in chain.iter_range(0, 1000)] == list(range(260))
+    with pytest.raises(IndexError):
+        chain[260]

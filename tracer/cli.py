@@ -85,7 +85,9 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     if model is None:
         from tracer.progress import Bar
         with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
-            model = decode_capture(path, progress=progress, brief=brief)
+            # the JSON of a whole capture in blocks side by side (decoders/session/shard.py)
+            model = decode_capture(path, progress=progress, brief=brief,
+                                   full_blocks=as_json and not filters and not cost)
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header
@@ -298,7 +300,7 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
 
         def follow(capture):
             decoding.append(live.LiveDecode(capture, brief=brief_for(
-                as_json, None if all_launches else SHOWN_LAUNCHES)).start())
+                as_json, None if all_launches else SHOWN_LAUNCHES), full_blocks=as_json).start())
             return decoding[0]
         rc = run_traced(argv, out, mode=mode,
                         live=follow if not no_report and live.wanted() else None, window=window,

@@ -26,7 +26,7 @@ def wanted():
 class LiveDecode:
     """decode_capture(output) in a thread from start() until finish() returns the model."""
 
-    def __init__(self, output, brief=None):
+    def __init__(self, output, brief=None, full_blocks=False):
         from decoders.capture.live import LiveCapture
         self.path = str(output)
         # its own descriptor of the same open file (pread only): never the name again
@@ -34,6 +34,7 @@ class LiveDecode:
         self.finished = threading.Event()
         self.stream = LiveCapture(self.fd, self.finished)
         self.brief = brief      # decode_capture(brief=): what the report will show
+        self.full_blocks = full_blocks      # decode_capture(full_blocks=): the JSON report
         self.model = None
         self.error = None
         self.bar = None         # tracer/progress.py Bar, once the program has exited
@@ -48,7 +49,7 @@ class LiveDecode:
         from decoders.session import decode_capture
         try:
             self.model = decode_capture(self.path, stream=self.stream, progress=self._progress,
-                                        brief=self.brief)
+                                        brief=self.brief, full_blocks=self.full_blocks)
         except BaseException as exc:     # noqa: BLE001 - the file is decoded again instead
             self.error = exc
 

@@ -32,7 +32,7 @@ from decoders.spill import SpillList
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
-                   progress=None, brief=None, split=None):
+                   progress=None, brief=None, split=None, full_blocks=False):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -50,14 +50,15 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     quarter of a long decode, and the report never reads them back.
     `split`: decode the SUBMISSION records in a second process (decoders/session/split.py;
     None: where split.wanted() says so). A brief decode is first tried in blocks side by
-    side (decoders/session/shard.py: where shard.shards() > 1). The model is the same
-    either way."""
+    side (decoders/session/shard.py: where shard.shards() > 1), and so is a full one
+    (brief None) with `full_blocks` (the JSON report: its lists then read each block's
+    files in turn, decoders/spill.py SpillChain). The model is the same either way."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
         why = None
         live = stream is not None and getattr(stream, "live", False)
-        if launches and brief is not None and keep is not None and \
+        if launches and (brief is not None or full_blocks) and keep is not None and \
                 (stream is None or live) and shard.shards() > 1:
             try:
                 return shard.decode_sharded(path, shard.shards(), brief, progress, stream)

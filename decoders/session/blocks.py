@@ -14,17 +14,20 @@ decode held where it begins, and a miss of history that was there (skim.counts()
 reason to decode the capture as before (Diverged).
 """
 import gc
+import os
 from collections import Counter
 
 from decoders.capture.reader import CaptureReader
 from decoders.errors import TraceLaunchError
 from decoders.session.budget import _Budget
-from decoders.session.launches import MISMATCHED_KEPT, TALLY_KEYS, LaunchStage, gpu_family
+from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, LaunchStage, gpu_family,
+                                       repair_launch)
 from decoders.session.model import DEFAULT_KEEP, _launch_dump, _launch_load
 from decoders.session.records import RecordHandlers
 from decoders.session.skim import Detectors, Skim, known
-from decoders.session.whole import (COLLECT_RECORDS, PROGRESS_RECORDS, _new_model,
-                                    _progress_source, report_lists)
+from decoders.session.whole import (COLLECT_RECORDS, LIST_LOADS, PROGRESS_RECORDS,
+                                    _new_model, _progress_source, report_lists)
+from decoders.spill import SpillChain, SpillList
 
 _OTHER = ("(other kernels and shapes)", (), ())
 
@@ -44,9 +47,9 @@ class Diverged(TraceLaunchError):
 class _Outputs:
     """The model's PER_RECORD fields, switched between the block's own and a scratch set."""
 
-    def __init__(self, model, brief, first):
+    def __init__(self, model, brief, first, directory=None):
         self.model = model
-        self.sets = [_fresh(brief, first), _fresh(brief, first)]
+        self.sets = [_fresh(brief, first, False), _fresh(brief, first, True, directory)]
         self.own = None
         self.use(False)
 
@@ -67,12 +70,19 @@ class _Outputs:
     on_switch = None
 
 
-def _fresh(brief, first):
+def _fresh(brief, first, own, directory=None):
     """Empty PER_RECORD fields of a brief decode; a block but the first keeps no launch
-    (every one of its launches is past the first `brief` of the capture: merge checks)."""
+    (every one of its launches is past the first `brief` of the capture: merge checks).
+    A full decode (brief None): the block's `own` lists all in files by name in
+    `directory` (the merge adopts them), the scratch ones counted only."""
+    if brief is None:
+        lists = report_lists(0, 0, False, directory=directory) if own else \
+            report_lists(0, 0, True, drop_submissions=True)
+    else:
+        lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True,
+                             launches=brief if first else 0)
     return dict(
-        report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True,
-                     launches=brief if first else 0),
+        lists,
         api_call_names=Counter(), verified=Counter(), sync_counts=Counter(),
         copy_counts=Counter(), channel_counts={}, rank_counts={}, kernel_tally={},
         mismatched=[], failed_calls=[], failed_call_count=0, failed_before={},
@@ -89,13 +99,14 @@ class Block:
     `known` (skim.Detectors, skim.known() where it ended) and `why` (why it cannot be
     merged: texts)."""
 
-    def __init__(self, path, stream, brief, progress=None):
+    def __init__(self, path, stream, brief, progress=None, directory=None):
         from decoders.window import Windows
         self.reader = reader = CaptureReader(stream, name=str(path))
         branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
         self.model = model = _new_model(path, reader, branch, DEFAULT_KEEP, brief)
         self.why = [] if not Windows(reader.meta).active else ["a capture with windows"]
-        self.out = out = _Outputs(model, brief, False)
+        self.directory = directory
+        self.out = out = _Outputs(model, brief, False, directory)
         self.stage = stage = LaunchStage(model, model.attribution, gpu_family(reader.meta))
         handlers = RecordHandlers(model, _Budget(model), branch, stage, None)
 
@@ -129,7 +140,8 @@ class Block:
         self.warm_s, self.lo_s, self.hi_s = warm_s, lo_s, hi_s
         if warm_s == 0 and self.n == 0:
             self.skim = None
-            self.out.sets[True] = _fresh(self.brief, True)  # block 0 keeps the first launches
+            # block 0 keeps the first launches
+            self.out.sets[True] = _fresh(self.brief, True, True, self.directory)
 
     def feed(self, rec):
         """One record; False: stop (the block is decoded, or a budget ran out)."""
@@ -195,6 +207,13 @@ class Block:
                 self.why.append("an API call the skim passed over never returned")
         if self.reader.problems or model.problems:
             self.why.append("the capture has problems")
+        if ended and self.lo != INF and self.end != INF:
+            # the records ended before the block's launches were all handed over (a
+            # channel's last launch is held for later semaphores, until the capture's end
+            # in one decode: multi-gpu): handed over now, in the order one decode's end
+            # hands them (what is past the block goes to the scratch fields)
+            while sd._pending:
+                sd.sink(sd._pending.popleft()[0])
         if ended and self.lo != INF and self.end == INF:
             # the last block: its channels' ends, the launches still held
             out.use(True)
@@ -257,10 +276,65 @@ def _route(block):
         return call
     by_launch = lambda launch: launch.record_index      # noqa: E731
     by_entry = lambda e: e.get("record_index", block.now)   # noqa: E731
+    if block.brief is None:
+        _keep_order(block)
     sd.sink = routed(sd.sink, by_launch)
     sd.late = routed(sd.late, by_launch)
     sd.sync = routed(sd.sync, by_entry)
     sd.copy = routed(sd.copy, by_entry)
+
+
+def _keep_order(block):
+    """A full decode keeps every launch: the blocks' lists laid end to end must be one
+    decode's, in the order the sink got them. A block says why not (block.why) where a
+    launch of the block reached the sink after one past its end, or one before its start
+    after one of its own (launches on two GPUs handed over apart: multi-gpu), and where a
+    launch of the block waits on the latch of a launch before it (its number is the
+    block's to give only for its own launches: jax-loops), or where a launch whose QMD was
+    written before the block arrives in it (multi-gpu: the block before had stopped)."""
+    sd, sink = block.sd, block.sd.sink
+    seen = {"after": False, "own": False}
+    own_latches = set()
+    latch = sink._latch
+
+    def handed(launch):
+        i = launch.record_index
+        if i >= block.end:
+            seen["after"] = True
+        elif i >= block.lo:
+            if seen["after"]:
+                block.why.append(f"record {i}: a launch of the block handed over after one "
+                                 f"past its end")
+            seen["own"] = True
+        elif seen["own"]:
+            block.why.append(f"record {i}: a launch before the block handed over after one "
+                             f"of its own")
+        return sink(launch)
+
+    def latched(launch, s, n, pair):
+        wait, arrive = pair
+        key = (launch.pid, launch.channel)
+        own = block.out.own
+        if own and wait is not None and key + (wait,) in sink._latches and \
+                key + (wait,) not in own_latches:
+            block.why.append(f"record {launch.record_index}: a programmatic launch waits on "
+                             f"a launch before the block")
+        latch(launch, s, n, pair)
+        if arrive is not None and own:
+            own_latches.add(key + (arrive,))
+        elif arrive is not None:
+            own_latches.discard(key + (arrive,))
+    arrived = sd.arrived
+
+    def arrive(launch):
+        # a launch whose QMD was written before the block and that arrives in it: the block
+        # before may have stopped before it came (it waits only for what is pending)
+        if block.lo <= block.now and launch.record_index < block.lo:
+            block.why.append(f"record {block.now}: a launch of record {launch.record_index}, "
+                             f"before the block, arrives in it")
+        return arrived(launch)
+    sd.sink, sd.arrived = handed, arrive
+    sink._latch = latched
 
 
 def _watch_arrivals(block):
@@ -290,7 +364,10 @@ def _pack(block):
         kept = [dump(x) if dump else x for x in lst._items]
         pinned = {i: (dump(x) if dump else x) for i, x in lst._pinned.items()}
         return (len(lst), kept, pinned)
-    out = {f: items(own[f], _launch_dump if f == "launches" else None) for f in LISTS}
+    if block.brief is None:     # a full decode: its lists' files (SpillList.handed)
+        out = {f: own[f].handed() for f in LISTS}
+    else:
+        out = {f: items(own[f], _launch_dump if f == "launches" else None) for f in LISTS}
     for f in COUNTERS:
         out[f] = list(own[f].items())
     out["channel_counts"] = list(own["channel_counts"].items())
@@ -317,14 +394,23 @@ def merge(model, blocks, brief):
     while later ones had some; a block's tally kept apart too many shapes)."""
     # (the text report reads no submission past the first DEFAULT_KEEP, but a marked
     # launch's: a capture with marks is not sharded)
-    lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True)
+    lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True) \
+        if brief is not None else {f: [] for f in LISTS}
     counters = {f: Counter() for f in COUNTERS}
     channels, ranks, tally = {}, {}, {}
     mismatched, failed, failed_before = [], [], {}
     nfailed = sched = cond = 0
     offset = 0          # launches of the blocks before
+    if brief is None:
+        _room_for(sum(1 for b in blocks for f in LISTS if b[f]["name"] is not None))
     for b in blocks:
         for f, lst in lists.items():
+            if brief is None:       # a full decode: the block's files, read in turn
+                try:
+                    lst.append(_adopted(f, b[f], offset))
+                except OSError as exc:
+                    raise Diverged(f"a block's {f}: {exc}") from None
+                continue
             total, kept, pinned = b[f]
             room = max(0, lst.keep - len(lst._items))
             if len(kept) < min(room, total):
@@ -372,12 +458,16 @@ def merge(model, blocks, brief):
             failed_before[tuple(key)] = None if n is None else n + offset
         sched += b["scheduling_qmds"]
         cond += b["conditional_bodies"]
-        offset += b["launches"][0]
-    # launches past the first `brief` are pinned when mismatched or before a failed call
-    keep = set(mismatched[:MISMATCHED_KEPT]) | {n for n in failed_before.values()
-                                                 if n is not None}
-    lists["launches"]._pinned = {i: x for i, x in lists["launches"]._pinned.items()
-                                 if i in keep}
+        offset += b["launches"]["n"] if brief is None else b["launches"][0]
+    if brief is None:
+        tails = report_lists(DEFAULT_KEEP, DEFAULT_KEEP, False)    # (calls never returned)
+        lists = {f: SpillChain(parts, tails[f]) for f, parts in lists.items()}
+    else:
+        # launches past the first `brief` are pinned when mismatched or before a failed call
+        keep = set(mismatched[:MISMATCHED_KEPT]) | {n for n in failed_before.values()
+                                                     if n is not None}
+        lists["launches"]._pinned = {i: x for i, x in lists["launches"]._pinned.items()
+                                     if i in keep}
     for f, lst in lists.items():
         setattr(model, f, lst)
     for f, c in counters.items():
@@ -390,6 +480,35 @@ def merge(model, blocks, brief):
     model.failed_before = failed_before
     model.scheduling_qmds, model.conditional_bodies = sched, cond
     return model
+
+
+def _room_for(files):
+    """The merged lists of a full decode hold each block's files open (up to five a block;
+    a long job decoded while it runs has hundreds of blocks): the descriptors this process
+    may open raised to its hard limit where they would not do; Diverged where even that is
+    too few."""
+    import resource
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = len(os.listdir("/proc/self/fd")) + files + 64
+        if soft == resource.RLIM_INFINITY or soft >= want:
+            return
+        if hard != resource.RLIM_INFINITY and hard < want:
+            raise Diverged(f"the blocks' {files} files are more than this process may open "
+                           f"({hard})")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY
+                                                    else hard, hard))
+    except (OSError, ValueError) as exc:
+        raise Diverged(f"the blocks' {files} files: {exc}") from None
+
+
+def _adopted(f, handed, offset):
+    """A block's own list `f` of a full decode, from its file; its launches numbered as the
+    capture's."""
+    if f != "launches":
+        return SpillList.adopt(handed, load=LIST_LOADS[f])
+    return SpillList.adopt(handed, _launch_dump,
+                           lambda t: _renumbered(_launch_load(t), offset), repair_launch)
 
 
 def _renumbered(launch, offset):

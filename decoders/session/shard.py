@@ -1,4 +1,4 @@
-"""A brief decode sharded by time (docs/sharded-decode.md): the capture's SUBMISSION records
+"""A decode sharded by time (docs/sharded-decode.md): the capture's SUBMISSION records
 cut into blocks (decoders/session/blocks.py), each decoded by a process of its own, and
 their models merged into the one a decode in one process makes.
 
@@ -99,16 +99,17 @@ def blocks_of(n, k):
     return max(MIN_SUBMISSIONS, -(-n // k))
 
 
-def follow(path, stream, brief, block, slots, out, warmup=None, board=None):
+def follow(path, stream, brief, block, slots, out, warmup=None, board=None, directory=None):
     """The skimming process: reads the capture, forks a process for each block of `block`
     SUBMISSION records where its warm-up begins (at most `slots` at a time), and checks
     each block's result as it comes, in order (_Results). Once the records end it writes
     the results to fd `out`, in order, then None; at the first block that cannot be merged,
     at once, a result that says why (the decode then starts again as before, the program
-    perhaps still running). `board`: a Board each block's process says how far it got on."""
+    perhaps still running). `board`: a Board each block's process says how far it got on.
+    `directory`: where the blocks of a full decode (brief None) write their lists."""
     warmup = WARMUP if warmup is None else warmup
     block = max(block, warmup)
-    dec = Block(path, stream, brief)
+    dec = Block(path, stream, brief, directory=directory)
     results = _Results(out)
 
     def fork(m, s):
@@ -285,7 +286,8 @@ def _wait(pid):
 
 
 def decode_sharded(path, k, brief, progress=None, stream=None):
-    """The brief decode (decode_capture(brief=)) of `path` in blocks side by side (k of
+    """The decode (decode_capture(brief=); brief None: a full one, its lists each block's
+    files laid end to end) of `path` in blocks side by side (k of
     them; of a capture read while it is written (`stream`), of BLOCK SUBMISSION records
     each), or Diverged (the caller decodes it as before). A process of its own follows the
     capture and forks the blocks' (follow()); this one skims every record meanwhile: what
@@ -303,7 +305,8 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
             board = tempfile.TemporaryFile(prefix="trace-decode-board-")
         except OSError:
             pass        # (progress only: the decode goes on without it)
-    proc = _Follower(path, stream, brief, block, max(1, k), board)
+    directory = tempfile.mkdtemp(prefix="trace-decode-blocks-") if brief is None else None
+    proc = _Follower(path, stream, brief, block, max(1, k), board, directory)
     own = stream if stream is not None else open_capture(path)
     try:
         top = Block(path, own, brief)
@@ -358,6 +361,9 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
             own.close()
         if board is not None:
             board.close()
+        if directory is not None:   # (the lists merged hold their files open, unlinked)
+            import shutil
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 SHOW_S = 0.2            # between two looks at the board while the last blocks decode
@@ -369,13 +375,15 @@ class _Follower:
     next() gives the blocks' results in order, then None; Diverged for one that cannot be
     merged (also from poll(), while this process still reads the capture)."""
 
-    def __init__(self, path, stream, brief, block, slots, board=None):
+    def __init__(self, path, stream, brief, block, slots, board=None, directory=None):
         from decoders.session.split import start_child
         fds = [board.fileno()] if board is not None else []
         self.proc, self.fd = start_child(
-            "decoders.session.shard", ["--brief", str(brief), "--block", str(block),
-                                       "--slots", str(slots), "--warmup", str(WARMUP),
-                                       "--board", str(fds[0] if fds else -1)],
+            "decoders.session.shard", ["--brief", str(-1 if brief is None else brief),
+                                       "--block", str(block), "--slots", str(slots),
+                                       "--warmup", str(WARMUP),
+                                       "--board", str(fds[0] if fds else -1)] +
+            (["--directory", directory] if directory is not None else []),
             path, stream, session=True, pass_fds=fds)
         self.got = []           # results read by poll()
 
@@ -414,12 +422,14 @@ def main(argv=None):
     ap = child_parser()
     for name in ("--brief", "--block", "--slots", "--warmup", "--board"):
         ap.add_argument(name, type=int, required=True)
+    ap.add_argument("--directory")
     args = ap.parse_args(argv)
     gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
     stream = open_stream(args)
     try:
-        follow(args.path or "capture", stream, args.brief, args.block, args.slots, args.out,
-               args.warmup, Board(args.board) if args.board >= 0 else None)
+        follow(args.path or "capture", stream, None if args.brief < 0 else args.brief,
+               args.block, args.slots, args.out, args.warmup,
+               Board(args.board) if args.board >= 0 else None, args.directory)
     except BrokenPipeError:     # the decode went on without us
         return 1
     return 0

@@ -38,21 +38,29 @@ def _new_model(path, reader, branch, keep, brief=None):
     return model
 
 
-def report_lists(keep, short, drop, drop_submissions=False, launches=None):
+def report_lists(keep, short, drop, drop_submissions=False, launches=None, directory=None):
     """The model's lists as a decode keeps them: its first `keep` submissions and `short`
     launches (`launches` if given), API calls, syncs and copies in memory, the rest spilled
-    or, with `drop` (a brief decode; `drop_submissions` for the submissions), counted."""
+    or, with `drop` (a brief decode; `drop_submissions` for the submissions), counted.
+    `directory`: spilled to files by name there (SpillList `directory`)."""
+    d = directory
     return {
         # submissions go in through append_dumped (_submission_raw) when the reader has
         # their fast body parse
-        "submissions": SpillList(keep, load=_submission_load if _SUBMISSION_BODY is not None
-                                 else None, drop=drop_submissions),
+        "submissions": SpillList(keep, load=LIST_LOADS["submissions"],
+                                 drop=drop_submissions, directory=d),
         "launches": SpillList(short if launches is None else launches, _launch_dump,
-                              _launch_load, repair_launch, drop=drop),
+                              _launch_load, repair_launch, drop=drop, directory=d),
         # items go in through append_dumped: (ApiCall.compact(), (kernel name,) or ())
-        "api_calls": SpillList(short, load=_api_call_load, drop=drop),
-        "syncs": SpillList(short, drop=drop),
-        "copies": SpillList(short, drop=drop)}
+        "api_calls": SpillList(short, load=_api_call_load, drop=drop, directory=d),
+        "syncs": SpillList(short, drop=drop, directory=d),
+        "copies": SpillList(short, drop=drop, directory=d)}
+
+
+# how each list's spilled items are read back (report_lists; SpillList.adopt)
+LIST_LOADS = {"submissions": _submission_load if _SUBMISSION_BODY is not None else None,
+              "launches": _launch_load, "api_calls": _api_call_load, "syncs": None,
+              "copies": None}
 
 
 def _progress_source(stream, reader):

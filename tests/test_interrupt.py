@@ -142,7 +142,8 @@ def test_ctrl_c_while_workers_render_ends_quietly(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "tracer.cli_main", "trace-decode", "--json",
                           "--all-fields", str(CAPTURES / "launch-loop-10k" / "capture.tlc.gz")],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         env=env, cwd=tmp_path, start_new_session=True)
+                         env=env, cwd=tmp_path, start_new_session=True,
+                         preexec_fn=_terminal_sigint)
     try:
         deadline = time.monotonic() + 120
         workers = []
@@ -151,16 +152,7 @@ def test_ctrl_c_while_workers_render_ends_quietly(tmp_path):
             time.sleep(0.005)
         if not workers:
             pytest.skip("the decode ended before its render workers were seen")
-        # Ctrl-C, again every 0.5 s until it ends: in two full runs of the suite on a clean
-        # clone (session 33) a single SIGINT went unanswered and the render ran to its end
-        # (exit 0), never in a run of this file alone; a user presses it again
-        for _ in range(10):
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                p.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                pass
+        os.killpg(p.pid, signal.SIGINT)
         err = p.communicate(timeout=60)[1]
     finally:
         if p.poll() is None:
@@ -168,14 +160,17 @@ def test_ctrl_c_while_workers_render_ends_quietly(tmp_path):
             p.wait()
     assert "Traceback" not in err, err
     assert not [w for w in workers if _running(w)]
-    if p.returncode == 0 and not err:
-        # the decode took none of the Ctrl-Cs and ended whole: seen in every full run of
-        # the suite on a clean clone in session 33, never in a run of this file or of the
-        # files before it; not explained (the pytest process's SIGINT was its default
-        # handler, unblocked, before and after every test)
-        pytest.skip("the decode took no Ctrl-C in this run and ended whole (unexplained, "
-                    "seen only in full runs of the suite)")
     assert p.returncode == 1 and "Aborted!" in err, err
+
+
+def _terminal_sigint():
+    """SIGINT as a terminal's foreground job has it. A pytest run as a background job of a
+    shell without job control (`pytest ... &` in a script, as session 33's clean-clone runs
+    were) inherits SIGINT ignored, its children with it, and Python keeps an ignored SIGINT
+    ignored: the decode then rightly took no Ctrl-C and ran to its end, exit 0 (the
+    "unexplained" skip of session 33; `bash -c 'pytest ... & wait'` shows it)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _running(pid):

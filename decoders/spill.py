@@ -183,9 +183,23 @@ class SpillList(Sequence):
                     i += 1
             k = end + 1
 
-    def iter_range(self, lo, hi):
+    def following(self, lo):
+        """Items lo.. in order while the list still grows: as iter_range, but the open
+        batch is read where it is (copies of its items), not sealed first, so a reader that
+        follows the list between appends (tracer/explain StoryUntil) leaves its batches as
+        appending alone makes them."""
+        kept_sealed = len(self._items) + self._nspilled
+        yield from self.iter_range(lo, kept_sealed, seal=False)
+        # (not appended to while this runs: the decode is paused for its `until`)
+        for n, obj in enumerate(self._batch[max(0, lo - kept_sealed):],
+                                max(lo, kept_sealed)):
+            item = self._loaded(marshal.loads(marshal.dumps(obj)))
+            yield self._patched(n, item) if self._patches else item
+
+    def iter_range(self, lo, hi, seal=True):
         """Items lo..hi-1 in order, reading only the batches that hold them (os.pread: a
-        forked worker reads its own range of the same file)."""
+        forked worker reads its own range of the same file). seal=False: only up to the
+        items marshalled already (following)."""
         hi = min(hi, len(self))
         kept = len(self._items)
         for i in range(lo, min(hi, kept)):
@@ -194,7 +208,8 @@ class SpillList(Sequence):
             return
         if self._dropped:
             raise self._dropped_error(max(lo, kept))
-        self._flush()
+        if seal:
+            self._flush()
         j, end = max(lo, kept) - kept, hi - kept
         k = bisect.bisect_right(self._starts, j) - 1
         while j < end and k < len(self._ends):

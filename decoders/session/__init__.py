@@ -21,18 +21,18 @@ from decoders.session.entries import (_GP_KEYS, _SUBMISSION_BODY, _append_call, 
 from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, _VERIFIED, LaunchStage,  # noqa: F401
                                        gpu_family, _resolve_launch, _sm, _tally, repair_launch)
 from decoders.session.model import (DEFAULT_KEEP, CaptureModel, IoctlList, _api_call_load,  # noqa: F401
-                                    _launch_dump, _launch_load, capture_header, channels,
-                                    marked_submissions)
+                                    MarkedRecords, _launch_dump, _launch_load, capture_header,
+                                    channels, mark_pairs, marked_submissions)
 from decoders.session import shard
 from decoders.session.records import RecordHandlers
 from decoders.session.whole import (COLLECT_RECORDS, PROGRESS_RECORDS,  # noqa: F401
-                                    _finish, _new_model, _progress_source)
+                                    _finish, _new_model, _progress_source, capture_marks)
 from decoders.session.split import Diverged, Front, RemoteLaunchStage, wanted
 from decoders.spill import SpillList
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
-                   progress=None, brief=None, split=None, full_blocks=False):
+                   progress=None, brief=None, split=None, full_blocks=False, until=None):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -52,21 +52,27 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     None: where split.wanted() says so). A brief decode is first tried in blocks side by
     side (decoders/session/shard.py: where shard.shards() > 1), and so is a full one
     (brief None) with `full_blocks` (the JSON report: its lists then read each block's
-    files in turn, decoders/spill.py SpillChain). The model is the same either way."""
+    files in turn, decoders/spill.py SpillChain). The model is the same either way.
+    `until(model)`: asked every COLLECT_RECORDS records; once true the decode stops there,
+    as a budget stops it (no "cut short" problem), with model.until_record the records
+    read: what one launch's story needs (tracer/explain) is early in a long job. A split
+    decode's front is then stopped, not waited for: the launches it still held (those
+    after the last one handed over) are not in the model."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
         why = None
         live = stream is not None and getattr(stream, "live", False)
         if launches and (brief is not None or full_blocks) and keep is not None and \
-                (stream is None or live) and shard.shards() > 1:
+                until is None and (stream is None or live) and shard.shards() > 1:
             try:
                 return shard.decode_sharded(path, shard.shards(), brief, progress, stream)
             except shard.Diverged as exc:
                 why = str(exc)
                 gc.collect()
                 stream = stream.reopen() if live else None
-        model = _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split)
+        model = _decode_unsharded(path, branch, launches, keep, stream, progress, brief,
+                                  split, until)
         if why is not None:
             model.split = f"{model.split or 'one process'} (not sharded: {why})"
         return model
@@ -75,7 +81,8 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
             gc.enable()
 
 
-def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split):
+def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split,
+                      until=None):
     front = None
     # (a stream given must be one the front can read too, and this decode again: live)
     if launches and (stream is None or getattr(stream, "live", False)) and \
@@ -85,10 +92,11 @@ def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, spl
         except OSError:
             front = None
     if front is None:
-        return _decode_capture(path, branch, launches, keep, stream, progress, brief)
+        return _decode_capture(path, branch, launches, keep, stream, progress, brief,
+                               until=until)
     try:
         model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
-                                front)
+                                front, until)
         model.split = "front"
         return model
     except Diverged as exc:
@@ -97,13 +105,14 @@ def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, spl
         front.close()
     gc.collect()    # the model given up, and its files
     stream = stream.reopen() if stream is not None else None
-    model = _decode_capture(path, branch, launches, keep, stream, progress, brief)
+    model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
+                            until=until)
     model.split = f"one process: {why}"
     return model
 
 
 def _decode_capture(path, branch, launches, keep, stream=None, progress=None, brief=None,
-                    front=None):
+                    front=None, until=None):
     stream = open_capture(path) if stream is None else stream
     try:
         reader = CaptureReader(stream, name=str(path))
@@ -136,8 +145,14 @@ def _decode_capture(path, branch, launches, keep, stream=None, progress=None, br
             if handler is not None and handler(rec) is False:
                 stopped = True
                 break
+            if until is not None and not nrecords % COLLECT_RECORDS and until(model):
+                model.until_record = nrecords
+                stopped = True
+                break
         model.records = nrecords
-        _finish(model, reader, stage, stopped)
+        # stopped by `until`: the front (which reads on) is stopped, not waited for
+        _finish(model, reader, None if front is not None and model.until_record is not None
+                else stage, stopped)
         if wins.active:
             model.windows = wins.finish(model)
         if where is not None:

@@ -137,6 +137,8 @@ class CaptureModel:
     scheduling_qmds: int = 0    # the driver's GRID_NULL QMDs (no kernel)
     # a split decode (decoders/session/split.py): "front", or why it went on in one process
     split: str = None
+    # a decode stopped by decode_capture's `until`: the records it read (None: read to the end)
+    until_record: int = None
     # semaphore methods no launch holds: waits, and releases on a channel with no launch
     # (decoders/session/launches.py LaunchSink.sync), and their counts
     syncs: list = field(default_factory=list)
@@ -209,14 +211,12 @@ def capture_header(hdr):
 
 
 
-def marked_submissions(model, limit=None):
-    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread: the
-    first `limit` mark pairs (all when None). The submissions are in record order, so each
-    pair finds its range by bisection: a capture of many marks and many submissions is not
-    read once per mark (it was, from the spill file)."""
+def mark_pairs(marks, limit=None):
+    """[(record of the BEGIN, the END mark)] of a thread's BEGIN and END marks of one id, in
+    the order they end; the first `limit` pairs (all when None)."""
     pairs = []
     opened = {}
-    for m in model.marks:
+    for m in marks:
         key = (m["pid"], m["tid"], m["id"])
         if m["kind"] == "BEGIN":
             opened[key] = m["index"]
@@ -224,6 +224,46 @@ def marked_submissions(model, limit=None):
             pairs.append((opened.pop(key), m))
             if limit is not None and len(pairs) >= limit:
                 break
+    return pairs
+
+
+class MarkedRecords:
+    """Whether a record of a thread lies between one of its BEGIN and END mark pairs
+    (mark_pairs): what marked_submissions finds, asked one record at a time."""
+
+    def __init__(self, marks):
+        spans = {}
+        for lo, m in mark_pairs(marks):
+            spans.setdefault((m["pid"], m["tid"]), []).append((lo, m["index"]))
+        self._starts, self._reach = {}, {}
+        for key, got in spans.items():
+            got.sort()
+            reach, far = [], -1
+            for _, hi in got:           # the farthest END of the pairs begun so far
+                far = max(far, hi)
+                reach.append(far)
+            self._starts[key] = [lo for lo, _ in got]
+            self._reach[key] = reach
+
+    def __bool__(self):
+        return bool(self._starts)
+
+    def __contains__(self, where):
+        """`where`: (pid, tid, record index)."""
+        pid, tid, index = where
+        starts = self._starts.get((pid, tid))
+        if not starts:
+            return False
+        k = bisect.bisect_left(starts, index)      # the pairs begun before the record
+        return k > 0 and self._reach[(pid, tid)][k - 1] > index
+
+
+def marked_submissions(model, limit=None):
+    """Submissions whose doorbell rang between a BEGIN and END mark of the same thread: the
+    first `limit` mark pairs (all when None). The submissions are in record order, so each
+    pair finds its range by bisection: a capture of many marks and many submissions is not
+    read once per mark (it was, from the spill file)."""
+    pairs = mark_pairs(model.marks, limit)
     if not pairs:
         return []
     indices = [s["index"] for s in model.submissions]       # one pass, in record order

@@ -105,3 +105,20 @@ def _finish(model, reader, stage, stopped, since=0):
     for call in model.api.unfinished:     # never returned: the process died inside it
         _append_call(model.api_calls, call, ())
         model.api_call_names[call.name] += 1
+
+
+def capture_marks(path):
+    """The capture's MARK records, as model.marks holds them (index, pid, tid, kind, id),
+    read alone (the records of other kinds passed over unparsed): what a decode stopped
+    early (decode_capture's `until`) needs to know of marks it will not reach."""
+    from decoders.capture import format as F
+    from decoders.capture.reader import CaptureReader, open_capture
+    out = []
+    with open_capture(path) as f:
+        for rec in CaptureReader(f, name=str(path)).records(only=("MARK",)):
+            if rec.type == "MARK" and rec.body is not None:
+                out.append({"index": rec.index, "pid": rec.pid, "tid": rec.tid,
+                            "kind": F.TL_MARK_KIND.get(rec.body.kind, rec.body.kind),
+                            "id": rec.body.id})
+    return out
+

@@ -76,16 +76,12 @@ def default_launch(model):
     """The launch `trace-decode diff` compares when none is named: the first kernel
     launch whose submission rang between a BEGIN and END mark (the built-in launch marks
     its cuLaunchKernel), else the first kernel launch (not the driver's GRID_NULL
-    scheduling QMD), else launch 0."""
-    from decoders.session import marked_submissions
-    if not model.launches:
-        raise DiffError(f"{model.path}: no launch decoded in this capture")
-    marked = {s["index"] for _, subs in marked_submissions(model) for s in subs}
-    kernels = [n for n, l in enumerate(model.launches) if _summary(l).get("kernel")]
-    for n in kernels:
-        if model.launches[n].record_index in marked:
-            return n
-    return kernels[0] if kernels else 0
+    scheduling QMD), else launch 0 (decoders/pick.py)."""
+    from decoders.pick import PickError, choose
+    try:
+        return choose(model)
+    except PickError:
+        raise DiffError(f"{model.path}: no launch decoded in this capture") from None
 
 
 def _launch(model, index):

@@ -186,7 +186,7 @@ class SpillList(Sequence):
     def following(self, lo):
         """Items lo.. in order while the list still grows: as iter_range, but the open
         batch is read where it is (copies of its items), not sealed first, so a reader that
-        follows the list between appends (tracer/explain StoryUntil) leaves its batches as
+        follows the list between appends (decoders/pick.py LaunchUntil) leaves its batches as
         appending alone makes them."""
         kept_sealed = len(self._items) + self._nspilled
         yield from self.iter_range(lo, kept_sealed, seal=False)

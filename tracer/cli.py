@@ -600,12 +600,12 @@ def _same_file(a, b):
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-def _decoded(path):
+def _decoded(path, until=None):
     """decode_capture(path), with a progress line on a terminal past a few seconds."""
     from decoders.session import decode_capture
     from tracer.progress import Bar
     with Bar("trace-decode") as progress:
-        return decode_capture(path, progress=progress)
+        return decode_capture(path, progress=progress, until=until)
 
 
 def _problem_lines(prog, path, problems):
@@ -658,16 +658,32 @@ def diff_cmd(a, b, launches, as_json, ignore_addresses, traceback):
         raise click.UsageError("--launch is given at most twice (I in A, J in B)")
 
     def run():
-        from decoders.diff import default_launch, describe_launch, diff_launches
-        model_a = _decoded(a)
+        from decoders.diff import DiffError, describe_launch, diff_launches
+        from decoders.pick import PickError, until_launch
+        # each capture decoded only as far as its launch needs (decoders/pick.py)
         same = b is None or os.path.realpath(b) == os.path.realpath(a)
+        ua = until_launch(a, launches[0] if launches else None)
+        ub = until_launch(a, launches[-1] if launches else None) if same else None
+        model_a = _decoded(a, (lambda m: ua(m) and ub(m)) if same else ua)
         try:
-            model_b = model_a if same else _decoded(b)
+            if same:
+                model_b = model_a
+            else:
+                ub = until_launch(b, launches[-1] if launches else None)
+                model_b = _decoded(b, ub)
         except TraceLaunchError as exc:
             msg = str(exc)
             raise type(exc)(msg if msg.startswith(f"{b}:") else f"{b}: {msg}") from None
-        ia = launches[0] if launches else default_launch(model_a)
-        ib = launches[-1] if launches else default_launch(model_b)
+
+        def picked(until, model, given):
+            if given is not None:
+                return given    # (diff_launches says where it is not in the capture)
+            try:
+                return until.index(model)
+            except PickError:
+                raise DiffError(f"{model.path}: no launch decoded in this capture") from None
+        ia = picked(ua, model_a, launches[0] if launches else None)
+        ib = picked(ub, model_b, launches[-1] if launches else None)
         diffs = diff_launches(model_a, ia, model_b, ib)
         if ignore_addresses:
             diffs = [d for d in diffs if not d.address]

@@ -30,7 +30,7 @@ from tracer.explain.doorbell import _doorbell, _gpu
 from tracer.explain.program import _api, _channel, _intro
 from tracer.explain.pushbuffer import _pushbuffer
 from tracer.explain.qmd import _cbank0, _qmd, qmd_fields
-from tracer.explain.reader import Choice, ExplainError, StoryUntil, _Reader, pick_launch
+from tracer.explain.reader import ExplainError, _Reader, pick_launch
 from tracer.explain.render import render_html, render_text
 from tracer.explain.story import TERMS, Line, Section, Story, Term, Value
 
@@ -59,19 +59,19 @@ def build_story(model, index):
 # -- the command -------------------------------------------------------------------------
 def explain(path, out, launch=None, html_path=None):
     """Decode `path` as far as the story of launch `launch` (default: pick_launch) needs
-    (reader.py StoryUntil: a launch early in a long job is told without decoding the job),
+    (decoders/pick.py: a launch early in a long job is told without decoding the job),
     tell it on `out`, or write the page to `html_path`. Returns the model's problems (the
     CLI prints them): those of the records read."""
-    from decoders.session import MarkedRecords, capture_marks, decode_capture
+    from decoders.pick import PickError, until_launch
+    from decoders.session import decode_capture
     from tracer.progress import Bar
-    # the default launch is the first one between marks: those the decode may not reach
-    until = StoryUntil(Choice(launch, None if launch is not None else
-                              MarkedRecords(capture_marks(path))))
+    until = until_launch(path, launch, named=True)
     with Bar("trace-decode") as progress:   # on a terminal, for a decode past a few seconds
         model = decode_capture(path, progress=progress, until=until)
-    index = until.catch_up(model)
-    if index is None:       # read to the end: the launch the whole capture gives
-        index = until.choice.final(len(model.launches))
+    try:
+        index = until.index(model)
+    except PickError as exc:
+        raise ExplainError(str(exc)) from None
     story = build_story(model, index)
     if html_path:
         from tracer import write_text

@@ -5,6 +5,7 @@ import math
 import re
 
 from decoders.errors import TraceLaunchError
+from decoders.pick import PickError
 
 from tracer.explain.story import _summary
 
@@ -17,147 +18,14 @@ class ExplainError(TraceLaunchError):
 def pick_launch(model, index=None):
     """The launch to explain: `index` (as the report numbers launches), else the first
     kernel launch whose submission rang between marks (the built-in launch), else the
-    first kernel launch (decoders/diff.py default_launch); where that one runs no kernel
-    the program named (a memset the driver runs as a kernel of its own), the first launch
-    of a named kernel."""
-    from decoders.session import MarkedRecords
-    if index is not None:
-        return Choice(index).final(len(model.launches))
-    choice = Choice(None, MarkedRecords(model.marks))
-    launches = model.launches
-    for n in range(len(launches)):
-        if choice.index is not None:
-            break
-        choice.feed(model, n, launches[n])
-    return choice.final(len(launches))
-
-
-class Choice:
-    """pick_launch with the launches given one at a time, in the model's order: `index` is
-    the launch once no later launch can change it (None before), so that a decode can stop
-    there (tracer/explain explain). `marked`: decoders.session.MarkedRecords of the whole
-    capture's marks (a decode stopped early has not read them all)."""
-
-    def __init__(self, wanted=None, marked=None):
-        self.wanted = wanted
-        self.marked = marked
-        self.count = 0
-        self.first = None           # the first kernel launch, marked where the capture marks
-        self.first_named = False
-        self.kernel = None          # the first kernel launch (the fallback where none is marked)
-        self.kernel_named = False
-        self.named = None           # the first launch of a named kernel
-
-    def feed(self, model, n, launch):
-        self.count = n + 1
-        if self.wanted is not None:
-            return
-        named = _named(launch)
-        if named and self.named is None:
-            self.named = n
-        if self.first is None and _summary(launch).get("kernel"):
-            if self.kernel is None:
-                self.kernel, self.kernel_named = n, named
-            if not self.marked or _marked(model, launch, self.marked):
-                self.first, self.first_named = n, named
-
-    @property
-    def index(self):
-        if self.wanted is not None:
-            return self.wanted if 0 <= self.wanted < self.count else None
-        if self.first is None:
-            return None
-        return self.first if self.first_named else self.named
-
-    def final(self, count):
-        """The launch, the model's `count` launches all given."""
-        if self.wanted is not None:
-            if not 0 <= self.wanted < count:
-                raise ExplainError(f"no launch {self.wanted}: the capture has {count} "
-                                   f"launch(es), numbered from 0 (`trace-decode CAPTURE` "
-                                   f"lists them)")
-            return self.wanted
-        if not count:
-            raise ExplainError("no launch decoded in this capture: nothing to explain")
-        if self.index is not None:
-            return self.index
-        first, named = (self.first, self.first_named) if self.first is not None else \
-            (self.kernel, self.kernel_named) if self.kernel is not None else \
-            (0, self.named == 0)
-        return first if named or self.named is None else self.named
-
-
-class StoryUntil:
-    """decode_capture's `until` for one launch's story: true once the launch is chosen
-    (Choice), a later launch of its channel has come (a channel's last launch takes the
-    semaphores of the submissions after it), its API call has returned, and so has a
-    later call of its process (the story's next call). Each call reads only the launches
-    and calls added since the one before."""
-
-    def __init__(self, choice):
-        self.choice = choice
-        self.launches = 0       # model.launches read so far
-        self.calls = 0          # model.api_calls read so far
-        self.target = None      # the chosen launch's (pid, channel), its call, where "after" is
-        self.channel_again = self.call_back = self.next_back = False
-
-    def catch_up(self, model):
-        """Give the choice the launches it has not seen; its index, or None."""
-        choice = self.choice
-        if choice.index is None:
-            for launch in _following(model.launches, self.launches):
-                choice.feed(model, self.launches, launch)
-                self.launches += 1
-                if choice.index is not None:
-                    break
-        return choice.index
-
-    def __call__(self, model):
-        n = self.catch_up(model)
-        if n is None:
-            return False
-        if self.target is None:
-            launch = _item(model.launches, n)
-            s = _summary(launch)
-            call = (s.get("api_call") or {}).get("index")
-            self.target = ((launch.pid, s.get("channel")), call,
-                           call if call is not None else launch.record_index)
-            self.call_back = call is None
-            self.launches = max(self.launches, n + 1)
-        key, call, after = self.target
-        if not self.channel_again:
-            for launch in _following(model.launches, self.launches):
-                self.launches += 1
-                if (launch.pid, _summary(launch).get("channel")) == key:
-                    self.channel_again = True
-                    break
-        if not (self.call_back and self.next_back):
-            for c in _following(model.api_calls, self.calls):
-                self.calls += 1
-                self.call_back = self.call_back or c["index"] == call
-                self.next_back = self.next_back or (c["pid"] == key[0] and c["index"] > after)
-                if self.call_back and self.next_back:
-                    break
-        return self.channel_again and self.call_back and self.next_back
-
-
-def _following(lst, lo):
-    """Items lo.. of a model list that may still grow (a SpillList's open batch unsealed)."""
-    return lst.following(lo) if hasattr(lst, "following") else iter(lst[lo:])
-
-
-def _item(lst, i):
-    return next(_following(lst, i), None)
-
-
-def _marked(model, launch, marked):
-    sub, _ = _submission(model, launch, _item)
-    return sub is not None and (sub["pid"], sub["tid"], launch.record_index) in marked
-
-
-def _named(launch):
-    s = _summary(launch)
-    return bool(s.get("kernel") and ((s.get("attribution") or {}).get("kernel") or {}).get("name"))
+    first kernel launch; where that one runs no kernel the program named (a memset the
+    driver runs as a kernel of its own), the first launch of a named kernel
+    (decoders/pick.py)."""
+    from decoders.pick import choose
+    try:
+        return choose(model, index, named=True)
+    except PickError as exc:
+        raise ExplainError(str(exc)) from None
 
 
 # -- reading the model -------------------------------------------------------------------
@@ -295,15 +163,14 @@ class _Reader:
             calls[lo:]
 
 
-def _submission(model, launch, item=None):
+def _submission(model, launch):
     """(the submission that carried `launch`, its place in model.submissions): the place is
     launch.submission_index (decode_capture feeds each SUBMISSION record to the launch
-    decoder as it appends it), checked by record index; else a walk. `item(list, i)`: how
-    the place is read (_item: while the decode goes on)."""
+    decoder as it appends it), checked by record index; else a walk."""
     subs = model.submissions
     at = launch.submission_index
     if at is not None and 0 <= at < len(subs):
-        s = subs[at] if item is None else item(subs, at)
+        s = subs[at]
         if s["index"] == launch.record_index:
             return s, at
     return next(((s, k) for k, s in enumerate(subs) if s["index"] == launch.record_index),

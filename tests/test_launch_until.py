@@ -1,8 +1,9 @@
-"""`trace-decode explain` decodes only as far as the story needs (tracer/explain/reader.py
-StoryUntil, decode_capture's `until`): on a long job the first kernel launch's story took
+"""`trace-decode explain` decodes only as far as the story needs (decoders/pick.py
+LaunchUntil, decode_capture's `until`): on a long job the first kernel launch's story took
 a decode of the whole capture (55.6 s for the 500-step transformer on 2 CPUs, session 34)
 when it needs the records up to that launch and a few after. The stopped decode must tell
 the story the whole capture's decode tells, word for word, on every committed capture."""
+import functools
 import io
 from glob import glob
 
@@ -13,13 +14,20 @@ from decoders.session import (MarkedRecords, capture_marks, decode_capture,
                               marked_submissions)
 from decoders.spill import SpillList
 from tracer import explain as E
-from tracer.explain.reader import Choice, StoryUntil
+from tracer.cli import _print_diff, trace_decode
+from decoders.pick import Choice, LaunchUntil
 
 NAMES = sorted(p.split("/")[-2] for p in glob(str(CAPTURES / "*" / "capture.tlc*")))
 
 
 def _path(name):
     return str(CAPTURES / name / "capture.tlc.gz")
+
+
+@functools.lru_cache(maxsize=3)
+def _full(name):
+    """The whole capture decoded (the diff test's pairs share their captures)."""
+    return decode_capture(_path(name))
 
 
 def _told(model, index):
@@ -32,7 +40,7 @@ def _told(model, index):
 def test_stopped_story_is_the_whole_captures(name):
     """The default launch's story and the story of the launch a third of the way in: the
     same text from explain (stopped where its story is whole) as from a full decode."""
-    full = decode_capture(_path(name))
+    full = _full(name)
     if not len(full.launches):
         pytest.skip("no launch in this capture")
     for want in (None, len(full.launches) // 3):
@@ -41,11 +49,33 @@ def test_stopped_story_is_the_whole_captures(name):
         assert out.getvalue() == _told(full, E.pick_launch(full, want)), want
 
 
+@pytest.mark.parametrize("a,b", list(zip(NAMES, NAMES[1:] + NAMES[:1])))
+def test_stopped_diff_is_the_whole_captures(a, b):
+    """`trace-decode diff A B` (each stopped where its default launch is whole) prints what
+    the whole captures' decodes give."""
+    from click.testing import CliRunner
+    from decoders.diff import DiffError, default_launch, diff_launches
+    full_a, full_b = _full(a), _full(b)
+    try:
+        ia, ib = default_launch(full_a), default_launch(full_b)
+    except DiffError:
+        pytest.skip("a capture without a launch")
+    want = []
+    _print_diff(full_a, ia, full_b, ib, diff_launches(full_a, ia, full_b, ib), want.append)
+    try:
+        runner = CliRunner(mix_stderr=False)      # click < 8.2
+    except TypeError:
+        runner = CliRunner()
+    res = runner.invoke(trace_decode, ["diff", _path(a), _path(b)])
+    assert res.exit_code in (0, 2), res.output
+    assert res.stdout == "".join(want)
+
+
 def test_the_decode_stops_early_on_a_long_capture():
     """launch-loop-10k (20,200 launches): the default story's decode reads a few thousand
     of its records, and the launch it picks is the whole capture's pick."""
     path = _path("launch-loop-10k")
-    until = StoryUntil(Choice(None, MarkedRecords(capture_marks(path))))
+    until = LaunchUntil(Choice(None, MarkedRecords(capture_marks(path))))
     model = decode_capture(path, until=until)
     full = decode_capture(path)
     assert model.until_record is not None and model.until_record < full.records // 4

@@ -271,6 +271,25 @@ def test_sharded_json_is_the_one_process_json(name, small_blocks, monkeypatch):
     assert _json_text(model) == one, model.split
 
 
+@pytest.mark.parametrize("name", ["launch-loop-10k", "multi-gpu", "jax-cmdbuf", "torch-graph",
+                                  "ddp-2rank", "torch-eager", "graph-replay", "triton-add"])
+def test_sharded_timeline_is_the_one_process_timeline(name, small_blocks, monkeypatch):
+    """`trace-decode timeline` reads the lists of the JSON's full decode: in 3 blocks it
+    writes, byte for byte, what one decode in one process gives."""
+    from decoders.timeline import write_timeline
+    path = capture_path(name)
+    texts = []
+    for shards in ("1", "3"):
+        monkeypatch.setenv("TRACE_LAUNCH_SHARDS", shards)
+        buf = io.StringIO()
+        model = decode_capture(path, full_blocks=True)
+        write_timeline(model, buf)
+        texts.append(buf.getvalue())
+    assert texts[1] == texts[0]
+    if name in ("launch-loop-10k", "multi-gpu"):    # (merged: test_full_decode_in_blocks...)
+        assert "3 blocks" in model.split
+
+
 @pytest.mark.parametrize("name, how", [
     ("launch-loop-10k", "3 blocks"),
     # a channel's last launch is held until the capture's end: its block hands it over then

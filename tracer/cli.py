@@ -600,12 +600,12 @@ def _same_file(a, b):
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-def _decoded(path, until=None):
+def _decoded(path, until=None, full_blocks=False):
     """decode_capture(path), with a progress line on a terminal past a few seconds."""
     from decoders.session import decode_capture
     from tracer.progress import Bar
     with Bar("trace-decode") as progress:
-        return decode_capture(path, progress=progress, until=until)
+        return decode_capture(path, progress=progress, until=until, full_blocks=full_blocks)
 
 
 def _problem_lines(prog, path, problems):
@@ -626,7 +626,8 @@ def timeline_cmd(capture, output, traceback):
     def run():
         from decoders.timeline import write_timeline
         from tracer.progress import Bar
-        model = _decoded(capture)
+        # every list the JSON has: decoded in blocks side by side where the CPUs allow
+        model = _decoded(capture, full_blocks=True)
         # the events made (sorted on disk as they come), then written: a long job's timeline
         # takes as long again as its decode
         with Bar("trace-decode: timeline", unit="events") as progress:

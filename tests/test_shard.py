@@ -290,6 +290,35 @@ def test_sharded_timeline_is_the_one_process_timeline(name, small_blocks, monkey
         assert "3 blocks" in model.split
 
 
+@pytest.mark.parametrize("name, criteria", [
+    ("launch-loop-10k", {"launches": (5, 9000, 20000)}), ("multi-gpu", {"pid": None}),
+    ("jax-cmdbuf", {"cls": 0xcbc0}), ("torch-graph", {"launches": (3,)})])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_sharded_selection_is_the_one_process_selection(name, criteria, as_json, small_blocks,
+                                                        monkeypatch):
+    """A selection (and the text's --ioctls) reads every list: decoded in 3 blocks, its
+    report is the one-process report, byte for byte."""
+    import decoders.session as S
+    from tracer.cli import print_report
+    decode, splits = S.decode_capture, []
+
+    def decoded(*a, **k):
+        model = decode(*a, **k)
+        splits.append(model.split)
+        return model
+    monkeypatch.setattr(S, "decode_capture", decoded)
+    outs = []
+    for shards in ("1", "3"):
+        monkeypatch.setenv("TRACE_LAUNCH_SHARDS", shards)
+        buf = io.StringIO()
+        print_report(capture_path(name), buf, as_json=as_json, filters=criteria,
+                     ioctls=not as_json)
+        outs.append(buf.getvalue())
+    assert outs[1] == outs[0]
+    if name == "launch-loop-10k":
+        assert "3 blocks" in splits[-1]
+
+
 @pytest.mark.parametrize("name, how", [
     ("launch-loop-10k", "3 blocks"),
     # a channel's last launch is held until the capture's end: its block hands it over then

@@ -85,9 +85,11 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     if model is None:
         from tracer.progress import Bar
         with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
-            # the JSON of a whole capture in blocks side by side (decoders/session/shard.py)
+            # a whole capture in blocks side by side (decoders/session/shard.py): the JSON,
+            # a selection, --ioctls and --stats read every list (--cost reads the capture
+            # again itself)
             model = decode_capture(path, progress=progress, brief=brief,
-                                   full_blocks=as_json and not filters and not cost)
+                                   full_blocks=brief is None and not cost)
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header

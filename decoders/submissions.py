@@ -231,9 +231,14 @@ class SubmissionDecoder:
             ld = self.decoder(key[0])
             self._convert(key, dec, ld, len(ld.problems), f"end of capture (channel token "
                                                           f"{key[3]:#x})")
+        self.hand_over()
+        return SubmissionResult(self.launches, self.problems, self.channels)
+
+    def hand_over(self):
+        """The launches still held (for later semaphores of their channels) handed to the
+        sink, in order: at the capture's end, or at a block's (decoders/session/blocks.py)."""
         while self._pending:
             self.sink(self._pending.popleft()[0])
-        return SubmissionResult(self.launches, self.problems, self.channels)
 
 
 def decode_submissions(submissions, gpu="hopper", memory_lookup=None):

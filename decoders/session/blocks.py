@@ -212,8 +212,7 @@ class Block:
             # channel's last launch is held for later semaphores, until the capture's end
             # in one decode: multi-gpu): handed over now, in the order one decode's end
             # hands them (what is past the block goes to the scratch fields)
-            while sd._pending:
-                sd.sink(sd._pending.popleft()[0])
+            sd.hand_over()
         if ended and self.lo != INF and self.end == INF:
             # the last block: its channels' ends, the launches still held
             out.use(True)

@@ -97,7 +97,9 @@ class _Reader:
         return self.tree.objects.get(handle) if self.tree is not None and handle else None
 
     def alloc_record(self, handle, before=None):
-        """The RM_ALLOC ioctl that made `handle` (the last before `before`)."""
+        """The RM_ALLOC ioctl that made `handle` (the last before `before`, by default the
+        launch: RM frees handles and makes them again, and the decode may have read past)."""
+        before = self.launch.record_index if before is None else before
         found = None
         for i in self._ioctls:
             if before is not None and i["index"] >= before:
@@ -108,7 +110,9 @@ class _Reader:
         return found
 
     def ioctl_where(self, *words, before=None):
-        """The last ioctl (before `before`) whose summary holds every one of `words`."""
+        """The last ioctl before `before` (by default the launch) whose summary holds every
+        one of `words`."""
+        before = self.launch.record_index if before is None else before
         found = None
         for i in self._ioctls:
             if before is not None and i["index"] >= before:

@@ -290,14 +290,15 @@ def test_sharded_timeline_is_the_one_process_timeline(name, small_blocks, monkey
         assert "3 blocks" in model.split
 
 
-@pytest.mark.parametrize("name, criteria", [
-    ("launch-loop-10k", {"launches": (5, 9000, 20000)}), ("multi-gpu", {"pid": None}),
-    ("jax-cmdbuf", {"cls": 0xcbc0}), ("torch-graph", {"launches": (3,)})])
+@pytest.mark.parametrize("name, criteria, cost", [
+    ("launch-loop-10k", {"launches": (5, 9000, 20000)}, False), ("multi-gpu", {"pid": None}, False),
+    ("jax-cmdbuf", {"cls": 0xcbc0}, False), ("torch-graph", {"launches": (3,)}, False),
+    ("launch-loop-10k", None, True), ("torch-graph", None, True)])
 @pytest.mark.parametrize("as_json", [True, False])
-def test_sharded_selection_is_the_one_process_selection(name, criteria, as_json, small_blocks,
-                                                        monkeypatch):
-    """A selection (and the text's --ioctls) reads every list: decoded in 3 blocks, its
-    report is the one-process report, byte for byte."""
+def test_sharded_selection_is_the_one_process_selection(name, criteria, cost, as_json,
+                                                        small_blocks, monkeypatch):
+    """A selection (and the text's --ioctls), and --cost, read every list: decoded in 3
+    blocks, the report is the one-process report, byte for byte."""
     import decoders.session as S
     from tracer.cli import print_report
     decode, splits = S.decode_capture, []
@@ -312,7 +313,7 @@ def test_sharded_selection_is_the_one_process_selection(name, criteria, as_json,
         monkeypatch.setenv("TRACE_LAUNCH_SHARDS", shards)
         buf = io.StringIO()
         print_report(capture_path(name), buf, as_json=as_json, filters=criteria,
-                     ioctls=not as_json)
+                     ioctls=not as_json and not cost, cost=cost)
         outs.append(buf.getvalue())
     assert outs[1] == outs[0]
     if name == "launch-loop-10k":

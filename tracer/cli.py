@@ -86,10 +86,9 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         from tracer.progress import Bar
         with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
             # a whole capture in blocks side by side (decoders/session/shard.py): the JSON,
-            # a selection, --ioctls and --stats read every list (--cost reads the capture
-            # again itself)
+            # a selection, --ioctls, --stats and --cost read every list
             model = decode_capture(path, progress=progress, brief=brief,
-                                   full_blocks=brief is None and not cost)
+                                   full_blocks=brief is None)
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header

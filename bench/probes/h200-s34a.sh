@@ -17,13 +17,8 @@ rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $L/record.log)" >> $P
 T100=/tmp/rs/transformer-100/capture.tlc
 T500=/tmp/rs/transformer-500/capture.tlc
 ls -la $T100 $T500 >> $P
-t() {   # t LABEL CMD...: wall, CPU (children) and the largest process's peak RSS
-  timeout 120 python3 -c 'import resource, subprocess, sys, time
-t = time.monotonic()
-rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"))
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"rc={rc} {time.monotonic() - t:.2f} s {r.ru_utime + r.ru_stime:.2f} cpu "
-      f"{r.ru_maxrss} KiB")' /tmp/out.txt "$@" 2>> $L/stderr.log
+t() {   # t CMD...: wall, CPU (children) and the largest process's peak RSS (stdout: /tmp/out.txt)
+  timeout 120 python3 bench/probes/wall_cpu_rss.py /tmp/out.txt "$@" 2>> $L/stderr.log
 }
 D="python3 -m tracer.cli_main trace-decode"
 for c in $T100 $T500; do

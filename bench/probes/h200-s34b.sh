@@ -14,12 +14,7 @@ timeout 150 python3 scripts/record_scaling.py --out /tmp/rs --steps 500 --reps 1
 rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $L/record.log)" >> $P
 T500=/tmp/rs/transformer-500/capture.tlc
 t() {   # t OUTFILE CMD...: wall, CPU (children) and the largest process's peak RSS
-  timeout 150 python3 -c 'import resource, subprocess, sys, time
-t = time.monotonic()
-rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"))
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"rc={rc} {time.monotonic() - t:.2f} s {r.ru_utime + r.ru_stime:.2f} cpu "
-      f"{r.ru_maxrss} KiB")' "$@" 2>> $L/stderr.log
+  timeout 150 python3 bench/probes/wall_cpu_rss.py "$@" 2>> $L/stderr.log
 }
 D="python3 -m tracer.cli_main trace-decode"
 for v in "--cost" "--json --cost" "--channel 0xa"; do

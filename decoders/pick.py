@@ -59,7 +59,7 @@ class Choice:
         named = _named(launch)
         if named and self.named is None:
             self.named = n
-        if self.first is None and _summary(launch).get("kernel"):
+        if self.first is None and full_summary(launch).get("kernel"):
             if self.kernel is None:
                 self.kernel, self.kernel_named = n, named
             if not self.marked or _marked(model, launch, self.marked):
@@ -127,7 +127,7 @@ class LaunchUntil:
             return False
         if self.target is None:
             launch = _item(model.launches, n)
-            s = _summary(launch)
+            s = full_summary(launch)
             call = (s.get("api_call") or {}).get("index")
             self.target = ((launch.pid, s.get("channel")), call,
                            call if call is not None else launch.record_index)
@@ -137,7 +137,7 @@ class LaunchUntil:
         if not self.channel_again:
             for launch in _following(model.launches, self.launches):
                 self.launches += 1
-                if (launch.pid, _summary(launch).get("channel")) == key:
+                if (launch.pid, full_summary(launch).get("channel")) == key:
                     self.channel_again = True
                     break
         if not (self.call_back and self.next_back):
@@ -158,12 +158,13 @@ def until_launch(path, index=None, named=False):
     return LaunchUntil(Choice(index, marked, named))
 
 
-def _summary(launch):
+def full_summary(launch):
+    """A launch's summary with every QMD field (Launch.summary), or the dict given."""
     return launch.summary if hasattr(launch, "summary") else launch
 
 
 def _named(launch):
-    s = _summary(launch)
+    s = full_summary(launch)
     return bool(s.get("kernel") and ((s.get("attribution") or {}).get("kernel") or {}).get("name"))
 
 

@@ -121,4 +121,3 @@ def capture_marks(path):
                             "kind": F.TL_MARK_KIND.get(rec.body.kind, rec.body.kind),
                             "id": rec.body.id})
     return out
-

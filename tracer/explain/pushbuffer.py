@@ -4,7 +4,8 @@ PCAS send, a report semaphore, an inline QMD load, another method), each told in
 import re
 from dataclasses import dataclass, field
 
-from tracer.explain.story import Line, Section, _hex, _summary, _t, _v, _where
+from decoders.pick import full_summary as _summary
+from tracer.explain.story import Line, Section, _hex, _t, _v, _where
 
 
 # -- the pushbuffer ----------------------------------------------------------------------

@@ -3,7 +3,8 @@ decoders' tables name them, the addresses split into LOWER and UPPER put back to
 and constant bank 0 (the driver's constants and the kernel's arguments)."""
 import re
 
-from tracer.explain.story import Line, Section, _dim_values, _hex, _summary, _t, _v, _where
+from decoders.pick import full_summary as _summary
+from tracer.explain.story import Line, Section, _dim_values, _hex, _t, _v, _where
 
 
 # -- the QMD -----------------------------------------------------------------------------

@@ -5,9 +5,7 @@ import math
 import re
 
 from decoders.errors import TraceLaunchError
-from decoders.pick import PickError
-
-from tracer.explain.story import _summary
+from decoders.pick import PickError, full_summary as _summary
 
 
 class ExplainError(TraceLaunchError):

@@ -120,10 +120,6 @@ def _hex(value):
     return "?" if value is None else f"{value:#x}"
 
 
-def _summary(launch):
-    return launch.summary if hasattr(launch, "summary") else launch
-
-
 # -- values that several sections show ---------------------------------------------------
 def _count(d):
     n = 1

@@ -44,6 +44,8 @@ COMPILED = [
     "decoders/cubin/elf.py",
     # the JSON's long lists
     "tracer/report_json.py", "tracer/parallel.py",
+    # the timeline's events and their sort on disk
+    "decoders/timeline.py", "decoders/extsort.py",
 ]
 
 DIRECTIVES = {

@@ -41,12 +41,18 @@ CHANNEL_TID = 2 * PID_MAX_LIMIT + 2      # + n: a ranked process's n-th channel 
 _NAMED_ESCAPES = ("RM_CONTROL", "RM_ALLOC", "RM_ALLOC_MEMORY")
 
 
+_LEAVES = frozenset((str, int, bool, float, type(None)))   # kept as they are (exact types)
+
+
 def _clean(obj):
     """Args made JSON-safe: bytes as hex, tuples as lists, other objects as str."""
+    if obj.__class__ in _LEAVES:
+        return obj
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items() if not str(k).startswith("_")}
+        return {str(k): v if v.__class__ in _LEAVES else _clean(v)
+                for k, v in obj.items() if not str(k).startswith("_")}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [v if v.__class__ in _LEAVES else _clean(v) for v in obj]
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return bytes(obj).hex()
     if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -81,20 +87,21 @@ class _Builder:
         self.events = ExternalSort()    # ((ts, -dur, pid, tid), event): the document's order
         self.threads = {}           # (pid, tid) -> name
         self.channel_names = {}     # channel tid -> name
-        self.origin = self._origin()
+        self.t0 = (model.header or {}).get("t_start_ns")
+        self.earliest = None    # the earliest ioctl, submission, mark or API call (seen())
+        self.origin = None      # once every event is made (_build): what ts counts from
 
-    def _origin(self):
-        m = self.model
-        t0 = (m.header or {}).get("t_start_ns")
-        earliest = None
-        for times in ((i["t_start"] for i in m.ioctls), (s["t"] for s in m.submissions),
-                      (k["t"] for k in m.marks), (a["t_start"] for a in self.api_calls())):
-            for t in times:
-                if isinstance(t, int) and t > 0 and (earliest is None or t < earliest):
-                    earliest = t
-        if t0 is None or (earliest is not None and earliest < t0):
-            return earliest or 0
-        return t0
+    def seen(self, t):
+        """A time of an ioctl, a submission, a mark or an API call: the origin is the
+        header's start, or the earliest of these where one comes before it. The events
+        hold ns until they are written (_document_events): no pass of its own for it."""
+        if isinstance(t, int) and t > 0 and (self.earliest is None or t < self.earliest):
+            self.earliest = t
+
+    def settle_origin(self):
+        t0, earliest = self.t0, self.earliest
+        self.origin = earliest or 0 if t0 is None or (earliest is not None and earliest < t0) \
+            else t0
 
     def api_calls(self):
         # a long capture's calls are read back from the spill file, a batch at a time
@@ -113,7 +120,8 @@ class _Builder:
         """An X event; `patch`: (doorbell number, grid, kernel launches) of a submission
         whose name waits for the doorbells' kernel names (timeline)."""
         end = max(end, start)
-        ev = {"name": name, "cat": cat, "ph": "X", "ts": self.us(start),
+        # ts in ns from the capture's clock until written (us() then): the same order
+        ev = {"name": name, "cat": cat, "ph": "X", "ts": start,
               "dur": round((end - start) / 1000.0, 3), "pid": pid, "tid": tid, "args": _clean(args)}
         if pid != CHANNEL_PID:
             self.thread(pid, tid)
@@ -123,7 +131,7 @@ class _Builder:
     def instant(self, pid, tid, name, cat, t, args, scope="t"):
         if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
             self.thread(pid, tid)
-        self._event({"name": name, "cat": cat, "ph": "i", "s": scope, "ts": self.us(t),
+        self._event({"name": name, "cat": cat, "ph": "i", "s": scope, "ts": t,
                      "pid": pid, "tid": tid, "args": _clean(args)})
 
     def _event(self, e):
@@ -405,7 +413,9 @@ def write_timeline(model, out, progress=None):
 
 def _document_events(b):
     yield from b.meta
+    us = b.us
     for _, e in b.events:
+        e["ts"] = us(e["ts"])
         yield e
 
 
@@ -416,14 +426,18 @@ def _build(model, progress=None):
     b = _Builder(model, progress)
     for i in model.ioctls:
         start = i["t_start"]
+        b.seen(start)
         end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start
         b.complete(i["pid"], i["tid"], ioctl_event_name(i), "ioctl", start, end, {
             "index": i["index"], "fd": i["fd"], "path": i["path"], "escape": i["escape"],
             "request": f"{i['request']:#x}", "ret": i["ret"], "errno": i["errno"],
             "complete": i.get("complete", True), "summary": i.get("summary")})
     pairs, single = _mark_ranges(model)
+    for m in model.marks:
+        b.seen(m["t"])
     kernel_names = _KernelNames(pairs)      # each call's span and label, for the doorbells
     for a in b.api_calls():
+        b.seen(a["t_start"])
         b.complete(a["pid"], a["tid"], str(a.get("name") or "api call"), "api", a["t_start"],
                    a["t_end"], dict(a.get("args") or {}))
         kernel_names.call(a)
@@ -480,6 +494,7 @@ def _build(model, progress=None):
     launches = _launches_by_record(model.launches)
     held = next(launches, None)
     for s in model.submissions:
+        b.seen(s["t"])
         if s["index"] in times:
             times[s["index"]] = s["t"]
         track_pid, tid = channel_tid[(s["pid"], s["token"])]
@@ -528,6 +543,7 @@ def _build(model, progress=None):
     b.channel_names.update({tid: name for _, tid, name in own_channels})
     b.flush_complete(kernel_names.names())
     b.meta = b.metadata(channel_names, own_channels, ranks)
+    b.settle_origin()
     header = getattr(model, "header", None) or {}
     meta = getattr(model, "meta", None) or {}
     return b, _clean({"capture": getattr(model, "path", None), "gpu": meta.get("gpu"),

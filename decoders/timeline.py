@@ -24,13 +24,13 @@ nesting (which the recorder should never produce) goes to the thread's "(overlap
 track instead of breaking the file.
 """
 import heapq
-import json
 import os
 from array import array
 
 # a launch's summary read as decoded, without every QMD field extracted (which .summary
 # does): the one select.py reads
 from decoders.extsort import ExternalSort
+from decoders.jsontext import compact_encoder
 from decoders.select import _summary
 
 PID_MAX_LIMIT = 1 << 22                  # linux/threads.h: no pid or tid above this
@@ -403,7 +403,7 @@ def write_timeline(model, out, progress=None):
     all held. `progress(done, None)` now and then: the work done on events so far (each
     made, each X event placed in its track, each written: _Builder.step)."""
     b, other = _build(model, progress)
-    encode = json.JSONEncoder(separators=(",", ":")).encode
+    encode = compact_encoder()      # (orjson where it writes json's text: decoders/jsontext.py)
     out.write('{"traceEvents":[')
     for n, e in enumerate(_document_events(b)):
         out.write(("," if n else "") + encode(e))

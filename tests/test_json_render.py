@@ -110,8 +110,9 @@ def test_compact_writes_what_json_would_where_orjson_differs():
     a capture's string with a terminal's control character (U+009B, CSI) or any non-ASCII
     character is escaped as json escapes it; a key that is not a string and an integer past
     64 bits are json's; bytes are hex either way. orjson is a dependency: it is used."""
+    from decoders import jsontext
     from tracer import report_json as R
-    assert R.orjson is not None
+    assert jsontext.orjson is not None
 
     def json_text(obj):
         return json.dumps(obj, separators=(",", ":"), default=R._compact_default)

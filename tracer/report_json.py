@@ -3,6 +3,7 @@ adds (ELIDED), and a writer that streams the long lists one item at a time, byte
 json.dump(indent=1) writes. tracer/report.py renders the text report and re-exports these."""
 import json
 
+from decoders.jsontext import compact_encoder
 from decoders.ranks import processes_meta
 from decoders.session import SpillList
 from tracer.parallel import render_ranges
@@ -363,33 +364,12 @@ def _compact_default(o):
 
 
 # The default JSON's long lists (submissions, launches, api_calls) hold one item per line,
-# compact, made by json's C encoder: ~3x faster than the indenting walk above, which
-# json.dumps would do in pure Python, and a quarter smaller; a line per item also greps.
-# Their items carry no "_private" keys (tests/test_json_render.py checks every capture's).
-_json_compact = json.JSONEncoder(separators=(",", ":"), default=_compact_default).encode
-
-
-def _compact(obj):
-    """One item of the default JSON's long lists, compact: by orjson (its encoder is ~2.7x
-    json's on a long job's launches), where it writes what json's would parse to and all
-    of it ASCII (json escapes every other character: a capture's bytes never reach a
-    terminal raw); else by json's. orjson refuses what it cannot write (a key that is not
-    a string, an integer past 64 bits); the floats here are finite (attribute._value)."""
-    if orjson is not None:
-        try:
-            data = orjson.dumps(obj, default=_compact_default)
-        except TypeError:       # (orjson.JSONEncodeError)
-            pass
-        else:
-            if data.isascii():
-                return data.decode("ascii")
-    return _json_compact(obj)
-
-
-try:
-    import orjson
-except ImportError:     # (an install without it: json's encoder throughout)
-    orjson = None
+# compact (decoders/jsontext.py: orjson where it writes what json's C encoder would, else
+# json's): ~3x faster than the indenting walk above, which json.dumps would do in pure
+# Python, and a quarter smaller; a line per item also greps. Their items carry no
+# "_private" keys (tests/test_json_render.py checks every capture's); the floats here are
+# finite (attribute._value).
+_compact = compact_encoder(_compact_default)
 
 
 class _LaunchText:

@@ -276,6 +276,11 @@ REAL = {
                    "alignments, each between its own buffers (which of the driver's copy "
                    "kernels runs, with what parameters); truth: each call's arguments and "
                    "every destination's bytes read back"),
+    "managed-copies": ("managed_copies.py", "cuda-python: cuMemcpyDtoHAsync and cuMemcpyDtoH "
+                       "out of managed memory (cuMemAllocManaged) of 9 sizes and src offsets "
+                       "into pageable and page-locked host buffers (which copies the driver "
+                       "runs as its own kernel, with what parameters); truth: each call's "
+                       "arguments and every destination's bytes read back"),
     "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
                       "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
                       "kernel from CUPTI (torch.profiler)"),
@@ -322,7 +327,7 @@ def job_real(out, args):
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "graph-copies",
-                           "memset-sizes", "copy-sizes")
+                           "memset-sizes", "copy-sizes", "managed-copies")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)

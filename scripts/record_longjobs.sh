@@ -22,6 +22,8 @@
 #   tma       scripts/corpus/triton_tma.py      Triton matmul on host TMA descriptors (CUtensorMap arguments)
 #   cupygraph scripts/corpus/cupy_graph.py      CuPy stream capture, graph replays, host functions
 #   cudnn     scripts/corpus/train_cudnn_sdpa.py attention through cuDNN's fused SDPA, trained
+#   mix       scripts/corpus/heldout_mix.py     a PTX module JIT-compiled by the driver, a cooperative
+#                                               kernel, managed memory, PyTorch syncs mid-step
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
 # REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
@@ -40,7 +42,8 @@ declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [
               [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py [jaxdp]=train_jax_dp.py \
               [loader]=train_loader.py [threads]=infer_threads.py [hfgpt2]=train_hf_gpt2.py \
               [dynshapes]=train_dynshapes.py [fsdp]=train_fsdp.py \
-              [tma]=triton_tma.py [cupygraph]=cupy_graph.py [cudnn]=train_cudnn_sdpa.py)
+              [tma]=triton_tma.py [cupygraph]=cupy_graph.py [cudnn]=train_cudnn_sdpa.py \
+              [mix]=heldout_mix.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=

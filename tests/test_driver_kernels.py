@@ -53,7 +53,7 @@ def model(name):
 
 def driver_launches(m):
     """(launch summary, its API call's record) for each kernel QMD made inside a memset or
-    device-to-device copy call."""
+    copy call whose kernels are the driver's (D.CALLS)."""
     calls = {c["index"]: c for c in m.api_calls}
     out = []
     for launch in m.launches:
@@ -61,7 +61,7 @@ def driver_launches(m):
         if not s["kernel"] or not s.get("api_call"):
             continue
         c = calls[s["api_call"]["index"]]
-        if c["base"].startswith("cuMemset") or c["base"].startswith("cuMemcpyDtoD"):
+        if c["base"] in D.CALLS:
             out.append((s, c))
     return out
 
@@ -297,6 +297,48 @@ def test_memset_sizes_against_the_manifest(name):
         assert a["verified"] is True and a["checked"] == ["dst", "value", "count", "grid"], a
         kinds[words] = kinds.get(words, 0) + 1
     assert kinds == {True: 6, False: 11}
+
+
+# -- managed-copies: copies out of managed memory to the host ---------------------------------
+
+def test_managed_copies_against_the_manifest():
+    """managed_copies.py (H200): 13 copies out of managed memory to the host, every
+    destination read back correct (manifest). Each ran one driver kernel, chosen as a
+    device-to-device copy's is: the word kernel for aligned counts to 64 KiB, the 16-byte
+    kernel over 1 MiB's whole blocks, bytes for 3 B and for src +1, words and a tail for
+    0x1001 B. src is the call's; dst the call's dstHost only for a page-locked destination
+    (else the driver's staging buffer, so it is not compared). Each is verified."""
+    gt = manifest("managed-copies")["ground_truth"]
+    assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 13
+    m = model("managed-copies")
+    calls = [c for c in m.api_calls if c["base"] in D.DTOH]
+    assert [(c["base"], c["args"]["ByteCount"], c["args"]["dstHost"], c["args"]["srcDevice"])
+            for c in calls] == [(g["call"], g["ByteCount"], g["dstHost"], g["srcDevice"])
+                                for g in gt["cases"]]
+    ran = {}
+    for s, c in driver_launches(m):
+        ran.setdefault(c["index"], []).append(s)
+    for c, g in zip(calls, gt["cases"]):
+        n, src = g["ByteCount"], g["srcDevice"]
+        (s,) = ran[c["index"]]
+        a = s["attribution"]
+        assert a["verified"] is True and a["differences"] == [], (n, a)
+        assert "dst" not in a["checked"] and {"src", "grid"} <= set(a["checked"])
+        assert [u["field"] for u in a["unchecked"]][:1] == ["dst"]
+        raw = params(s)
+        if len(raw) == 16:          # whole 4096-byte blocks, the count in the grid
+            d, r = struct.unpack("<QQ", raw)
+            assert n % 4096 == 0 and s["grid"] == [n // 4096, 1, 1]
+        elif len(raw) == 40:
+            d, r, reserved0, count, tail = struct.unpack("<QQQQQ", raw)
+            assert (count, tail, reserved0) == (n // 4, n % 4, 0)
+            assert s["grid"] == [-(-count // 256) + 1, 1, 1]
+        else:
+            d, r, count = struct.unpack("<QQQ", raw)
+            assert count == (n // 4 if not (n % 4 or src % 4) else n)
+            assert s["grid"] == [-(-count // 256), 1, 1]
+        assert r == src
+        assert (d == g["dstHost"]) == (g["destination"] == "pinned"), g
 
 
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------

@@ -44,6 +44,15 @@ CALLS = {
     # a memset node's element size is its own)
     GRAPH_MEMCPY: ("copy", 1), GRAPH_MEMSET: ("memset", None),
 }
+# A copy out of managed memory to the host runs these kernels too (captures/managed-copies:
+# the same layouts and splits as a device-to-device copy, src the call's). Their dst is the
+# call's only where the destination is page-locked (cuMemAllocHost); for pageable memory it
+# is a buffer of the driver's (an NV01_MEMORY_SYSTEM_OS_DESCRIPTOR object) that the CPU
+# copies out of afterwards. The call does not say which: dst is not compared.
+DTOH = ("cuMemcpyDtoH", "cuMemcpyDtoHAsync")
+DTOH_DST = ("the kernel writes the call's host destination only where it is page-locked; "
+            "for pageable memory it writes a staging buffer of the driver's, which the CPU "
+            "then copies out (captures/managed-copies): not compared")
 # What each compared quantity is called among a call's arguments (first one present).
 API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", "srcHost"),
             "bytes": ("ByteCount",), "N": ("N",), "value": ("value",)}
@@ -142,7 +151,7 @@ LAYOUTS = (
     # and byte count all multiples of 4 (dst +4 and +8 from 16: copy-sizes 1140, 1143).
     Layout(
         name="copy of 32-bit words", operation="copy",
-        calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY),
+        calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync", "cuMemcpyDtoH"),
         blocks=((256, 1, 1),), unit=4, align=(4, 4),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
@@ -160,7 +169,14 @@ LAYOUTS = (
               # 32768 B
               ("jax-cmdbuf", 9966, GRAPH_MEMCPY), ("jax-cmdbuf", 10317, GRAPH_MEMCPY),
               # graph_copies.py: nodes of 1 MiB + 64 B and 16 MiB + 48 B, each one kernel
-              ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY)),
+              ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY),
+              # managed_copies.py: out of managed memory to the host, 4 B to 64 KiB (dst:
+              # see DTOH below)
+              ("managed-copies", 791, "cuMemcpyDtoHAsync"),
+              ("managed-copies", 806, "cuMemcpyDtoHAsync"),
+              ("managed-copies", 826, "cuMemcpyDtoHAsync"),
+              ("managed-copies", 841, "cuMemcpyDtoHAsync"),
+              ("managed-copies", 846, "cuMemcpyDtoH"), ("managed-copies", 849, "cuMemcpyDtoH")),
         fits=("words",)),
     # 24-byte block, 256 threads, one byte per thread: the word kernel's fields with the
     # count in bytes, the grid the ceiling of bytes / 256 (7 -> 1, 0x3ff -> 4, 0x1000 -> 16,
@@ -169,7 +185,7 @@ LAYOUTS = (
     # left after the 16-byte kernel's blocks (captures/copy-sizes); torch-copies' 1-byte
     # copies (H200) fit it too.
     Layout(
-        name="copy of bytes", operation="copy", calls=("cuMemcpyDtoDAsync",),
+        name="copy of bytes", operation="copy", calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"),
         blocks=((256, 1, 1),), unit=1, align=(1, 1),
         grid=GridRule(256, "ceil", 1, 0x1001),
         fields=(_DST, _SRC, DriverField("count", "size_t count (bytes)", Int64ul, "units")),
@@ -177,7 +193,9 @@ LAYOUTS = (
         seen=(("copy-sizes", 1087, "cuMemcpyDtoDAsync"), ("copy-sizes", 1102, "cuMemcpyDtoDAsync"),
               ("copy-sizes", 1134, "cuMemcpyDtoDAsync"), ("copy-sizes", 1155, "cuMemcpyDtoDAsync"),
               ("copy-sizes", 1131, "cuMemcpyDtoDAsync"),
-              ("torch-copies", 1268, "cuMemcpyDtoDAsync")),
+              ("torch-copies", 1268, "cuMemcpyDtoDAsync"),
+              ("managed-copies", 816, "cuMemcpyDtoHAsync"),
+              ("managed-copies", 831, "cuMemcpyDtoHAsync")),
         fits=("tail", "unaligned")),
     # 40-byte block, 256 threads: the copy's 32-bit words, then its last 1 to 3 bytes: dst,
     # src, reserved0 (0 in every launch), the count in words (bytes / 4) and the tail in
@@ -185,7 +203,8 @@ LAYOUTS = (
     # 0x40003 B -> 257, 0x7ffff B -> 513). Run for a byte count not a multiple of 4 from
     # 0x401 B, dst and src multiples of 4 (copy-sizes).
     Layout(
-        name="copy of words and a tail", operation="copy", calls=("cuMemcpyDtoDAsync",),
+        name="copy of words and a tail", operation="copy",
+        calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"),
         blocks=((256, 1, 1),), unit=4, align=(4, 4),
         grid=GridRule(256, "ceil+1", 0x100, 0x1ffff),
         fields=(_DST, _SRC, DriverField("reserved0", "size_t reserved0", Int64ul, None),
@@ -193,14 +212,15 @@ LAYOUTS = (
                 DriverField("tail", "size_t tail (bytes after the words)", Int64ul, "tail")),
         no_count=None,
         seen=(("copy-sizes", 1108, "cuMemcpyDtoDAsync"), ("copy-sizes", 1114, "cuMemcpyDtoDAsync"),
-              ("copy-sizes", 1123, "cuMemcpyDtoDAsync")),
+              ("copy-sizes", 1123, "cuMemcpyDtoDAsync"),
+              ("managed-copies", 821, "cuMemcpyDtoHAsync")),
         fits=("tail",)),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
     Layout(
         name="copy with no count", operation="copy",
-        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY),
+        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync"),
         blocks=((256, 1, 1),), unit=16, align=(16, 4),
         grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
@@ -211,7 +231,8 @@ LAYOUTS = (
               ("torch-copies", 1990, "cuMemcpyDtoDAsync"),
               ("torch-copies", 2096, "cuMemcpyDtoDAsync"),
               # graph_copies.py: nodes of 1 MiB and 4 MiB (XLA's weight copies are so)
-              ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY)),
+              ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY),
+              ("managed-copies", 811, "cuMemcpyDtoHAsync")),
         fits=None),
 )
 SPLITS = (
@@ -230,14 +251,16 @@ SPLITS = (
     # a byte count not a multiple of 4 (copy-sizes): below 0x400 B one byte kernel, from
     # 0x401 B one kernel of words and a tail; an address not a multiple of 4: bytes
     Split("copy", 1, 0x3ff, (("copy of bytes", "all"),),
-          seen=(("torch-copies", 1), ("copy-sizes", 2), ("copy-sizes", 0x3ff)),
-          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+          seen=(("torch-copies", 1), ("copy-sizes", 2), ("copy-sizes", 0x3ff),
+                ("managed-copies", 3)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None, fits=("tail",)),
     Split("copy", 0x401, 0x7ffff, (("copy of words and a tail", "all"),),
-          seen=(("copy-sizes", 0x401), ("copy-sizes", 0x7ffff)),
-          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+          seen=(("copy-sizes", 0x401), ("copy-sizes", 0x7ffff), ("managed-copies", 0x1001)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None, fits=("tail",)),
     Split("copy", 0x1000, 0x1001, (("copy of bytes", "all"),),
-          seen=(("copy-sizes", 0x1000), ("copy-sizes", 0x1001)),
-          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("unaligned",)),
+          seen=(("copy-sizes", 0x1000), ("copy-sizes", 0x1001), ("managed-copies", 0x1000)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None,
+          fits=("unaligned",)),
     Split("copy", 0x100000, 0x1000030,
           (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
           seen=(("memcpy-memset", 0x100000), ("torch-copies", 0x1000030)),
@@ -246,6 +269,12 @@ SPLITS = (
           (("copy with no count", "blocks"), ("copy of bytes", "rest")),
           seen=(("copy-sizes", 0x100001), ("copy-sizes", 0x100003)),
           calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+    # out of managed memory to the host, 1 MiB: one 16-byte kernel, nothing left over
+    # (managed-copies; larger counts not recorded)
+    Split("copy", 0x100000, 0x100000,
+          (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
+          seen=(("managed-copies", 0x100000),),
+          calls=("cuMemcpyDtoHAsync",), whole_blocks=None, fits=("words",)),
     # a graph's MEMCPY node: whole 4096-byte blocks all by the 16-byte kernel, any other
     # count all by the word kernel (not blocks and then the rest, as on a stream)
     Split("copy", 0x100000, 0x400000, (("copy with no count", "all"),),
@@ -396,6 +425,9 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
               "tail": length % lay.unit}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
+    if base in DTOH:
+        expect["dst"] = None
+        out["unchecked"].append({"field": "dst", "why": DTOH_DST})
     out["driver_kernel"]["span"] = {"offset": start, "bytes": length}
     base_off = params["offset"]
     args, checked, diffs = [], out["checked"], out["differences"]

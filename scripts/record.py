@@ -281,6 +281,11 @@ REAL = {
                        "into pageable and page-locked host buffers (which copies the driver "
                        "runs as its own kernel, with what parameters); truth: each call's "
                        "arguments and every destination's bytes read back"),
+    "copies-2d": ("copies_2d.py", "cuda-python: 2D memsets (cuMemsetD2D8Async, "
+                  "cuMemsetD2D32Async), 2D copies (cuMemcpy2DAsync device to device, host to "
+                  "device, device to host) and copies into managed memory (which the driver "
+                  "runs as kernels); truth: each call's arguments and every destination's "
+                  "bytes read back"),
     "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
                       "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
                       "kernel from CUPTI (torch.profiler)"),
@@ -327,7 +332,7 @@ def job_real(out, args):
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "graph-copies",
-                           "memset-sizes", "copy-sizes", "managed-copies")
+                           "memset-sizes", "copy-sizes", "managed-copies", "copies-2d")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)

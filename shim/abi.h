@@ -701,7 +701,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 87
+#define TL_API_COUNT 109
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -788,6 +788,28 @@
     X(84, cuGraphExecMemsetNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 4) \
     X(85, cuGraphMemcpyNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 2) \
     X(86, cuGraphMemsetNodeSetParams, TL_API_KIND_GRAPH_COPY_NODE, 2) \
+    X(87, cuMemsetD2D8_v2, TL_API_KIND_PLAIN, 5) \
+    X(88, cuMemsetD2D8_v2_ptds, TL_API_KIND_PLAIN, 5) \
+    X(89, cuMemsetD2D16_v2, TL_API_KIND_PLAIN, 5) \
+    X(90, cuMemsetD2D16_v2_ptds, TL_API_KIND_PLAIN, 5) \
+    X(91, cuMemsetD2D32_v2, TL_API_KIND_PLAIN, 5) \
+    X(92, cuMemsetD2D32_v2_ptds, TL_API_KIND_PLAIN, 5) \
+    X(93, cuMemsetD2D8Async, TL_API_KIND_PLAIN, 6) \
+    X(94, cuMemsetD2D8Async_ptsz, TL_API_KIND_PLAIN, 6) \
+    X(95, cuMemsetD2D16Async, TL_API_KIND_PLAIN, 6) \
+    X(96, cuMemsetD2D16Async_ptsz, TL_API_KIND_PLAIN, 6) \
+    X(97, cuMemsetD2D32Async, TL_API_KIND_PLAIN, 6) \
+    X(98, cuMemsetD2D32Async_ptsz, TL_API_KIND_PLAIN, 6) \
+    X(99, cuMemcpy2D_v2, TL_API_KIND_PLAIN, 1) \
+    X(100, cuMemcpy2D_v2_ptds, TL_API_KIND_PLAIN, 1) \
+    X(101, cuMemcpy2DUnaligned_v2, TL_API_KIND_PLAIN, 1) \
+    X(102, cuMemcpy2DUnaligned_v2_ptds, TL_API_KIND_PLAIN, 1) \
+    X(103, cuMemcpy2DAsync_v2, TL_API_KIND_PLAIN, 2) \
+    X(104, cuMemcpy2DAsync_v2_ptsz, TL_API_KIND_PLAIN, 2) \
+    X(105, cuMemcpy3D_v2, TL_API_KIND_PLAIN, 1) \
+    X(106, cuMemcpy3D_v2_ptds, TL_API_KIND_PLAIN, 1) \
+    X(107, cuMemcpy3DAsync_v2, TL_API_KIND_PLAIN, 2) \
+    X(108, cuMemcpy3DAsync_v2_ptsz, TL_API_KIND_PLAIN, 2) \
     X(71, cuProfilerStart, TL_API_KIND_PLAIN, 0) \
     X(72, cuProfilerStop, TL_API_KIND_PLAIN, 0) \
 
@@ -860,6 +882,28 @@
     [82] = TL_WIN_ROLE_GRAPH_PREPARE, \
     [83] = TL_WIN_ROLE_GRAPH_PREPARE, \
     [84] = TL_WIN_ROLE_GRAPH_PREPARE, \
+    [87] = TL_WIN_ROLE_WORK, \
+    [88] = TL_WIN_ROLE_WORK, \
+    [89] = TL_WIN_ROLE_WORK, \
+    [90] = TL_WIN_ROLE_WORK, \
+    [91] = TL_WIN_ROLE_WORK, \
+    [92] = TL_WIN_ROLE_WORK, \
+    [93] = TL_WIN_ROLE_WORK, \
+    [94] = TL_WIN_ROLE_WORK, \
+    [95] = TL_WIN_ROLE_WORK, \
+    [96] = TL_WIN_ROLE_WORK, \
+    [97] = TL_WIN_ROLE_WORK, \
+    [98] = TL_WIN_ROLE_WORK, \
+    [99] = TL_WIN_ROLE_WORK, \
+    [100] = TL_WIN_ROLE_WORK, \
+    [101] = TL_WIN_ROLE_WORK, \
+    [102] = TL_WIN_ROLE_WORK, \
+    [103] = TL_WIN_ROLE_WORK, \
+    [104] = TL_WIN_ROLE_WORK, \
+    [105] = TL_WIN_ROLE_WORK, \
+    [106] = TL_WIN_ROLE_WORK, \
+    [107] = TL_WIN_ROLE_WORK, \
+    [108] = TL_WIN_ROLE_WORK, \
     [71] = TL_WIN_ROLE_PROFILER_START, \
     [72] = TL_WIN_ROLE_PROFILER_STOP, \
 }

@@ -341,6 +341,43 @@ def test_managed_copies_against_the_manifest():
         assert (d == g["dstHost"]) == (g["destination"] == "pinned"), g
 
 
+def test_copies_2d_every_kernel_named_after_its_call():
+    """copies_2d.py (H200): 2D memsets, 2D copies and copies into managed memory, every
+    destination read back correct (manifest). Before the shim bracketed cuMemsetD2D* and
+    cuMemcpy2D*, 7 of its 11 kernels rang their doorbells outside any call: unnamed. Each
+    is now named after its call and attributed to it; the 2D kernels are not checked (no
+    layout established), the copies into managed memory are verified (src, the driver's
+    staging buffer, not compared) and so are the managed-to-managed device copies."""
+    gt = manifest("copies-2d")["ground_truth"]
+    assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 13
+    m = model("copies-2d")
+    calls = {c["index"]: c for c in m.api_calls}
+    kernels = [l.summary for l in m.launches if l.summary["kernel"]]
+    assert len(kernels) == 11
+    bases = []
+    for s in kernels:
+        a = s["attribution"]
+        assert s.get("api_call"), s["record_index"]
+        c = calls[s["api_call"]["index"]]
+        bases.append(c["base"])
+        op = "memset" if c["base"].startswith("cuMemset") else "copy"
+        assert a["kernel"]["name"] == D.kernel_name(op, c["base"])
+        if c["base"] in D.CALLS_2D:
+            assert a["verified"] is None and "2D" in a["why"]
+        else:
+            assert a["verified"] is True, a
+            if c["base"] in D.HTOD:
+                d, r, count = struct.unpack("<QQQ", params(s))
+                assert d == c["args"]["dstDevice"] and r != c["args"]["srcHost"]
+                assert count == c["args"]["ByteCount"] // 4 and "src" not in a["checked"]
+    # (the 2D copies from and to the host ran on a copy engine: no kernel)
+    assert bases == ["cuMemsetD2D8Async"] * 3 + ["cuMemsetD2D32Async"] * 2 + \
+        ["cuMemcpy2DAsync"] * 2 + ["cuMemcpyHtoDAsync", "cuMemcpyDtoDAsync"] * 2
+    assert [g["call"] for g in gt["cases"]] == ["cuMemsetD2D8Async"] * 3 + \
+        ["cuMemsetD2D32Async"] * 2 + ["cuMemcpy2DAsync"] * 4 + \
+        ["cuMemcpyHtoDAsync", "cuMemcpyDtoDAsync"] * 2
+
+
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
 
 @pytest.mark.parametrize("name", ["copy-sizes", "copy-sizes-h200"])

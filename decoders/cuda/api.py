@@ -54,6 +54,7 @@ _LIB_OPTS = ("jitOptions", "jitOptionsValues", "numJitOptions", "libraryOptions"
              "libraryOptionValues", "numLibraryOptions")
 _CPY = ("dst", "src", "ByteCount")
 _SET = ("dstDevice", "value", "N")
+_SET2D = ("dstDevice", "dstPitch", "value", "Width", "Height")
 _GNODE_ADD = ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams")
 _GNODE_EXEC_SET = ("hGraphExec", "hNode", "nodeParams")
 _GINST_V1 = ("phGraphExec", "hGraph", "phErrorNode", "logBuffer", "bufferSize")
@@ -159,6 +160,31 @@ FUNCTIONS = [Api(*a) for a in (
      ("hGraphExec", "hNode", "memsetParams", "ctx")),
     (85, "cuGraphMemcpyNodeSetParams", "GRAPH_COPY_NODE", ("hNode", "nodeParams")),
     (86, "cuGraphMemsetNodeSetParams", "GRAPH_COPY_NODE", ("hNode", "nodeParams")),
+    # 2D memsets and 2D / 3D copies (session 35, captures/copies-2d): the driver runs kernels
+    # for the memsets, which rang their doorbells outside any bracketed call (unnamed). A
+    # copy's CUDA_MEMCPY2D / CUDA_MEMCPY3D is passed by pointer: only the pointer is kept.
+    (87, "cuMemsetD2D8_v2", "PLAIN", _SET2D),
+    (88, "cuMemsetD2D8_v2_ptds", "PLAIN", _SET2D),
+    (89, "cuMemsetD2D16_v2", "PLAIN", _SET2D),
+    (90, "cuMemsetD2D16_v2_ptds", "PLAIN", _SET2D),
+    (91, "cuMemsetD2D32_v2", "PLAIN", _SET2D),
+    (92, "cuMemsetD2D32_v2_ptds", "PLAIN", _SET2D),
+    (93, "cuMemsetD2D8Async", "PLAIN", _SET2D + ("hStream",)),
+    (94, "cuMemsetD2D8Async_ptsz", "PLAIN", _SET2D + ("hStream",)),
+    (95, "cuMemsetD2D16Async", "PLAIN", _SET2D + ("hStream",)),
+    (96, "cuMemsetD2D16Async_ptsz", "PLAIN", _SET2D + ("hStream",)),
+    (97, "cuMemsetD2D32Async", "PLAIN", _SET2D + ("hStream",)),
+    (98, "cuMemsetD2D32Async_ptsz", "PLAIN", _SET2D + ("hStream",)),
+    (99, "cuMemcpy2D_v2", "PLAIN", ("pCopy",)),
+    (100, "cuMemcpy2D_v2_ptds", "PLAIN", ("pCopy",)),
+    (101, "cuMemcpy2DUnaligned_v2", "PLAIN", ("pCopy",)),
+    (102, "cuMemcpy2DUnaligned_v2_ptds", "PLAIN", ("pCopy",)),
+    (103, "cuMemcpy2DAsync_v2", "PLAIN", ("pCopy", "hStream")),
+    (104, "cuMemcpy2DAsync_v2_ptsz", "PLAIN", ("pCopy", "hStream")),
+    (105, "cuMemcpy3D_v2", "PLAIN", ("pCopy",)),
+    (106, "cuMemcpy3D_v2_ptds", "PLAIN", ("pCopy",)),
+    (107, "cuMemcpy3DAsync_v2", "PLAIN", ("pCopy", "hStream")),
+    (108, "cuMemcpy3DAsync_v2_ptsz", "PLAIN", ("pCopy", "hStream")),
     # cudaProfilerStart/Stop reach the driver here (cudaProfiler.h, CUDA 13.0): the edges of
     # a --capture-range=cudaProfilerApi window (WINDOW_ROLES below)
     (71, "cuProfilerStart", "PLAIN", ()),

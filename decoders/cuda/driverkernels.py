@@ -39,6 +39,12 @@ CALLS = {
     "cuMemcpyDtoD": ("copy", 1), "cuMemcpyDtoDAsync": ("copy", 1),
     "cuMemcpyHtoD": ("copy", 1), "cuMemcpyHtoDAsync": ("copy", 1),
     "cuMemcpyDtoH": ("copy", 1), "cuMemcpyDtoHAsync": ("copy", 1),
+    # 2D memsets and 2D / 3D copies (captures/copies-2d): named, their layouts not known
+    "cuMemsetD2D8": ("memset", 1), "cuMemsetD2D8Async": ("memset", 1),
+    "cuMemsetD2D16": ("memset", 2), "cuMemsetD2D16Async": ("memset", 2),
+    "cuMemsetD2D32": ("memset", 4), "cuMemsetD2D32Async": ("memset", 4),
+    "cuMemcpy2D": ("copy", 1), "cuMemcpy2DAsync": ("copy", 1), "cuMemcpy2DUnaligned": ("copy", 1),
+    "cuMemcpy3D": ("copy", 1), "cuMemcpy3DAsync": ("copy", 1),
     # a CUDA graph's MEMCPY and MEMSET nodes, run by the same kernels at a replay (the
     # node's parameters as the call's arguments: decoders/cuda/graphs.py copy_node_args;
     # a memset node's element size is its own)
@@ -53,6 +59,12 @@ DTOH = ("cuMemcpyDtoH", "cuMemcpyDtoHAsync")
 DTOH_DST = ("the kernel writes the call's host destination only where it is page-locked; "
             "for pageable memory it writes a staging buffer of the driver's, which the CPU "
             "then copies out (captures/managed-copies): not compared")
+# A copy from pageable host memory into managed memory is the mirror (captures/copies-2d):
+# the kernel reads a staging buffer the CPU filled, dst the call's.
+HTOD = ("cuMemcpyHtoD", "cuMemcpyHtoDAsync")
+HTOD_SRC = ("the kernel reads a staging buffer of the driver's that the CPU filled from the "
+            "call's pageable source (captures/copies-2d): not compared")
+CALLS_2D = tuple(c for c in CALLS if "2D" in c or "3D" in c)
 # What each compared quantity is called among a call's arguments (first one present).
 API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", "srcHost"),
             "bytes": ("ByteCount",), "N": ("N",), "value": ("value",)}
@@ -151,7 +163,8 @@ LAYOUTS = (
     # and byte count all multiples of 4 (dst +4 and +8 from 16: copy-sizes 1140, 1143).
     Layout(
         name="copy of 32-bit words", operation="copy",
-        calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync", "cuMemcpyDtoH"),
+        calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync", "cuMemcpyDtoH",
+               "cuMemcpyHtoDAsync"),
         blocks=((256, 1, 1),), unit=4, align=(4, 4),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
@@ -176,7 +189,9 @@ LAYOUTS = (
               ("managed-copies", 806, "cuMemcpyDtoHAsync"),
               ("managed-copies", 826, "cuMemcpyDtoHAsync"),
               ("managed-copies", 841, "cuMemcpyDtoHAsync"),
-              ("managed-copies", 846, "cuMemcpyDtoH"), ("managed-copies", 849, "cuMemcpyDtoH")),
+              ("managed-copies", 846, "cuMemcpyDtoH"), ("managed-copies", 849, "cuMemcpyDtoH"),
+              # copies_2d.py: into managed memory from pageable host memory (src: HTOD)
+              ("copies-2d", 905, "cuMemcpyHtoDAsync"), ("copies-2d", 919, "cuMemcpyHtoDAsync")),
         fits=("words",)),
     # 24-byte block, 256 threads, one byte per thread: the word kernel's fields with the
     # count in bytes, the grid the ceiling of bytes / 256 (7 -> 1, 0x3ff -> 4, 0x1000 -> 16,
@@ -363,6 +378,11 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                             "element_size": esize if operation == "memset" else None,
                             "span": None, "source": "docs/driver-kernels.md"}
     own = f"the driver's own {operation} kernel for {base}"
+    if base in CALLS_2D:
+        out["why"] = (f"{own}: a {'2D' if '2D' in base else '3D'} {operation} (a pitch, a "
+                      "width and a height); no recording establishes how its kernel lays "
+                      "them out: not checked")
+        return out
     params = s.get("params")
     if not params or not params.get("uploaded") or hw_bytes is None:
         out["why"] = (f"{own}: the capture holds no upload of its parameter block to constant "
@@ -428,6 +448,9 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     if base in DTOH:
         expect["dst"] = None
         out["unchecked"].append({"field": "dst", "why": DTOH_DST})
+    elif base in HTOD:
+        expect["src"] = None
+        out["unchecked"].append({"field": "src", "why": HTOD_SRC})
     out["driver_kernel"]["span"] = {"offset": start, "bytes": length}
     base_off = params["offset"]
     args, checked, diffs = [], out["checked"], out["differences"]

@@ -57,27 +57,20 @@ def main():
         case["destination_correct"] = got == want
         cases.append(case)
 
-    # 2D memsets: width x height bytes at a pitch (D8), width x height words (D32)
-    for k, (w, h, pitch) in enumerate(((256, 64, 512), (1000, 300, 1024), (4096, 256, 8192))):
-        n = pitch * h
-        dst = alloc(n)
-        check(d.cuMemsetD2D8Async(dst, pitch, 0x5A, w, h, stream), "cuMemsetD2D8Async")
-        check(d.cuStreamSynchronize(stream), "sync")
-        want = bytearray([FILL]) * n
-        for r in range(h):
-            want[r * pitch:r * pitch + w] = b"\x5a" * w
-        result({"call": "cuMemsetD2D8Async", "dstDevice": dst, "dstPitch": pitch,
-                "value": 0x5A, "Width": w, "Height": h}, dst, bytes(want))
-    for w, h, pitch in ((64, 64, 512), (1024, 128, 4096)):
-        n = pitch * h
-        dst = alloc(n)
-        check(d.cuMemsetD2D32Async(dst, pitch, 0x3F800000, w, h, stream), "cuMemsetD2D32Async")
-        check(d.cuStreamSynchronize(stream), "sync")
-        want = bytearray([FILL]) * n
-        for r in range(h):
-            want[r * pitch:r * pitch + 4 * w] = (0x3F800000).to_bytes(4, "little") * w
-        result({"call": "cuMemsetD2D32Async", "dstDevice": dst, "dstPitch": pitch,
-                "value": 0x3F800000, "Width": w, "Height": h}, dst, bytes(want))
+    # 2D memsets: width x height elements at a pitch, of 1 byte (D8) and 4 bytes (D32)
+    for call, size, value, shapes in (
+            ("cuMemsetD2D8Async", 1, 0x5A, ((256, 64, 512), (1000, 300, 1024), (4096, 256, 8192))),
+            ("cuMemsetD2D32Async", 4, 0x3F800000, ((64, 64, 512), (1024, 128, 4096)))):
+        for w, h, pitch in shapes:
+            n = pitch * h
+            dst = alloc(n)
+            check(getattr(d, call)(dst, pitch, value, w, h, stream), call)
+            check(d.cuStreamSynchronize(stream), "sync")
+            want = bytearray([FILL]) * n
+            for r in range(h):
+                want[r * pitch:r * pitch + size * w] = value.to_bytes(size, "little") * w
+            result({"call": call, "dstDevice": dst, "dstPitch": pitch, "value": value,
+                    "Width": w, "Height": h}, dst, bytes(want))
     # 2D copies: device to device, host to device, device to host
     for k, (w, h, sp, dp) in enumerate(((256, 64, 512, 1024), (1000, 100, 1024, 2048))):
         src, dst = alloc(sp * h), alloc(dp * h)

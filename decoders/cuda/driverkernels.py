@@ -50,20 +50,20 @@ CALLS = {
     # a memset node's element size is its own)
     GRAPH_MEMCPY: ("copy", 1), GRAPH_MEMSET: ("memset", None),
 }
-# A copy out of managed memory to the host runs these kernels too (captures/managed-copies:
-# the same layouts and splits as a device-to-device copy, src the call's). Their dst is the
-# call's only where the destination is page-locked (cuMemAllocHost); for pageable memory it
-# is a buffer of the driver's (an NV01_MEMORY_SYSTEM_OS_DESCRIPTOR object) that the CPU
-# copies out of afterwards. The call does not say which: dst is not compared.
-DTOH = ("cuMemcpyDtoH", "cuMemcpyDtoHAsync")
-DTOH_DST = ("the kernel writes the call's host destination only where it is page-locked; "
-            "for pageable memory it writes a staging buffer of the driver's, which the CPU "
-            "then copies out (captures/managed-copies): not compared")
-# A copy from pageable host memory into managed memory is the mirror (captures/copies-2d):
-# the kernel reads a staging buffer the CPU filled, dst the call's.
-HTOD = ("cuMemcpyHtoD", "cuMemcpyHtoDAsync")
-HTOD_SRC = ("the kernel reads a staging buffer of the driver's that the CPU filled from the "
-            "call's pageable source (captures/copies-2d): not compared")
+# The side of a copy the kernel does not take from the call (field -> why), per call: a
+# copy out of managed memory to the host runs the device copy's layouts and splits, src
+# the call's, but dst is the call's only where the destination is page-locked
+# (cuMemAllocHost); for pageable memory it is a buffer of the driver's (an
+# NV01_MEMORY_SYSTEM_OS_DESCRIPTOR object) that the CPU copies out of afterwards
+# (captures/managed-copies), and the call does not say which. A copy from pageable memory
+# into managed memory is the mirror (captures/copies-2d).
+_DTOH_DST = ("dst", "the kernel writes the call's host destination only where it is "
+             "page-locked; for pageable memory it writes a staging buffer of the driver's, "
+             "which the CPU then copies out (captures/managed-copies): not compared")
+_HTOD_SRC = ("src", "the kernel reads a staging buffer of the driver's that the CPU filled "
+             "from the call's pageable source (captures/copies-2d): not compared")
+NOT_COMPARED = {"cuMemcpyDtoH": _DTOH_DST, "cuMemcpyDtoHAsync": _DTOH_DST,
+                "cuMemcpyHtoD": _HTOD_SRC, "cuMemcpyHtoDAsync": _HTOD_SRC}
 CALLS_2D = tuple(c for c in CALLS if "2D" in c or "3D" in c)
 # What each compared quantity is called among a call's arguments (first one present).
 API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", "srcHost"),
@@ -184,13 +184,13 @@ LAYOUTS = (
               # graph_copies.py: nodes of 1 MiB + 64 B and 16 MiB + 48 B, each one kernel
               ("graph-copies", 1168, GRAPH_MEMCPY), ("graph-copies", 1170, GRAPH_MEMCPY),
               # managed_copies.py: out of managed memory to the host, 4 B to 64 KiB (dst:
-              # see DTOH below)
+              # see NOT_COMPARED above)
               ("managed-copies", 791, "cuMemcpyDtoHAsync"),
               ("managed-copies", 806, "cuMemcpyDtoHAsync"),
               ("managed-copies", 826, "cuMemcpyDtoHAsync"),
               ("managed-copies", 841, "cuMemcpyDtoHAsync"),
               ("managed-copies", 846, "cuMemcpyDtoH"), ("managed-copies", 849, "cuMemcpyDtoH"),
-              # copies_2d.py: into managed memory from pageable host memory (src: HTOD)
+              # copies_2d.py: into managed memory from pageable host memory (NOT_COMPARED)
               ("copies-2d", 905, "cuMemcpyHtoDAsync"), ("copies-2d", 919, "cuMemcpyHtoDAsync")),
         fits=("words",)),
     # 24-byte block, 256 threads, one byte per thread: the word kernel's fields with the
@@ -445,12 +445,10 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
               "tail": length % lay.unit}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
-    if base in DTOH:
-        expect["dst"] = None
-        out["unchecked"].append({"field": "dst", "why": DTOH_DST})
-    elif base in HTOD:
-        expect["src"] = None
-        out["unchecked"].append({"field": "src", "why": HTOD_SRC})
+    if base in NOT_COMPARED:
+        side, why = NOT_COMPARED[base]
+        expect[side] = None
+        out["unchecked"].append({"field": side, "why": why})
     out["driver_kernel"]["span"] = {"offset": start, "bytes": length}
     base_off = params["offset"]
     args, checked, diffs = [], out["checked"], out["differences"]

@@ -116,23 +116,25 @@ class _Builder:
             self.threads[key] = "main thread" if pid == tid else f"thread {tid}"
         return key
 
-    def complete(self, pid, tid, name, cat, start, end, args, patch=None):
+    def complete(self, pid, tid, name, cat, start, end, args, patch=None, clean=True):
         """An X event; `patch`: (doorbell number, grid, kernel launches) of a submission
-        whose name waits for the doorbells' kernel names (timeline)."""
+        whose name waits for the doorbells' kernel names (timeline). clean=False: `args`
+        is _clean's already (made by a view, _each)."""
         end = max(end, start)
         # ts in ns from the capture's clock until written (us() then): the same order
         ev = {"name": name, "cat": cat, "ph": "X", "ts": start,
-              "dur": round((end - start) / 1000.0, 3), "pid": pid, "tid": tid, "args": _clean(args)}
+              "dur": round((end - start) / 1000.0, 3), "pid": pid, "tid": tid,
+              "args": _clean(args) if clean else args}
         if pid != CHANNEL_PID:
             self.thread(pid, tid)
         self.x.add((pid, tid, start, -end), (ev, patch))
         self.step()
 
-    def instant(self, pid, tid, name, cat, t, args, scope="t"):
+    def instant(self, pid, tid, name, cat, t, args, scope="t", clean=True):
         if pid != CHANNEL_PID:      # (a channel track is named by metadata(), not as a thread)
             self.thread(pid, tid)
         self._event({"name": name, "cat": cat, "ph": "i", "s": scope, "ts": t,
-                     "pid": pid, "tid": tid, "args": _clean(args)})
+                     "pid": pid, "tid": tid, "args": _clean(args) if clean else args})
 
     def _event(self, e):
         self.events.add((e["ts"], -e.get("dur", 0), e["pid"], e["tid"]), e)
@@ -249,9 +251,10 @@ class _KernelNames:
                 self.marks.span(p, th, t0, t1)
         self.n = 0
 
-    def call(self, a):
-        self.calls.span(a.get("pid"), a.get("tid"), a["t_start"], a["t_end"])
-        self.labels.append(_call_label(a))
+    def call(self, pid, tid, start, end, label):
+        """An API call (pid and tid as recorded, None where absent), and its _call_label."""
+        self.calls.span(pid, tid, start, end)
+        self.labels.append(label)
 
     def doorbell(self, t, pid, tid):
         """Its number (what names() is indexed by)."""
@@ -397,12 +400,19 @@ def timeline(model):
             "otherData": other}
 
 
-def write_timeline(model, out, progress=None):
+def _each(seq, view):
+    """view(item) of each item of seq, in order (write_timeline's `each` by default)."""
+    return map(view, seq)
+
+
+def write_timeline(model, out, progress=None, each=_each):
     """timeline(model) written as json.dump(..., separators=(",", ":")) writes it, an event
     at a time: the events of a long job are sorted on disk (decoders/extsort.py), never
     all held. `progress(done, None)` now and then: the work done on events so far (each
-    made, each X event placed in its track, each written: _Builder.step)."""
-    b, other = _build(model, progress)
+    made, each X event placed in its track, each written: _Builder.step). `each(seq, view)`:
+    view(item) of each item of a model's list, in order (tracer/parallel.py map_ranges:
+    made by worker processes; a view returns only what marshal takes)."""
+    b, other = _build(model, progress, each)
     encode = compact_encoder()      # (orjson where it writes json's text: decoders/jsontext.py)
     out.write('{"traceEvents":[')
     for n, e in enumerate(_document_events(b)):
@@ -419,28 +429,77 @@ def _document_events(b):
         yield e
 
 
-def _build(model, progress=None):
+# What the timeline takes of each item of a model's long lists (`each`'s views): the
+# reading back and the args made JSON-safe, the work per item, done where `each` does it.
+
+def _ioctl_view(i):
+    start = i["t_start"]
+    end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start
+    return (i["pid"], i["tid"], ioctl_event_name(i), start, end, _clean({
+        "index": i["index"], "fd": i["fd"], "path": i["path"], "escape": i["escape"],
+        "request": f"{i['request']:#x}", "ret": i["ret"], "errno": i["errno"],
+        "complete": i.get("complete", True), "summary": i.get("summary")}))
+
+
+def _api_view(a):
+    return (a["pid"], a["tid"], str(a.get("name") or "api call"), a["t_start"], a["t_end"],
+            _clean(dict(a.get("args") or {})), a.get("pid"), a.get("tid"), _call_label(a))
+
+
+def _channel_view(s):
+    return s["pid"], s["token"], s["class"], s["channel"]
+
+
+def _submission_view(s):
+    """(index, pid, tid, token, t, GP entries, the event's args less its launches, the
+    doorbell's args)."""
+    from decoders.methods import class_info
+    info = class_info(s["class"])
+    token = f"{s['token']:#x}"
+    channel = f"{s['channel']:#x}"
+    args = {"record_index": s["index"], "token": token, "channel": channel,
+            "class": f"{s['class']:#06x}", "class_name": info.name if info else None,
+            "gp_put": f"{s['gp_put_prev']} -> {s['gp_put']} (ring of {s['gp_entries']})",
+            "entries": len(s["entries"]), "bytes": sum(g["size"] for g in s["segments"]),
+            "lost": s["lost"], "doorbell_thread": f"pid {s['pid']} tid {s['tid']}"}
+    return (s["index"], s["pid"], s["tid"], s["token"], s["t"], len(s["entries"]),
+            _clean(args), _clean({"record_index": s["index"], "token": token,
+                                  "channel": channel, "gp_put": s["gp_put"]}))
+
+
+def _launch_view(launch):
+    """(record index, what the submission's event shows of the launch), or None for a
+    launch with no record index (it belongs to no submission's event)."""
+    rec = getattr(launch, "record_index", None)
+    ls = _summary(launch)
+    if rec is None:
+        rec = ls.get("record_index")
+    if not isinstance(rec, int):
+        return None
+    return rec, _clean({
+        "kernel": ls.get("kernel"), "grid": ls.get("grid"), "block": ls.get("block"),
+        "cluster": ls.get("cluster"), "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
+        "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
+
+
+def _build(model, progress=None, each=_each):
     """A _Builder holding every event of the timeline (b.meta, then b.events in the
-    document's order), and the document's otherData. `progress`: _Builder.step's."""
+    document's order), and the document's otherData. `progress`: _Builder.step's; `each`:
+    write_timeline's."""
     from decoders.methods import class_info
     b = _Builder(model, progress)
-    for i in model.ioctls:
-        start = i["t_start"]
+    for pid, tid, name, start, end, args in each(model.ioctls, _ioctl_view):
         b.seen(start)
-        end = i["t_end"] if i.get("complete", True) and i["t_end"] >= start else start
-        b.complete(i["pid"], i["tid"], ioctl_event_name(i), "ioctl", start, end, {
-            "index": i["index"], "fd": i["fd"], "path": i["path"], "escape": i["escape"],
-            "request": f"{i['request']:#x}", "ret": i["ret"], "errno": i["errno"],
-            "complete": i.get("complete", True), "summary": i.get("summary")})
+        b.complete(pid, tid, name, "ioctl", start, end, args, clean=False)
     pairs, single = _mark_ranges(model)
     for m in model.marks:
         b.seen(m["t"])
     kernel_names = _KernelNames(pairs)      # each call's span and label, for the doorbells
-    for a in b.api_calls():
-        b.seen(a["t_start"])
-        b.complete(a["pid"], a["tid"], str(a.get("name") or "api call"), "api", a["t_start"],
-                   a["t_end"], dict(a.get("args") or {}))
-        kernel_names.call(a)
+    for pid, tid, name, start, end, args, call_pid, call_tid, label in \
+            each(b.api_calls(), _api_view):
+        b.seen(start)
+        b.complete(pid, tid, name, "api", start, end, args, clean=False)
+        kernel_names.call(call_pid, call_tid, start, end, label)
     # every traced process shows, also one that only started a helper program (ptxas, a
     # compile worker) and made no ioctl: its start and exit as instants on its first thread
     for pid, p in sorted((getattr(model, "processes", None) or {}).items()):
@@ -463,10 +522,9 @@ def _build(model, progress=None):
     # (pid, token) order and named from its first submission.
     ranks, gpus = _ranks(model)
     first = {}
-    for s in model.submissions:
-        key = (s["pid"], s["token"])
-        if key not in first:
-            first[key] = (s["class"], s["channel"])
+    for pid, token, klass, channel in each(model.submissions, _channel_view):
+        if (pid, token) not in first:
+            first[(pid, token)] = (klass, channel)
     channel_tid = {}            # (pid, token) -> (track pid, tid)
     channel_names = []          # [(tid, name)] under CHANNEL_PID
     own_channels = []           # [(pid, tid, name)] in their own process
@@ -491,36 +549,27 @@ def _build(model, progress=None):
     # another pass over a long capture's spilled submissions)
     syncs = getattr(model, "syncs", None) or ()
     times = {w["record_index"]: 0 for w in syncs if w.get("waits")}
-    launches = _launches_by_record(model.launches)
-    held = next(launches, None)
-    for s in model.submissions:
-        b.seen(s["t"])
-        if s["index"] in times:
-            times[s["index"]] = s["t"]
-        track_pid, tid = channel_tid[(s["pid"], s["token"])]
-        nbytes = sum(g["size"] for g in s["segments"])
+    launches = _launches_by_record(model.launches, each)
+    held = next(launches, None)     # (every launch read, before the submissions are)
+    for index, pid, thread, token, t, entries, args, bell in \
+            each(model.submissions, _submission_view):
+        b.seen(t)
+        if index in times:
+            times[index] = t
+        track_pid, tid = channel_tid[(pid, token)]
         # (submissions come in record order, the launches sorted by it: a merge)
-        while held is not None and held[0] < s["index"]:
+        while held is not None and held[0] < index:
             held = next(launches, None)
-        ls = held[1] if held is not None and held[0] == s["index"] else []
+        ls = held[1] if held is not None and held[0] == index else []
         kernels = [l for l in ls if l["kernel"]]
         # named once every doorbell is known (_KernelNames): flush_complete names it
-        name = None if kernels else f"submission ({len(s['entries'])} GP entries)"
-        info = class_info(s["class"])
-        args = {"record_index": s["index"], "token": f"{s['token']:#x}",
-                "channel": f"{s['channel']:#x}", "class": f"{s['class']:#06x}",
-                "class_name": info.name if info else None,
-                "gp_put": f"{s['gp_put_prev']} -> {s['gp_put']} (ring of {s['gp_entries']})",
-                "entries": len(s["entries"]), "bytes": nbytes, "lost": s["lost"],
-                "doorbell_thread": f"pid {s['pid']} tid {s['tid']}"}
+        name = None if kernels else f"submission ({entries} GP entries)"
         if ls:
             args["launches"] = ls
-        patch = (kernel_names.doorbell(s["t"], s["pid"], s["tid"]), kernels[0]["grid"],
+        patch = (kernel_names.doorbell(t, pid, thread), kernels[0]["grid"],
                  len(kernels)) if kernels else None
-        b.complete(track_pid, tid, name, "submission", s["t"], s["t"], args, patch)
-        b.instant(s["pid"], s["tid"], f"doorbell token {s['token']:#x}", "doorbell", s["t"],
-                  {"record_index": s["index"], "token": f"{s['token']:#x}",
-                   "channel": f"{s['channel']:#x}", "gp_put": s["gp_put"]})
+        b.complete(track_pid, tid, name, "submission", t, t, args, patch, clean=False)
+        b.instant(pid, thread, f"doorbell token {token:#x}", "doorbell", t, bell, clean=False)
     # each semaphore wait on its channel's track, at its doorbell, naming the release it
     # waits for (docs/json.md syncs[])
     for w in syncs:
@@ -551,23 +600,15 @@ def _build(model, progress=None):
                       "t_origin_ns": b.origin, "channel_pid": CHANNEL_PID})
 
 
-def _launches_by_record(launches):
+def _launches_by_record(launches, each=_each):
     """(record index, [what each submission's event shows of its launches]) in record
     order, the launches of a record in the order decoded; made as they are read and sorted
     on disk: a long capture's launches come back from the spill file and are not all held
     at once. (A launch with no record index belongs to no submission's event.)"""
     by = ExternalSort()
-    for launch in launches:
-        rec = getattr(launch, "record_index", None)
-        ls = _summary(launch)
-        if rec is None:
-            rec = ls.get("record_index")
-        if not isinstance(rec, int):
-            continue
-        by.add(rec, {
-            "kernel": ls.get("kernel"), "grid": ls.get("grid"), "block": ls.get("block"),
-            "cluster": ls.get("cluster"), "qmd_address": f"{ls.get('qmd_address') or 0:#x}",
-            "qmd_version": ls.get("qmd_version"), "source": ls.get("source")})
+    for v in each(launches, _launch_view):
+        if v is not None:
+            by.add(*v)
     rec, group = None, []
     for key, item in by:
         if key != rec:

@@ -347,3 +347,37 @@ def test_written_as_sorted_on_disk_is_the_document(name, monkeypatch):
     out = io.StringIO()
     write_timeline(m, out)
     assert out.getvalue() == whole
+
+
+def test_worker_processes_make_the_same_timeline(monkeypatch):
+    """`trace-decode timeline` has worker processes read back each ioctl, API call,
+    submission and launch and make what the timeline takes of it (tracer/parallel.py
+    map_ranges): byte for byte what one process writes, also where a worker fails on some
+    ranges and this process makes them itself (launch-loop-10k: 10,100 kernel launches,
+    their submissions and API calls, each list past map_ranges' MIN_ITEMS)."""
+    import io
+    import os
+
+    import decoders.timeline as tl
+    from tracer import parallel
+    m = model("launch-loop-10k")
+    assert min(len(m.launches), len(m.submissions), len(m.api_calls)) >= parallel.MIN_ITEMS
+    parent = os.getpid()
+
+    def flaky(view):
+        def v(item):        # a worker's range holding a multiple of 97 fails whole
+            if os.getpid() != parent and isinstance(item, dict) and \
+                    item.get("index", 1) % 97 == 0:
+                raise RuntimeError("a worker failed")
+            return view(item)
+        return v
+
+    texts = []
+    for jobs, each in (("1", tl._each), ("3", parallel.map_ranges),
+                       ("3", lambda seq, view: parallel.map_ranges(seq, flaky(view)))):
+        monkeypatch.setenv("TRACE_LAUNCH_JOBS", jobs)
+        out = io.StringIO()
+        tl.write_timeline(m, out, None, each)
+        texts.append(out.getvalue())
+    assert texts[0] == texts[1] == texts[2]
+    assert texts[0].count('"cat":"submission"') == len(m.submissions)

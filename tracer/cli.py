@@ -626,18 +626,19 @@ def timeline_cmd(capture, output, traceback):
     the launches they carried). Open it in https://ui.perfetto.dev (docs/timeline.md)."""
     def run():
         from decoders.timeline import write_timeline
+        from tracer.parallel import map_ranges
         from tracer.progress import Bar
         # every list the JSON has: decoded in blocks side by side where the CPUs allow
         model = _decoded(capture, full_blocks=True)
-        # the events made (sorted on disk as they come), then written: a long job's timeline
-        # takes as long again as its decode
+        # the events made (sorted on disk as they come), then written; what each item of
+        # the long lists gives is read back and made by worker processes (map_ranges)
         with Bar("trace-decode: timeline", unit="events") as progress:
             if output == "-":
-                write_timeline(model, sys.stdout, progress)
+                write_timeline(model, sys.stdout, progress, map_ranges)
                 sys.stdout.flush()
             else:
                 from tracer import write_text
-                write_text(output, lambda f: write_timeline(model, f, progress))
+                write_text(output, lambda f: write_timeline(model, f, progress, map_ranges))
         return _problem_lines("trace-decode", capture, model.problems)
     sys.exit(_guard("trace-decode", run, traceback, path=capture))
 

@@ -7,9 +7,14 @@ workers are forked after decoding, so they read the model as it is (copy on writ
 spilled items through os.pread) and send back text. At most `workers + 2` ranges are in
 flight, so the text waiting to be written stays a few MB whatever the capture holds.
 
+map_ranges does the same for a view that makes something else of each item (the timeline's
+events, decoders/timeline.py): the workers send back what a function made of each item,
+marshalled, and the caller goes on with it in order.
+
 TRACE_LAUNCH_JOBS=N sets the number of workers (1: none, all in this process).
 """
 import gc
+import marshal
 import os
 import signal
 import struct
@@ -26,7 +31,8 @@ CHUNK_TEXT = 8 << 20    # ...or fewer, once their text passes this (an item's si
                         # from the capture: a submission may carry megabytes of pushbuffer)
 MAX_WORKERS = 12
 
-_JOB = None         # (sequence, one, sep): set before the workers fork, read by them
+_JOB = None         # work(lo, hi) -> (bytes, the index after the last item done): set
+                    # before the workers fork, called by them
 
 
 def jobs():
@@ -47,10 +53,9 @@ def _items(seq, lo, hi):
     return iter(seq[lo:hi])
 
 
-def _render(lo, hi):
+def _render(seq, one, sep, lo, hi):
     """(text of items lo.., the index after the last one rendered): all up to hi, or fewer
     when their text passed CHUNK_TEXT (the rest is rendered by the parent)."""
-    seq, one, sep = _JOB
     parts, size, end = [], 0, lo
     for item in _items(seq, lo, hi):
         text = one(end, item)
@@ -76,8 +81,6 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
     """write() the text one(index, item) makes of each item of seq, in order: one text per
     item, or several items' joined by `sep` (render_json's separator by default). With a
     long seq, forked workers render ranges of it. `advance(n)`: n more items written."""
-    global _JOB
-    n = len(seq)
     workers = jobs() if workers is None else workers
     if not worth_it(seq, workers):
         for k, item in enumerate(seq):
@@ -85,6 +88,54 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
             if advance is not None:
                 advance(1)
         return
+
+    def work(lo, hi):
+        text, end = _render(seq, one, sep, lo, hi)
+        return text.encode("utf-8", "surrogatepass"), end
+
+    ranges = _ranges(seq, work, workers)
+    try:
+        for k, lo, hi, data, end in ranges:
+            if data is not None:    # (None: the worker failed; the range is rendered here)
+                write(data.decode("utf-8", "surrogatepass"))
+            for j, item in enumerate(_items(seq, end, hi), end):   # what the worker left
+                write(one(j, item))
+            if advance is not None:
+                advance(hi - lo)
+    finally:
+        ranges.close()          # (a write that failed: the workers killed now)
+
+
+def map_ranges(seq, fn, workers=None):
+    """fn(item) of each item of seq, in order, as a generator. With a long seq, forked
+    workers make ranges of it, each sent back in one marshal.dumps (what fn returns must
+    be what marshal takes), while the caller goes on with the ranges before."""
+    workers = jobs() if workers is None else workers
+    if not worth_it(seq, workers):
+        for item in seq:
+            yield fn(item)
+        return
+
+    def work(lo, hi):
+        return marshal.dumps([fn(item) for item in _items(seq, lo, hi)]), hi
+
+    ranges = _ranges(seq, work, workers)
+    try:
+        for k, lo, hi, data, end in ranges:
+            if data is not None:
+                yield from marshal.loads(data)
+            for item in _items(seq, end, hi):     # the range of a worker that failed: here
+                yield fn(item)
+    finally:
+        ranges.close()
+
+
+def _ranges(seq, work, workers):
+    """(k, lo, hi, what work(lo, hi) gave, the index after the last item it did) of each
+    range of seq in order, made by `workers` forked processes, at most workers + 2 ranges
+    in flight; None and lo where a worker failed (the caller does the range itself)."""
+    global _JOB
+    n = len(seq)
     flush = getattr(seq, "_flush", None)
     if flush is not None:
         flush()             # its last batch in the file before the workers read it
@@ -93,7 +144,7 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    _JOB = (seq, one, sep)
+    _JOB = work
     gc.freeze()             # the workers' collector leaves the model's pages shared
     pool = None
     try:
@@ -105,9 +156,9 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
             pool.send(k, lo, hi)
             pending.append((k, lo, hi))
             if len(pending) > workers + 2:
-                _finish(pool, seq, one, write, *pending.popleft(), advance=advance)
+                yield _received(pool, *pending.popleft())
         while pending:
-            _finish(pool, seq, one, write, *pending.popleft(), advance=advance)
+            yield _received(pool, *pending.popleft())
         pool.close()
         pool = None
     finally:
@@ -117,16 +168,9 @@ def render_ranges(seq, one, write, sep=",\n  ", workers=None, advance=None):
         gc.unfreeze()
 
 
-def _finish(pool, seq, one, write, k, lo, hi, advance=None):
-    text, end = pool.recv(k)
-    if text is None:        # the worker failed: the range is rendered here (and so fails here)
-        end = lo
-    else:
-        write(text)
-    for j, item in enumerate(_items(seq, end, hi), end):   # what the worker left
-        write(one(j, item))
-    if advance is not None:
-        advance(hi - lo)
+def _received(pool, k, lo, hi):
+    data, end = pool.recv(k)
+    return (k, lo, hi, data, end) if data is not None else (k, lo, hi, None, lo)
 
 
 _TASK = struct.Struct("<qq")        # lo, hi
@@ -178,7 +222,7 @@ class _Workers:
         size, end = _RESULT.unpack(_read_exactly(fd, _RESULT.size))
         if end < 0:
             return None, None
-        return _read_exactly(fd, size).decode("utf-8", "surrogatepass"), end
+        return _read_exactly(fd, size), end
 
     def close(self, kill=False):
         """End the workers (their task pipes closed: they exit) and reap them; kill=True:
@@ -200,16 +244,15 @@ class _Workers:
 
 
 def _serve(task_r, result_w):
-    """A worker: each range asked for rendered (_render) and its text sent back, until the
-    task pipe is closed."""
+    """A worker: each range asked for made (_JOB) and sent back, until the task pipe is
+    closed."""
     while True:
         task = _read_exactly(task_r, _TASK.size, eof_ok=True)
         if task is None:
             return
         lo, hi = _TASK.unpack(task)
         try:
-            text, end = _render(lo, hi)
-            data = text.encode("utf-8", "surrogatepass")
+            data, end = _JOB(lo, hi)
         except Exception:   # noqa: BLE001 - the parent renders the range itself and says why
             data, end = b"", -1
         _write_all(result_w, _RESULT.pack(len(data), end))

@@ -31,7 +31,7 @@ from decoders.capture import format as F                     # noqa: E402
 from decoders.capture.reader import CaptureReader, open_capture  # noqa: E402
 
 STEP = 1 << 20      # bytes of whole records revealed at a time
-BRIEF = 200         # tracer/cli.py SHOWN_LAUNCHES: what the default report decodes in full
+BRIEF = 200         # tracer/cli_common.py SHOWN_LAUNCHES: what the default report decodes in full
 
 
 def expand(capture, into):

@@ -54,7 +54,7 @@ from decoders.session.records import RecordHandlers  # noqa: E402
 from decoders.session.skim import Detectors, Skim, present  # noqa: E402
 from decoders.window import Windows  # noqa: E402
 
-BRIEF = 200             # as the default report decodes (tracer/cli.py SHOWN_LAUNCHES)
+BRIEF = 200             # as the default report decodes (tracer/cli_common.py SHOWN_LAUNCHES)
 
 
 FACT = range(8)          # a launch's fact has 8 parts; a sync's or a copy's, 3

@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _ONE = r"""
 import sys, time
-from tracer.cli import print_report
+from tracer.cli_common import print_report
 import decoders.session as S
 seen = []
 real = S.decode_capture

@@ -15,7 +15,7 @@ from tracer.report import render_text
 
 def _text(model, limit):
     """The report as trace-decode writes it for a brief decode: not --stats, whose naming
-    coverage reads every ioctl's body (tracer/cli.py brief_for: --stats decodes in full)."""
+    coverage reads every ioctl's body (tracer/cli_common.py brief_for: --stats decodes in full)."""
     out = io.StringIO()
     render_text(model, out, launch_limit=limit)
     return out.getvalue()
@@ -105,7 +105,7 @@ def test_channel_counts_made_while_decoding_equal_the_submissions():
 def test_a_brief_model_is_decoded_again_for_a_view_that_reads_everything():
     """print_report given a brief model (trace-launch's live decode) for a view that needs
     every launch (JSON here) decodes the capture again: the JSON is the full decode's."""
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     path = capture_path("jax-jit")
     outs = []
     for model in (None, decode_capture(path, brief=2)):

@@ -276,8 +276,8 @@ def test_shim_path_finds_an_editable_install(tmp_path, monkeypatch):
 @pytest.mark.parametrize("compress", [True, False])
 def test_exit_step_apart_is_the_exit_step(tmp_path, compress):
     """trace-launch runs the exit step in a process of its own beside a live decode
-    (tracer/cli.py _finish_capture_apart): the same note and the same file as in this one."""
-    from tracer.cli import _finish_capture, _finish_capture_apart
+    (tracer/cli_launch.py _finish_capture_apart): the same note and the same file as in this one."""
+    from tracer.cli_launch import _finish_capture, _finish_capture_apart
     a, b = _copy(tmp_path, "multi-gpu"), tmp_path / "b.tlc"
     shutil.copy(a, b)
     note = _finish_capture(a, compress)
@@ -290,7 +290,7 @@ def test_exit_step_apart_raises_what_the_exit_step_raises(tmp_path):
     as the reader's one line naming the offset (trace-launch's _guard prints it and exits
     2), and a missing file as OSError."""
     from decoders.errors import CaptureError, TraceLaunchError
-    from tracer.cli import _finish_capture, _finish_capture_apart
+    from tracer.cli_launch import _finish_capture, _finish_capture_apart
     bad = tmp_path / "bad.tlc"
     bad.write_bytes(b"TLC1" + b"\xff" * 4096)
     with pytest.raises(CaptureError) as here:

@@ -324,7 +324,7 @@ def test_help_lists_report_options_and_environment():
     """`trace-decode --help` lists the options `trace-decode CAPTURE` takes (it showed
     none: the report is a subcommand the user never types), and both --help texts list
     every TRACE_LAUNCH_* setting the sources read."""
-    from tracer.cli import report_cmd
+    from tracer.cli_decode import report_cmd
     decode_help = _cli(trace_decode, ["--help"]).output
     for param in report_cmd.params:
         for flag in getattr(param, "opts", []) if param.param_type_name == "option" else []:

@@ -591,7 +591,7 @@ def test_docs_name_every_layout():
 # -- rendering ---------------------------------------------------------------------------------
 
 def test_report_tallies_driver_kernels_under_their_name():
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     out = io.StringIO()
     print_report(str(CAPTURES / "jax-jit" / "capture.tlc.gz"), out, launch_limit=5)
     text = out.getvalue()
@@ -606,7 +606,7 @@ def test_report_tallies_driver_kernels_under_their_name():
 
 
 def test_report_shows_the_part_of_a_split_copy():
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     out = io.StringIO()
     print_report(str(CAPTURES / "torch-copies" / "capture.tlc.gz"), out,
                  filters={"launches": (181, 183)})
@@ -619,7 +619,7 @@ def test_report_shows_the_part_of_a_split_copy():
 
 def test_json_shows_the_name_and_the_checked_fields():
     import json
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     out = io.StringIO()
     print_report(str(CAPTURES / "memcpy-memset" / "capture.tlc.gz"), out, as_json=True)
     doc = json.loads(out.getvalue())

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from conftest import CAPTURES, SMALL, capture_bytes, manifest, record_spans
 from decoders.select import LISTED, SelectError, class_id, select
 from decoders.session import decode_capture
-from tracer.cli import print_report, trace_decode
+from tracer.cli import trace_decode
+from tracer.cli_common import print_report
 
 RECORD_HEADER = 40
 IOCTL, MMAP, MUNMAP, MREMAP, SUBMISSION, MARK = 5, 6, 7, 8, 10, 9

@@ -403,6 +403,10 @@ ALLOWED = {
     ("decoders/session/split.py", "marshal"):
         "loads only what its own front process marshalled (front.py), through a pipe it made "
         "itself; marshal.loads builds data objects and never runs code",
+    ("tracer/parallel.py", "marshal"):
+        "map_ranges loads only what its own forked workers marshalled (the timeline's views of "
+        "the decoded lists), through a pipe it made itself; marshal.loads builds data objects "
+        "and never runs code",
     ("decoders/session/shard.py", "marshal"):
         "a decode in blocks: loads only what its own block processes marshalled (their models' "
         "lists and counts), through a pipe or an anonymous TemporaryFile it made itself; "
@@ -424,7 +428,7 @@ ALLOWED = {
         "nvdisasm on the cubin bytes written to a private temporary file; argv list, no shell",
     ("tracer/run.py", "subprocess"):
         "trace-launch runs the program the user named on the command line; not a decode path",
-    ("tracer/cli.py", "subprocess"):
+    ("tracer/cli_launch.py", "subprocess"):
         "trace-launch's exit step beside a live decode: this interpreter, fixed -c code, "
         "argv list, no shell; its arguments are the capture's absolute path and three "
         "numbers; it prints one JSON object of counts (json.loads, no code run)",

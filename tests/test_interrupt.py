@@ -1,4 +1,4 @@
-"""Ctrl-C after the traced program has exited (tracer/cli.py _report_interrupted): a long
+"""Ctrl-C after the traced program has exited (tracer/cli_launch.py _report_interrupted): a long
 job's report can take as long as the job (session 30: 30 s after a 2000-step job), and a
 user who stops it keeps the capture and the program's exit status, with one line saying
 how to make the report later; no traceback. The program run is replaced by one that writes
@@ -47,7 +47,7 @@ def _interrupt(*_a, **_k):
 
 @pytest.mark.parametrize("where", ["decode", "report"])
 def test_ctrl_c_after_the_program_keeps_capture_and_status(fake_run, monkeypatch, where):
-    from tracer import cli, live
+    from tracer import cli_launch as cli, live
     if where == "decode":
         monkeypatch.setattr(live.LiveDecode, "finish", _interrupt)
     else:
@@ -71,7 +71,7 @@ def test_ctrl_c_while_the_exit_step_is_awaited_keeps_the_status(fake_run, monkey
     (the decode of a long job already done; seen on the H200, session 33: it exited 130):
     the program's status all the same, and the capture whole (the rewrite is a process of
     its own, out of the terminal's signals: here it finishes, then the interrupt comes)."""
-    from tracer import cli
+    from tracer import cli_launch as cli
     beside = cli._beside
 
     def interrupted_after(fn):

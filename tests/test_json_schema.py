@@ -180,7 +180,7 @@ def schema():
 def _json_output(path, all_fields=False):
     """What `trace-decode PATH --json [--all-fields]` prints, parsed (in-process, as
     test_cli does)."""
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     out = io.StringIO()
     rc = print_report(str(path), out, as_json=True, all_fields=all_fields)
     return rc, json.loads(out.getvalue(), parse_constant=_not_json)

@@ -14,7 +14,7 @@ from decoders.session import (MarkedRecords, capture_marks, decode_capture,
                               marked_submissions)
 from decoders.spill import SpillList
 from tracer import explain as E
-from tracer.cli import _print_diff, trace_decode
+from tracer.cli_decode import _print_diff, trace_decode
 from decoders.pick import Choice, LaunchUntil
 
 NAMES = sorted(p.split("/")[-2] for p in glob(str(CAPTURES / "*" / "capture.tlc*")))

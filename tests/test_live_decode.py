@@ -223,13 +223,13 @@ def test_live_decode_shows_progress_once_the_program_exited(tmp_path, monkeypatc
 
 
 def test_exit_step_beside_the_decode_returns_or_raises_what_it_did():
-    """tracer/cli.py _beside: trace-launch's exit step runs in a thread beside the live
+    """tracer/cli_launch.py _beside: trace-launch's exit step runs in a thread beside the live
     decode's tail; waiting for it gives its result, or raises its error in the waiter (where
     _guard turns it into one line, as when it ran in the main thread)."""
     import threading
 
     from decoders.errors import CaptureError
-    from tracer.cli import _beside
+    from tracer.cli_launch import _beside
     started = threading.Event()
 
     def step():

@@ -1,4 +1,4 @@
-"""trace-launch's report after a run (tracer/cli.py SHOWN_LAUNCHES): the first launches in
+"""trace-launch's report after a run (tracer/cli_common.py SHOWN_LAUNCHES): the first launches in
 full, then every kernel launch counted by kernel, grid and block (decoders/session/launches.py
 kernel_tally). The counts are checked against the manifests' truth and against the full
 list of decoded launches."""
@@ -115,10 +115,10 @@ def _cli_text(*args):
 
 def test_trace_decode_summarises_by_default_and_all_launches_shows_all():
     """Issue 27: `trace-decode captures/launch-loop-10k/...` printed 192,020 lines. By
-    default it shows the first 200 launches (tracer/cli.py SHOWN_LAUNCHES, as trace-launch
+    default it shows the first 200 launches (tracer/cli_common.py SHOWN_LAUNCHES, as trace-launch
     does) and the table of all of them, whose one row counts the manifest's launches;
     --all-launches shows every launch the capture holds."""
-    from tracer.cli import SHOWN_LAUNCHES
+    from tracer.cli_common import SHOWN_LAUNCHES
     truth = manifest("launch-loop-10k")["ground_truth"]
     want = truth["launches"] + truth["warmup_launches"]
     text = _cli_text()

@@ -300,7 +300,7 @@ def test_sharded_selection_is_the_one_process_selection(name, criteria, cost, as
     """A selection (and the text's --ioctls), and --cost, read every list: decoded in 3
     blocks, the report is the one-process report, byte for byte."""
     import decoders.session as S
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     decode, splits = S.decode_capture, []
 
     def decoded(*a, **k):

@@ -341,7 +341,7 @@ def test_trace_launch_window_usage_errors(args, tmp_path):
 
 
 def test_capture_window_option_values():
-    from tracer.cli import capture_window
+    from tracer.cli_launch import capture_window
     assert capture_window("none", None, 0, 1, None, "full") is None
     assert capture_window("none", "step", 500, 10, None, "full") == \
         {"kind": "nvtx", "name": "step", "skip": 500, "count": 10}

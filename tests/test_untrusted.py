@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from tracer.cli import ERR_LINE
+from tracer.cli_common import ERR_LINE
 
 _spec = importlib.util.spec_from_file_location("bench_bombs", ROOT / "bench" / "bombs.py")
 bombs = importlib.util.module_from_spec(_spec)

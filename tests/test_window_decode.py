@@ -249,7 +249,7 @@ def test_report_and_json_say_what_the_window_was(tmp_path):
     import io
     import json
     from tests.test_json_schema import _schema, validate
-    from tracer.cli import print_report
+    from tracer.cli_common import print_report
     raw = gzip.decompress((CAPTURES / "launch-loop-10k" / "capture.tlc.gz").read_bytes())
     path = tmp_path / "w.tlc"
     path.write_bytes(emulate_window(raw, 5000, 5019))

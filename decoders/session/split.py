@@ -36,7 +36,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 def package_env():
     """os.environ with this package's root first on PYTHONPATH: the environment of a child
-    Python that imports it (the front; tracer/cli.py's exit step), installed or not."""
+    Python that imports it (the front; tracer/cli_launch.py's exit step), installed or not."""
     path = os.environ.get("PYTHONPATH")
     return dict(os.environ, PYTHONPATH=_ROOT + (os.pathsep + path if path else ""))
 

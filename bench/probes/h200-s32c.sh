@@ -23,7 +23,7 @@ rc=$?; echo "$(date +%T) trace-decode one process rc=$rc" >> $P
 grep -v '^trace-launch: ' $OUT/live-500.stderr \
     > /tmp/live-report.txt
 diff /tmp/live-report.txt $OUT/offline-500.txt > $OUT/report-diff-500.txt
-echo "$(date +%T) live report vs one process: diff rc=$? lines $(wc -l < $OUT/report-diff-500.txt)" >> $P
+rc=$?; echo "$(date +%T) live report vs one process: diff rc=$rc lines $(wc -l < $OUT/report-diff-500.txt)" >> $P
 head -20 $OUT/report-diff-500.txt >> $P
 timeout 150 python3 bench/live_sim.py /tmp/r500.tlc --rate 45 --reps 1 --out $OUT/live-sim-500.json \
     > $OUT/live-sim-500.txt 2>&1

@@ -9,7 +9,7 @@ L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 N=${STEPS:-500}
 timeout 60 python3 scripts/corpus/train_transformer.py 200 > /dev/null 2>&1
-echo "$(date +%T) warm-up rc=$?" >> $P
+rc=$?; echo "$(date +%T) warm-up rc=$rc" >> $P
 # t CMD...: runs it, says on fd 3 its status and wall seconds (its own output redirected)
 t() { local s=$EPOCHREALTIME; "$@"; local rc=$?
       awk "BEGIN{printf \"rc=$rc %.2f s\", $EPOCHREALTIME - $s}" >&3; }

@@ -10,10 +10,10 @@
 L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 CUDA_VISIBLE_DEVICES=0 timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests > $L/gputests.log 2>&1
-echo "$(date +%T) gputests rc=$? $(tail -1 $L/gputests.log)" >> $P
+rc=$?; echo "$(date +%T) gputests rc=$rc $(tail -1 $L/gputests.log)" >> $P
 N=500
 timeout 60 python3 scripts/corpus/train_transformer.py 200 > /dev/null 2>&1
-echo "$(date +%T) warm-up rc=$?" >> $P
+rc=$?; echo "$(date +%T) warm-up rc=$rc" >> $P
 # t CMD...: runs it, says on fd 3 its status and wall seconds (its own output redirected)
 t() { local s=$EPOCHREALTIME; "$@"; local rc=$?
       awk "BEGIN{printf \"rc=$rc %.2f s\", $EPOCHREALTIME - $s}" >&3; }
@@ -29,7 +29,7 @@ done
 grep -v '^ \|^{\|^}' /tmp/json.err | head -5 > $L/json-err-lines.txt
 timeout 100 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 --reps 1 \
     --timeout 60 > $L/record-100.log 2>&1
-echo "$(date +%T) record 100 rc=$? $(tail -1 $L/record-100.log)" >> $P
+rc=$?; echo "$(date +%T) record 100 rc=$rc $(tail -1 $L/record-100.log)" >> $P
 T100=/tmp/rs/transformer-100/capture.tlc
 for rep in 1 2 3; do
   for c in $T100 captures/launch-loop-10k/capture.tlc.gz; do

@@ -13,7 +13,7 @@ trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 echo "cpus $(nproc)" >> $P
 timeout 150 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 500 --reps 1 \
     --timeout 60 > $L/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -1 $L/record.log)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $L/record.log)" >> $P
 T100=/tmp/rs/transformer-100/capture.tlc
 T500=/tmp/rs/transformer-500/capture.tlc
 LOOP=captures/launch-loop-10k/capture.tlc.gz
@@ -24,7 +24,7 @@ D="python3 -m tracer.cli_main trace-decode"
 for min in 4096 2048 1024; do
   sed -i "s/^MIN_SUBMISSIONS = [0-9]*/MIN_SUBMISSIONS = $min/" decoders/session/shard.py
   timeout 150 python3 setup.py -q build_ext --inplace > $L/build-$min.log 2>&1
-  echo "$(date +%T) min=$min built rc=$?" >> $P
+  rc=$?; echo "$(date +%T) min=$min built rc=$rc" >> $P
   timeout 100 python3 bench/json_phases.py $T100 $LOOP 2>> $L/stderr.log | sed "s/^/min=$min phases /" >> $P
   for rep in 1 2 3; do
     for c in $T100 $LOOP; do
@@ -38,4 +38,4 @@ done
 echo "$(date +%T) timeline A/B" >> $P
 timeout 200 python3 bench/timeline_ab.py --old .s35/timeline_old.py $T100 $T500 \
     --out $L/timeline-ab.json >> $P 2>> $L/stderr.log
-echo "$(date +%T) done rc=$?" >> $P
+rc=$?; echo "$(date +%T) done rc=$rc" >> $P

@@ -12,16 +12,16 @@
 L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 CUDA_VISIBLE_DEVICES=0 timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests > $L/gputests.log 2>&1
-echo "$(date +%T) gputests rc=$? $(tail -1 $L/gputests.log)" >> $P
+rc=$?; echo "$(date +%T) gputests rc=$rc $(tail -1 $L/gputests.log)" >> $P
 LONGJOBS="mix:20:100" T_JOB=150 T_CUPTI=90 timeout 280 bash scripts/record_longjobs.sh
-echo "$(date +%T) longjobs rc=$?" >> $P
+rc=$?; echo "$(date +%T) longjobs rc=$rc" >> $P
 W=/tmp/longjobs
 timeout 60 python3 bench/corpus_kernels.py --json $OUT/census.json $(ls -d $W/*-*/ | grep -v cupti) > $OUT/census.txt 2>&1
-echo "$(date +%T) census rc=$? $(tail -3 $OUT/census.txt | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) census rc=$rc $(tail -3 $OUT/census.txt | tr '\n' ' ')" >> $P
 for d in $(ls -d $W/*-*/); do timeout 30 python3 bench/cupti_coverage.py $d; done > $OUT/cupti.txt 2>&1
-echo "$(date +%T) cupti rc=$? $(tail -3 $OUT/cupti.txt | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) cupti rc=$rc $(tail -3 $OUT/cupti.txt | tr '\n' ' ')" >> $P
 timeout 100 python3 scripts/record_scaling.py --out /tmp/rs --steps 500 --reps 1 --timeout 60 > $L/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -1 $L/record.log)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $L/record.log)" >> $P
 T500=/tmp/rs/transformer-500/capture.tlc
 echo "timeline t500 $(timeout 120 python3 bench/probes/wall_cpu_rss.py /dev/null python3 -m tracer.cli_main trace-decode timeline $T500 -o /tmp/tl.json 2>> $L/stderr.log)" >> $P
 echo "$(date +%T) done" >> $P

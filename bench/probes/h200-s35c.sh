@@ -4,7 +4,7 @@
 # decoded there (bench/corpus_kernels.py). The capture comes back in $OUT/rec/.
 . bench/probes/device-setup.sh
 timeout 120 python3 scripts/record.py --out $OUT/rec real --only managed-copies > $OUT/record.log 2>&1
-echo "$(date +%T) record rc=$? $(grep '^==' $OUT/record.log | tail -2)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(grep '^==' $OUT/record.log | tail -2)" >> $P
 timeout 60 python3 bench/corpus_kernels.py $OUT/rec/managed-copies >> $P 2>&1
 rm -f $OUT/rec/managed-copies/native.truth.json
 ls -la $OUT/rec/managed-copies >> $P

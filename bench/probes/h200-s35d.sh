@@ -4,6 +4,6 @@
 # The capture comes back in $OUT/rec/.
 . bench/probes/device-setup.sh
 timeout 120 python3 scripts/record.py --out $OUT/rec real --only copies-2d > $OUT/record.log 2>&1
-echo "$(date +%T) record rc=$? $(grep '^==' $OUT/record.log | tail -2 | cut -c1-600)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(grep '^==' $OUT/record.log | tail -2 | cut -c1-600)" >> $P
 timeout 60 python3 bench/corpus_kernels.py $OUT/rec/copies-2d >> $P 2>&1
 rm -f $OUT/rec/copies-2d/native.truth.json

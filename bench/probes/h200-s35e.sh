@@ -6,11 +6,11 @@
 # trace-launch with its default report. The capture comes back in $OUT/rec/.
 . bench/probes/device-setup.sh
 CUDA_VISIBLE_DEVICES=0 timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests > $OUT/gputests.log 2>&1
-echo "$(date +%T) gputests rc=$? $(tail -1 $OUT/gputests.log)" >> $P
+rc=$?; echo "$(date +%T) gputests rc=$rc $(tail -1 $OUT/gputests.log)" >> $P
 timeout 120 python3 scripts/record.py --out $OUT/rec real --only copies-2d > $OUT/record.log 2>&1
-echo "$(date +%T) record rc=$? $(grep '^==' $OUT/record.log | tail -1 | cut -c1-300)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(grep '^==' $OUT/record.log | tail -1 | cut -c1-300)" >> $P
 timeout 60 python3 bench/corpus_kernels.py $OUT/rec/copies-2d >> $P 2>&1
 rm -f $OUT/rec/copies-2d/native.truth.json
 timeout 120 python3 -m tracer.cli_main trace-launch -o /tmp/mix.tlc python3 scripts/corpus/heldout_mix.py 20 > /tmp/mix.out 2> $OUT/mix-report.txt
-echo "$(date +%T) mix rc=$? $(cat /tmp/mix.out)" >> $P
+rc=$?; echo "$(date +%T) mix rc=$rc $(cat /tmp/mix.out)" >> $P
 grep -n "kernel launches:" $OUT/mix-report.txt >> $P

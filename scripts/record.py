@@ -165,24 +165,28 @@ CORPUS = {
     "memcpy-memset": ("corpus_memcpy", "memcpy H2D, D2D, D2H, memset, async D2H to pinned memory"),
     "kernel-fault": ("corpus_fault", "a kernel storing to address 0x10: cudaErrorIllegalAddress"),
     "sigkill": ("corpus_kill", "SIGKILL sent to itself after 2,000 launches, mid-run"),
+    "cdp": ("corpus_cdp", "CUDA dynamic parallelism: each of parent's 4 blocks launches a "
+            "child grid from the GPU", ["-rdc=true"], ["-lcudadevrt"]),
 }
 
 
 def job_corpus(out, args):
     """The runtime-API corpus programs of kernels/corpus_*.cu, built with nvcc -lcuda."""
-    for name, (src, notes) in CORPUS.items():
+    for name, (src, notes, *more) in CORPUS.items():
         if args.only and name not in args.only.split(","):
             continue
+        flags, libs = more if more else ([], [])    # (compile flags, libraries after -lcuda)
         exe = out / src
-        subprocess.run(["nvcc", "-arch=sm_90", "-o", str(exe), str(ROOT / f"kernels/{src}.cu"),
-                        "-lcuda"], check=True)
+        subprocess.run(["nvcc", "-arch=sm_90", *flags, "-o", str(exe),
+                        str(ROOT / f"kernels/{src}.cu"), "-lcuda", *libs], check=True)
         native = subprocess.run([str(exe)], capture_output=True, text=True)
         t = out / f"{src}.truth.json"
+        build = " ".join(["nvcc -arch=sm_90", *flags, f"-o {src} kernels/{src}.cu -lcuda", *libs])
         m = record(out, name, [str(exe), str(t)], t, notes=notes + f"; source kernels/{src}.cu, "
-                   "built with nvcc -arch=sm_90 -lcuda")
+                   f"built with {build}")
         m.setdefault("ground_truth", {})["native_exit"] = native.returncode
         m["ground_truth"]["native_stdout"] = native.stdout
-        m["ground_truth"]["build"] = f"nvcc -arch=sm_90 -o {src} kernels/{src}.cu -lcuda"
+        m["ground_truth"]["build"] = build
         (out / name / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
 
 

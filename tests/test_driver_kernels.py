@@ -674,3 +674,38 @@ def test_graph_copy_nodes_against_the_drivers_read_back():
                      struct.unpack_from("<Q", params(s))[0] == dst]
             assert kinds == [16 if whole else 24], (n, kinds)
     assert seen == ["nodes"] * gt["replays"] + ["captured"] * gt["replays"]
+
+
+def test_cdp_kernel_chained_after_parent_is_not_compared_with_the_call():
+    """kernels/corpus_cdp.cu (H200, nvcc -rdc=true -lcudadevrt): parent<<<4, 32>>> launches
+    child<<<1, 64>>> from each block on the GPU (the manifest's truth: the launch as passed,
+    the four device-side ones, the sum right). libcuda sends parent's QMD with DEPENDENT_QMD
+    pointing at a second kernel QMD (grid 1x1x1, block 1x1x1, another program): before,
+    that QMD was compared with cuLaunchKernel and reported as a MISMATCH of grid, block and
+    shared memory. It is the driver's, named as chained after parent, not checked, and says
+    that parent's module has the device runtime: the child grids never reach the host's
+    pushbuffer, so no launch of the capture is a child."""
+    gt = manifest("cdp")["ground_truth"]
+    assert gt["ok"] and len(gt["launches"]) == 1 and len(gt["device_launches"]) == 4
+    m = model("cdp")
+    assert not m.mismatched and not m.problems
+    kernels = [l.summary for l in m.launches if l.summary["kernel"]]
+    parent = [s for s in kernels if (s["attribution"]["kernel"] or {}).get("mangled") ==
+              "_Z6parentPi"]
+    assert len(parent) == 1
+    p, want = parent[0], gt["launches"][0]
+    assert p["verified"] is True and p["grid"] == want["grid"] and p["block"] == want["block"]
+    chained = [s for s in kernels if s["qmd_address"] in
+               {d["pointer"] for d in p["dependents"]}]
+    assert len(chained) == 1
+    c = chained[0]
+    a = c["attribution"]
+    assert c["program_address"] != p["program_address"]
+    assert c["api_call"]["index"] == p["api_call"]["index"]
+    assert a["kernel"]["name"] == "[driver kernel, chained after parent]"
+    assert a["verified"] is None and a["differences"] == [] and c["verified"] is None
+    assert a["driver_kernel"]["operation"] == "chained" and "device runtime" in a["why"]
+    # the child grids ran on the GPU's own queue: none is in the capture
+    assert not any("child" in ((s["attribution"]["kernel"] or {}).get("name") or "")
+                   for s in kernels)
+    assert m.verified["mismatched"] == 0

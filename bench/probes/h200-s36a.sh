@@ -12,15 +12,15 @@
 L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L . /tmp/longjobs/*.log 2>/dev/null' EXIT
 timeout 90 python3 scripts/corpus/heldout_mix2.py 3 > $L/native3.log 2>&1
-echo "$(date +%T) native3 rc=$? $(tail -3 $L/native3.log | cut -c1-400 | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) native3 rc=$rc $(tail -3 $L/native3.log | cut -c1-400 | tr '\n' ' ')" >> $P
 REPORT=1 LONGJOBS="mix2:20:100" T_JOB=240 T_CUPTI=90 timeout 360 bash scripts/record_longjobs.sh
-echo "$(date +%T) longjobs rc=$?" >> $P
+rc=$?; echo "$(date +%T) longjobs rc=$rc" >> $P
 W=/tmp/longjobs
 timeout 60 python3 bench/corpus_kernels.py --json $OUT/census.json $(ls -d $W/*-*/ | grep -v cupti) > $OUT/census.txt 2>&1
-echo "$(date +%T) census rc=$? $(tail -3 $OUT/census.txt | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) census rc=$rc $(tail -3 $OUT/census.txt | tr '\n' ' ')" >> $P
 for d in $(ls -d $W/*-*/); do timeout 30 python3 bench/cupti_coverage.py $d; done > $OUT/cupti.txt 2>&1
-echo "$(date +%T) cupti rc=$? $(tail -3 $OUT/cupti.txt | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) cupti rc=$rc $(tail -3 $OUT/cupti.txt | tr '\n' ' ')" >> $P
 timeout 100 python3 -m tracer.cli_main trace-launch -o /tmp/mix2.tlc python3 scripts/corpus/heldout_mix2.py 20 > /tmp/mix2.out 2> $OUT/mix2-report.txt
-echo "$(date +%T) mix2 report rc=$? $(cat /tmp/mix2.out)" >> $P
+rc=$?; echo "$(date +%T) mix2 report rc=$rc $(cat /tmp/mix2.out)" >> $P
 grep -n "kernel launches:" $OUT/mix2-report.txt >> $P
 echo "$(date +%T) done" >> $P

@@ -12,7 +12,7 @@ trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 echo "cpus $(nproc)" >> $P
 timeout 150 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 500 --reps 1 \
     --timeout 60 > $L/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -2 $L/record.log | tr '\n' ' ')" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -2 $L/record.log | tr '\n' ' ')" >> $P
 T100=/tmp/rs/transformer-100/capture.tlc
 T500=/tmp/rs/transformer-500/capture.tlc
 LOOP=captures/launch-loop-10k/capture.tlc.gz
@@ -21,7 +21,7 @@ t() {   # t CMD...: wall, CPU (children) and the largest process's peak RSS
 }
 D="python3 -m tracer.cli_main trace-decode"
 timeout 200 python3 bench/timeline_phases.py --reps 2 $T100 $T500 >> $P 2>> $L/stderr.log
-echo "$(date +%T) phases rc=$?" >> $P
+rc=$?; echo "$(date +%T) phases rc=$rc" >> $P
 for rep in 1 2; do
   echo "timeline t500 rep $rep $(t $D timeline $T500 -o /tmp/tl.json)" >> $P
 done

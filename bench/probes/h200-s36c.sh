@@ -9,13 +9,13 @@
 L=/tmp/logs; mkdir -p $L
 trap 'tar czf $OUT/logs.tgz -C $L .' EXIT
 CUDA_VISIBLE_DEVICES=0 timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests > $L/gputests.log 2>&1
-echo "$(date +%T) gputests rc=$? $(tail -1 $L/gputests.log)" >> $P
+rc=$?; echo "$(date +%T) gputests rc=$rc $(tail -1 $L/gputests.log)" >> $P
 timeout 250 python3 scripts/record_scaling.py --out /tmp/rs --steps 500 --reps 2 --report \
     --timeout 60 > $L/record.log 2>&1
-echo "$(date +%T) record rc=$? $(tail -1 $L/record.log)" >> $P
+rc=$?; echo "$(date +%T) record rc=$rc $(tail -1 $L/record.log)" >> $P
 cp /tmp/rs/scaling-record.json $OUT/ 2>/dev/null
 timeout 100 python3 -m tracer.cli_main trace-launch --json -o /tmp/mix2.tlc python3 scripts/corpus/heldout_mix2.py 20 > /tmp/mix2.out 2> /tmp/mix2.json
-echo "$(date +%T) mix2 json rc=$? $(cat /tmp/mix2.out) $(python3 -c "
+rc=$?; echo "$(date +%T) mix2 json rc=$rc $(cat /tmp/mix2.out) $(python3 -c "
 import json,sys
 d=json.load(open('/tmp/mix2.json'))
 k=[l for l in d['launches'] if l.get('kernel')]

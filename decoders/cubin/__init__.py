@@ -36,12 +36,18 @@ def default_param_base(sm):
     return None
 
 
+# The device runtime's launch entry points (CUDA 12's CDP2, and the CDP1 name before it):
+# a cubin that defines one was linked with libcudadevrt (nvcc -rdc=true -lcudadevrt).
+DEVICE_LAUNCH = ("__cudaCDP2LaunchDevice", "cudaLaunchDevice")
+
+
 class Kernel:
     """One entry function of a cubin, with what its .nv.info and sections say."""
 
     def __init__(self, cubin, mangled):
         elf = cubin.elf
         self.mangled = mangled
+        self.device_runtime = cubin.device_runtime
         self._name = None
         self.arch = cubin.arch
         info_sec = elf.by_name.get(f".nv.info.{mangled}")
@@ -149,6 +155,9 @@ class Cubin:
             names = [s.name[len(".nv.info."):] for s in self.elf.sections
                      if s.name.startswith(".nv.info.")]
         self.kernel_names = names
+        # linked with CUDA's device runtime: its kernels may launch kernels from the GPU
+        # (dynamic parallelism), which never pass through the host's pushbuffer
+        self.device_runtime = any(s[1].startswith(DEVICE_LAUNCH) for s in self._symbols)
         self._built = {}        # mangled -> Kernel: only those asked for are parsed
         self._kernels = None
 

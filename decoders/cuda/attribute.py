@@ -22,7 +22,7 @@ from decoders.cuda import graphs as G
 from decoders.cuda.allocations import Allocations
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda import graphdriver as GD
-from decoders.cuda.driverkernels import check as driver_kernel
+from decoders.cuda.driverkernels import chained_kernel, check as driver_kernel
 from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up
@@ -195,6 +195,9 @@ class Attribution:
         self._ran = (None, set())       # (replay call index, node handles its QMDs matched so far)
         self._prev = (None, None)       # (replay call index, the node its last kernel QMD ran)
         self._cond = (None, {})         # (replay call index, its conditional kernels' state)
+        # (launch call index, pid, the QMD addresses its kernel QMD chains to, its program,
+        # its kernel's short name, its module has the device runtime): chained_kernel
+        self._chain = None
 
     def names(self, c):
         """Register the names the driver gave in a call's FUNCTION_NAME sections (issue 25):
@@ -489,6 +492,13 @@ class Attribution:
                 out["graph_node"]["sent_by"] = (f"{call.base}: the node's QMD is written and "
                                                 "scheduled ahead of the replays that run it")
             call = node
+        else:
+            chain = self._chain
+            if chain is not None and chain[0] == call.index and chain[1] == s.get("pid") and \
+                    s.get("qmd_address") in chain[2] and s.get("program_address") != chain[3]:
+                out.update(chained_kernel(call.base, chain[4], s.get("program_address") or 0,
+                                          chain[5]))
+                return out
         cfg = call.launch_config
         handle = (pid, cfg["function"])
         k = self.kernel(cfg["function"], call.bound, pid=pid)
@@ -522,6 +532,12 @@ class Attribution:
         out["checked"] = self.checked
         out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]
+        if out["graph_node"] is None:
+            # a QMD it chains to that runs another program is the driver's (chained_kernel)
+            self._chain = (call.index, s.get("pid"),
+                           {d.get("pointer") for d in s.get("dependents") or ()},
+                           s.get("program_address"), short_name(k["name"]) if k and k["name"]
+                           else "its kernel", bool(info is not None and info.device_runtime))
         if k and k.get("image_problem"):
             out["image_problem"] = k["image_problem"]
         return out

@@ -588,3 +588,23 @@ def conditional_kernel(fields, hw_bytes, where, role):
                               "source": "docs/graphs.md"},
             "args": args, "verified": None, "checked": [], "unchecked": [], "differences": [],
             "why": f"the driver's own kernel for {where} ({role})"}
+
+
+def chained_kernel(base, first, program, device_runtime):
+    """The attribution of a kernel QMD that the QMD of a launch call's kernel (`first`, its
+    name) names as its DEPENDENT_QMD, running another `program`: a kernel of the driver's
+    own that runs after the call's (captures/cdp: a grid of one thread after a kernel of a
+    module linked with the device runtime, kernels/corpus_cdp.cu). The call's grid, block
+    and arguments are not its own: nothing to check it against."""
+    why = (f"chained to by {first}'s QMD (DEPENDENT_QMD), program {program:#x}: not "
+           f"{base}'s kernel, not checked")
+    if device_runtime:
+        why += (f"; {first}'s module has the device runtime: launches from the GPU are not "
+                "in the capture")
+    return {"kernel": {"name": f"[driver kernel, chained after {first}]", "mangled": None,
+                       "module": None, "image_call": None, "cubin_arch": None},
+            "driver_kernel": {"operation": "chained", "layout": None, "bytes": None,
+                              "element_size": None, "span": None,
+                              "source": "docs/driver-kernels.md"},
+            "args": None, "verified": None, "checked": [], "unchecked": [], "differences": [],
+            "why": why}

@@ -22,7 +22,8 @@ from decoders.cuda import graphs as G
 from decoders.cuda.allocations import Allocations
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda import graphdriver as GD
-from decoders.cuda.driverkernels import chained_kernel, check as driver_kernel
+from decoders.cuda.driverkernels import before_entry_kernel, chained_kernel, \
+    check as driver_kernel
 from decoders.names import short_name
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.fields import align_up
@@ -423,10 +424,12 @@ class Attribution:
         return None
 
     # -- one launch ------------------------------------------------------------------------
-    def for_launch(self, launch, call, args=True):
+    def for_launch(self, launch, call, args=True, before_entry=False):
         """{'api_call', 'graph_node', 'kernel', 'args', 'verified', 'differences', 'why'}.
         args=False: the arguments by name only when the launch differs from its call (a
-        brief decode's launch that no report shows: decoders/session/launches.py)."""
+        brief decode's launch that no report shows: decoders/session/launches.py).
+        before_entry: its doorbell rang inside the launch call `call` before the shim wrote
+        the call's entry (LaunchSink.entered): the driver's, for the shim's lookups."""
         # the summary without forcing every QMD field (decoders/launch/summary.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
         self._pid = s.get("pid")    # pointers resolve to this process's allocations
@@ -452,6 +455,14 @@ class Attribution:
                "verified": None, "checked": [], "differences": [], "shared_memory": None, "why": None}
         if call.ordered is not None and call.names_seen is not self:
             self.names(call)
+        if before_entry:
+            k = self.kernel(call.launch_config["function"], call.bound, pid=pid) \
+                if call.launch_config else None
+            info = k["info"] if k else None
+            out.update(before_entry_kernel(
+                call.base, short_name(k["name"]) if k and k["name"] else None,
+                bool(info is not None and info.device_runtime)))
+            return out
         params = s.get("params")
         hw = params.get("hex") if params else None
         hw_bytes = bytes.fromhex(hw) if hw else None     # constant bank 0 from the parameter base

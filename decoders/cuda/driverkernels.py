@@ -608,3 +608,24 @@ def chained_kernel(base, first, program, device_runtime):
                               "source": "docs/driver-kernels.md"},
             "args": None, "verified": None, "checked": [], "unchecked": [], "differences": [],
             "why": why}
+
+
+def before_entry_kernel(base, kernel, device_runtime):
+    """The attribution of a kernel QMD whose doorbell rang inside a launch call `base`
+    before the shim wrote its entry record: the shim's lookups on the call's kernel (its
+    parameter layout) made libcuda load the kernel's module, and the driver ran this
+    kernel then (captures/cdp: the device runtime's set-up). Not the call's kernel: not
+    checked."""
+    of = f"{kernel}'s" if kernel else "the kernel's"
+    why = (f"rang inside {base} before its entry record, while the shim's lookup loaded "
+           f"{of} module: the driver's, not checked")
+    if device_runtime:
+        why += "; the module has the device runtime"
+    name = f"[driver kernel, loading {kernel}]" if kernel else "[driver kernel, module load]"
+    return {"kernel": {"name": name, "mangled": None, "module": None, "image_call": None,
+                       "cubin_arch": None},
+            "driver_kernel": {"operation": "module load", "layout": None, "bytes": None,
+                              "element_size": None, "span": None,
+                              "source": "docs/driver-kernels.md"},
+            "args": None, "verified": None, "checked": [], "unchecked": [], "differences": [],
+            "why": why}

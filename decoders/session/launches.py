@@ -40,6 +40,7 @@ class LaunchStage:
         dec = self.decoder
         nproblems = len(dec.problems)
         self.sink.call = call
+        self.sink.at = (rec.pid, rec.tid, rec.t_start)
         dec.feed(rec.index, rec.body, rec.pid)
         if len(dec.problems) != nproblems:
             self.record_offsets[rec.index] = rec.offset
@@ -59,7 +60,12 @@ class LaunchSink:
         self.tree = model.objects
         self.attr = attr
         self.call = None        # the API call of the submission being decoded
+        self.at = None          # its (pid, tid, doorbell time)
         self._calls = {}        # id(launch not yet kept) -> the API call its doorbell rang in
+        # id(launch not yet kept, arrived in no call) -> (pid, tid, doorbell time): a launch
+        # call's entry may come after it though the call began before (entered)
+        self._early = {}
+        self._before_entry = set()  # ids of those given to the call they rang in
         self.patched = 0        # late changes recorded as patches of the spill file
         self._gpus = {}         # (pid, hChannel) -> GPU index (sync)
         # a brief decode: launches arrived (each arrives in the order it is kept), and per
@@ -84,6 +90,8 @@ class LaunchSink:
             _resolve_launch(self.tree, s)
         if self.call is not None:
             self._calls[id(launch)] = self.call
+        elif self.at is not None:
+            self._early[id(launch)] = self.at
         if self.brief:
             if s["kernel"]:
                 pid = s["pid"]
@@ -92,6 +100,19 @@ class LaunchSink:
                     self._unresolved.pop(id(last[1]), None)
                 self._last_kernel[pid] = (self._arrived, launch)
             self._arrived += 1
+
+    def entered(self, call):
+        """A launch call's API_ENTER: the launches not yet kept that arrived in no call, on
+        its thread, with a doorbell at or after its entry, rang inside it, before the shim
+        wrote the record: the driver's work for the shim's own lookups on the call's
+        kernel (its parameter layout: libcuda loads a lazily loaded module then;
+        captures/cdp). They are the call's, rung before its entry (attribute.py)."""
+        early = self._early
+        for key, (pid, tid, t) in list(early.items()):
+            if pid == call.pid and tid == call.tid and t >= call.t_start:
+                del early[key]
+                self._calls[key] = call
+                self._before_entry.add(key)
 
     def settle(self):
         """The tree is about to change: resolve the launches that may still be kept."""
@@ -134,13 +155,19 @@ class LaunchSink:
         r = s.get("resolved")
         if not lazy and (r is None or len(r["semaphores"]) < len(s["semaphores"])):
             _resolve_launch(self.tree, s)       # (arrived did it, but for late semaphores)
-        call = self._calls.pop(id(launch), None)
+        key = id(launch)
+        call = self._calls.pop(key, None)
+        self._early.pop(key, None)
+        early = key in self._before_entry
+        if early:
+            self._before_entry.discard(key)
         a = None
         n = len(model.launches)
         if attr.any_calls or call is not None:
             # a brief decode drops this launch unless it differs from its call: its
             # arguments by name are then not worked out
-            a = attr.for_launch(launch, call, args=not self.brief or n < model.launches.keep)
+            a = attr.for_launch(launch, call, args=not self.brief or n < model.launches.keep,
+                                before_entry=early)
             if launch._own and a["api_call"] is not None:   # summary already read
                 from decoders.cuda.calls import own_launch_config
                 a["api_call"] = dict(a["api_call"],

@@ -3,6 +3,7 @@ per-syscall decoders): each handler reads one record and updates the model, the 
 tree, the API calls, or hands it to the launch stage. A handler returns False when the
 decode must stop there (a budget ran out); anything else goes on."""
 from decoders.capture import format as F
+from decoders.cuda.api import LAUNCH_KINDS
 from decoders.errors import CaptureError, TraceLaunchError
 from decoders.ioctl import facts as ioctl_facts
 from decoders.session.budget import KEPT_BYTES, KEPT_OPEN_CALLS, _KEPT_TYPES
@@ -105,9 +106,13 @@ class RecordHandlers:
         except TraceLaunchError as exc:
             model.problems.append(_at_record(exc, rec.index, rec.offset))
             return
-        if model.brief is not None and self.launches is not None:
-            # the launch a failure of this call would name (tracer/outcome.py launch_before)
-            c.before = self.launches.sink.before(c.pid)
+        if self.launches is not None:
+            if c.kind in LAUNCH_KINDS:
+                self.launches.sink.entered(c)
+            if model.brief is not None:
+                # the launch a failure of this call would name (tracer/outcome.py
+                # launch_before)
+                c.before = self.launches.sink.before(c.pid)
         img = c.sections.get("IMAGE")
         if img is not None and "IMAGE_REF" not in c.sections and \
                 "ENTRIES_ELIDED" in img["flags"]:

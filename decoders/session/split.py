@@ -243,6 +243,7 @@ class RemoteLaunchStage:
         self._group = None
         sink = self.sink
         sink.call = call
+        sink.at = (rec.pid, rec.tid, rec.t_start)
         self._apply(events, (rec.pid, head[1], head[2], head[0]))
         if problems:
             self.record_offsets[rec.index] = rec.offset

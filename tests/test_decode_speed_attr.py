@@ -113,8 +113,8 @@ def test_for_launch_without_kernel_equals_reference(name, monkeypatch):
     seen = []
     real = A.Attribution.for_launch
 
-    def spy(self, launch, call, args=True):
-        got = real(self, launch, call, args)
+    def spy(self, launch, call, args=True, before_entry=False):
+        got = real(self, launch, call, args, before_entry)
         if call is None or not launch._summary["kernel"]:
             want = _for_launch_reference(self, launch, call)
             assert list(got.items()) == list(want.items())      # same keys, same order

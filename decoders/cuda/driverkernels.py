@@ -596,8 +596,8 @@ def chained_kernel(base, first, program, device_runtime):
     own that runs after the call's (captures/cdp: a grid of one thread after a kernel of a
     module linked with the device runtime, kernels/corpus_cdp.cu). The call's grid, block
     and arguments are not its own: nothing to check it against."""
-    why = (f"chained to by {first}'s QMD (DEPENDENT_QMD), program {program:#x}: not "
-           f"{base}'s kernel, not checked")
+    why = (f"the driver's own kernel, chained to by {first}'s QMD (DEPENDENT_QMD), program "
+           f"{program:#x}: not {base}'s, not checked")
     if device_runtime:
         why += (f"; {first}'s module has the device runtime: launches from the GPU are not "
                 "in the capture")
@@ -617,8 +617,8 @@ def before_entry_kernel(base, kernel, device_runtime):
     kernel then (captures/cdp: the device runtime's set-up). Not the call's kernel: not
     checked."""
     of = f"{kernel}'s" if kernel else "the kernel's"
-    why = (f"rang inside {base} before its entry record, while the shim's lookup loaded "
-           f"{of} module: the driver's, not checked")
+    why = (f"the driver's own kernel, rung inside {base} before its entry record while the "
+           f"shim's lookup loaded {of} module: not checked")
     if device_runtime:
         why += "; the module has the device runtime"
     name = f"[driver kernel, loading {kernel}]" if kernel else "[driver kernel, module load]"

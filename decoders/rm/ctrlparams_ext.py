@@ -18,6 +18,8 @@ Added for the 2-rank NCCL capture (captures/ddp-2rank, where they were the only 
 controls left undecoded: 96 and 4 calls): ctrl0041.h (GET_SURFACE_INFO, its list entry
 NVXXXX_CTRL_XXX_INFO and NV0041_CTRL_SURFACE_INFO_INDEX_*; read in the stored copy at
 b5bf85a8e3eb2516b9abca4d1becaf1172d62822) and ctrl2080/ctrl2080tmr.h (TIMER_SET_GR_TICK_FREQ).
+Added for captures/cdp (session 36; libcuda asks it once where the device runtime is set
+up): ctrl2080/ctrl2080rc.h (RC_GET_WATCHDOG_INFO and its FLAGS_* values), paramsSize 4.
 Padding is ours (natural C alignment, NV_DECLARE_ALIGNED 8), named reserved*. Each sizeof
 equals the paramsSize libcuda passed on the H100 (tests/test_ioctl_tables.py): 2244, 56, 9240,
 1928, 48, 13344, 1352, 4, 16. Name prefix: NVIDIA's struct names.
@@ -214,12 +216,18 @@ _LINK_MASK_HINTS = {"masks[]": "hex"}
 NV0041_CTRL_GET_SURFACE_INFO_PARAMS = Struct(
     "surfaceInfoListSize" / NvU32, "reserved0" / Padding(4), "surfaceInfoList" / NvP64)
 NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS = Struct("bSetMaxFreq" / NvBool)
+NV2080_CTRL_RC_GET_WATCHDOG_INFO_PARAMS = Struct("watchdogStatusFlags" / NvU32)
+# NV2080_CTRL_RC_GET_WATCHDOG_INFO_FLAGS_* (ctrl2080rc.h; NONE is 0)
+NV2080_CTRL_RC_GET_WATCHDOG_INFO_FLAGS = {0x1: "DISABLED", 0x2: "RUNNING", 0x4: "INITIALIZED"}
 
 CTRL_PARAMS_EXT = {
     0x00410110: ("NV0041_CTRL_GET_SURFACE_INFO_PARAMS", NV0041_CTRL_GET_SURFACE_INFO_PARAMS,
                  {"surfaceInfoList": "ptr"}),
     0x20800407: ("NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS",
                  NV2080_CTRL_CMD_TIMER_SET_GR_TICK_FREQ_PARAMS, {"bSetMaxFreq": "bool"}),
+    0x20802209: ("NV2080_CTRL_RC_GET_WATCHDOG_INFO_PARAMS",
+                 NV2080_CTRL_RC_GET_WATCHDOG_INFO_PARAMS,
+                 {"watchdogStatusFlags": "flags:RC_WATCHDOG_INFO_FLAGS"}),
     0x00000A04: ("NV0000_SYNC_GPU_BOOST_GROUP_INFO_PARAMS", NV0000_SYNC_GPU_BOOST_GROUP_INFO_PARAMS,
                  {"groupCount": "count_of:pBoostGroups",
                   "pBoostGroups.": {"gpuCount": "count_of:gpuIds", "gpuIds[]": "hex",
@@ -280,6 +288,7 @@ TABLES_EXT = {
     "GR_INFO_INDEX": NV2080_CTRL_GR_INFO_INDEX,
     "BUS_INFO_INDEX": NV2080_CTRL_BUS_INFO_INDEX,
     "SURFACE_INFO_INDEX": NV0041_CTRL_SURFACE_INFO_INDEX,
+    "RC_WATCHDOG_INFO_FLAGS": NV2080_CTRL_RC_GET_WATCHDOG_INFO_FLAGS,
 }
 
 # --- pointers inside params: what the shim follows (issue 18) ----------------------------

@@ -581,13 +581,19 @@ def conditional_kernel(fields, hw_bytes, where, role):
                      "hex": hw_bytes[at:at + width].hex(), "value": fields[f.name],
                      "api_hex": None, "field": f.name})
         at += width
-    return {"kernel": {"name": "[driver kernel, conditional node]", "mangled": None,
-                       "module": None, "image_call": None, "cubin_arch": None},
-            "driver_kernel": {"operation": "conditional", "layout": "conditional node",
-                              "bytes": None, "element_size": None, "span": None,
-                              "source": "docs/graphs.md"},
+    return _unchecked("[driver kernel, conditional node]", "conditional", "conditional node",
+                      "docs/graphs.md", f"the driver's own kernel for {where} ({role})", args)
+
+
+def _unchecked(name, operation, layout, source, why, args=None):
+    """The attribution of a kernel of the driver's own that nothing is checked against:
+    named, its `driver_kernel` (no bytes, element size or span), `why`."""
+    return {"kernel": {"name": name, "mangled": None, "module": None, "image_call": None,
+                       "cubin_arch": None},
+            "driver_kernel": {"operation": operation, "layout": layout, "bytes": None,
+                              "element_size": None, "span": None, "source": source},
             "args": args, "verified": None, "checked": [], "unchecked": [], "differences": [],
-            "why": f"the driver's own kernel for {where} ({role})"}
+            "why": why}
 
 
 def chained_kernel(base, first, program, device_runtime):
@@ -601,13 +607,8 @@ def chained_kernel(base, first, program, device_runtime):
     if device_runtime:
         why += (f"; {first}'s module has the device runtime: launches from the GPU are not "
                 "in the capture")
-    return {"kernel": {"name": f"[driver kernel, chained after {first}]", "mangled": None,
-                       "module": None, "image_call": None, "cubin_arch": None},
-            "driver_kernel": {"operation": "chained", "layout": None, "bytes": None,
-                              "element_size": None, "span": None,
-                              "source": "docs/driver-kernels.md"},
-            "args": None, "verified": None, "checked": [], "unchecked": [], "differences": [],
-            "why": why}
+    return _unchecked(f"[driver kernel, chained after {first}]", "chained", None,
+                      "docs/driver-kernels.md", why)
 
 
 def before_entry_kernel(base, kernel, device_runtime):
@@ -622,10 +623,4 @@ def before_entry_kernel(base, kernel, device_runtime):
     if device_runtime:
         why += "; the module has the device runtime"
     name = f"[driver kernel, loading {kernel}]" if kernel else "[driver kernel, module load]"
-    return {"kernel": {"name": name, "mangled": None, "module": None, "image_call": None,
-                       "cubin_arch": None},
-            "driver_kernel": {"operation": "module load", "layout": None, "bytes": None,
-                              "element_size": None, "span": None,
-                              "source": "docs/driver-kernels.md"},
-            "args": None, "verified": None, "checked": [], "unchecked": [], "differences": [],
-            "why": why}
+    return _unchecked(name, "module load", None, "docs/driver-kernels.md", why)

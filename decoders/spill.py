@@ -58,6 +58,9 @@ class SpillList(Sequence):
         self._nspilled = 0             # items in marshalled batches
         self._written = 0
         self._batch_bytes = 0          # bytes objects in the open batch (append_dumped)
+        # on_seal(k, lo, hi, n): batch k (items spilled n and on) written at lo..hi of the
+        # file (tracer/prerender.py renders it while the decode goes on)
+        self.on_seal = None
 
     def append(self, item):
         if len(self._items) < self.keep:
@@ -85,22 +88,30 @@ class SpillList(Sequence):
         if len(self._batch) >= self.BATCH or self._batch_bytes > self.BATCH_BYTES:
             self._seal()
 
+    def open_file(self):
+        """The file spilled items go to, made now if not yet (a process forked after this
+        reads the batches written later)."""
+        if self._file is None and self.directory is not None:
+            fd, self.name = tempfile.mkstemp(prefix="trace-decode-", dir=self.directory)
+            self._file = os.fdopen(fd, "w+b")
+        elif self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="trace-decode-")
+        return self._file
+
     def _seal(self):
         """Marshal the open batch and write it (one pwrite per batch: no buffer to grow)."""
         if self._batch:
             data = marshal.dumps(self._batch)
-            if self._file is None and self.directory is not None:
-                fd, self.name = tempfile.mkstemp(prefix="trace-decode-", dir=self.directory)
-                self._file = os.fdopen(fd, "w+b")
-            elif self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="trace-decode-")
-            os.pwrite(self._file.fileno(), data, self._written)
+            lo = self._written
+            os.pwrite(self.open_file().fileno(), data, lo)
             self._written += len(data)
             self._starts.append(self._nspilled)
             self._ends.append(self._written)
             self._nspilled += len(self._batch)
             self._batch = []
             self._batch_bytes = 0
+            if self.on_seal is not None:
+                self.on_seal(len(self._ends) - 1, lo, self._written, self._starts[-1])
 
     def _flush(self):
         self._seal()

@@ -403,6 +403,10 @@ ALLOWED = {
     ("decoders/session/split.py", "marshal"):
         "loads only what its own front process marshalled (front.py), through a pipe it made "
         "itself; marshal.loads builds data objects and never runs code",
+    ("tracer/prerender.py", "marshal"):
+        "its worker reads the batches this decode's SpillLists marshalled to their files, and "
+        "the decode loads the list of batches its own forked worker marshalled, through a pipe "
+        "it made itself; marshal.loads builds data objects and never runs code",
     ("tracer/parallel.py", "marshal"):
         "map_ranges loads only what its own forked workers marshalled (the timeline's views of "
         "the decoded lists), through a pipe it made itself; marshal.loads builds data objects "

@@ -81,13 +81,26 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
     brief = brief_for(as_json, launch_limit, filters, cost, ioctls or stats)
     if model is not None and getattr(model, "brief", None) not in (None, brief):
         model = None        # kept too little for this view: decoded again in full
+    pre = None
     if model is None:
         from tracer.progress import Bar
-        with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
-            # a whole capture in blocks side by side (decoders/session/shard.py): the JSON,
-            # a selection, --ioctls, --stats and --cost read every list
-            model = decode_capture(path, progress=progress, brief=brief,
-                                   full_blocks=brief is None)
+        from tracer import prerender
+        from tracer.report_json import prerender_views
+        views = prerender_views(all_fields) if as_json and not filters and not cost else {}
+        if views and prerender.wanted():
+            pre = prerender.Prerender(views)
+        try:
+            with Bar(prog) as progress:     # on a terminal, for a decode past a few seconds
+                # a whole capture in blocks side by side (decoders/session/shard.py): the
+                # JSON, a selection, --ioctls, --stats and --cost read every list
+                model = decode_capture(path, progress=progress, brief=brief,
+                                       full_blocks=brief is None, prerender=pre)
+            if pre is not None:
+                pre.finish()
+        except BaseException:
+            if pre is not None:
+                pre.close()
+            raise
     else:
         from decoders.capture.reader import CaptureReader, open_capture
         from decoders.session import capture_header
@@ -129,8 +142,13 @@ def print_report(path, out, as_json=False, color=None, ioctls=False, objects=Fal
         # a long capture's JSON is made for seconds after its decode: a line on the terminal,
         # unless the JSON goes there too (trace-launch's report is on stderr)
         with Bar(f"{prog}: JSON", unit="items") as bar:
-            render_json(model, out, all_fields=all_fields,
-                        progress=None if _same_file(out, bar.stream) else bar)
+            try:
+                render_json(model, out, all_fields=all_fields,
+                            progress=None if _same_file(out, bar.stream) else bar,
+                            prerender=pre)
+            finally:
+                if pre is not None:
+                    pre.close()
     else:
         render_text(model, out, color=color, show_ioctls=ioctls,
                     show_objects=objects, show_stats=stats, full_names=full_names,
@@ -215,6 +233,9 @@ ENV_SETTINGS = (
                                "2 or more CPUs, live or for a capture of 8 MiB or more)"),
     ("TRACE_LAUNCH_SHARDS=N", "decode a report's capture in N blocks side by side (default: "
                               "with 8 or more CPUs, the CPUs less 2, at most 16; 0 or 1: not)"),
+    ("TRACE_LAUNCH_PRERENDER=0|1", "render --json's launches, API calls and submissions in a "
+                                   "worker while the capture decodes (default: with 2 or more "
+                                   "CPUs)"),
 )
 
 

@@ -297,12 +297,14 @@ _LONG_LISTS = ("ioctls", "mmaps", "submissions", "launches", "syncs", "copies", 
                "marks", "notes", "problems", "failed_calls")
 
 
-def render_json(model, out, all_fields=True, progress=None):
+def render_json(model, out, all_fields=True, progress=None, prerender=None):
     """Write to_json(model, all_fields) to `out`, one array item at a time: a long capture's
     submissions and launches are never all in memory (decoders/session.py SpillList). With
     all_fields, byte for byte what json.dump(indent=1) writes; without, the same but each
     item of COMPACT_LISTS on one line (_compact), which parses to the same object.
-    `progress(done, total)`: the long lists' items written, of all of them."""
+    `progress(done, total)`: the long lists' items written, of all of them. `prerender`:
+    a tracer/prerender.py Prerender made with prerender_views(all_fields), attached to the
+    decode of `model` and finished: the batches it rendered are written as it did."""
     w = out.write
     parts = list(_parts(model, all_fields))
     advance = None
@@ -330,12 +332,26 @@ def render_json(model, out, all_fields=True, progress=None):
             _item_text if all_fields or key not in COMPACT_LISTS else \
             _submission_text if key == "submissions" else \
             _sync_text if key == "syncs" else _compact_item
-        render_ranges(value, one, chunk, advance=advance)
+        texts = prerender.texts(model, key) if prerender is not None else None
+        if texts:
+            from tracer.prerender import render
+            render(value, one, chunk, texts, prerender.read, advance=advance)
+        else:
+            render_ranges(value, one, chunk, advance=advance)
         w("[]" if first[0] else "\n ]")
     w("\n}\n")
 
 
 COMPACT_LISTS = ("submissions", "launches", "syncs", "copies", "api_calls")    # a line each
+
+
+def prerender_views(all_fields=False):
+    """{list: one(index, item) -> its text}: what render_json makes of the items of the
+    lists a decode may render ahead (tracer/prerender.py), the longest ones."""
+    if all_fields:
+        return {}
+    return {"launches": _LaunchText(False), "api_calls": _compact_item,
+            "submissions": _submission_text}
 
 
 def _compact_item(_, item):

@@ -32,7 +32,8 @@ from decoders.spill import SpillList
 
 
 def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=None,
-                   progress=None, brief=None, split=None, full_blocks=False, until=None):
+                   progress=None, brief=None, split=None, full_blocks=False, until=None,
+                   prerender=None):
     """Read and decode a whole capture. Problems are collected, never raised, except for a
     file that is not a capture at all (CaptureError) or cannot be opened (OSError).
 
@@ -57,7 +58,9 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
     as a budget stops it (no "cut short" problem), with model.until_record the records
     read: what one launch's story needs (tracer/explain) is early in a long job. A split
     decode's front is then stopped, not waited for: the launches it still held (those
-    after the last one handed over) are not in the model."""
+    after the last one handed over) are not in the model.
+    `prerender`: an object whose attach(model) is called with the model of a decode not in
+    blocks as it starts (tracer/prerender.py: the JSON's lists rendered meanwhile)."""
     gc_was = gc.isenabled()
     gc.disable()   # decoding makes many small acyclic objects: collect young ones by hand
     try:
@@ -72,7 +75,7 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
                 gc.collect()
                 stream = stream.reopen() if live else None
         model = _decode_unsharded(path, branch, launches, keep, stream, progress, brief,
-                                  split, until)
+                                  split, until, prerender)
         if why is not None:
             model.split = f"{model.split or 'one process'} (not sharded: {why})"
         return model
@@ -82,7 +85,7 @@ def decode_capture(path, branch=None, launches=True, keep=DEFAULT_KEEP, stream=N
 
 
 def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, split,
-                      until=None):
+                      until=None, prerender=None):
     front = None
     # (a stream given must be one the front can read too, and this decode again: live)
     if launches and (stream is None or getattr(stream, "live", False)) and \
@@ -93,10 +96,10 @@ def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, spl
             front = None
     if front is None:
         return _decode_capture(path, branch, launches, keep, stream, progress, brief,
-                               until=until)
+                               until=until, prerender=prerender)
     try:
         model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
-                                front, until)
+                                front, until, prerender)
         model.split = "front"
         return model
     except Diverged as exc:
@@ -106,19 +109,21 @@ def _decode_unsharded(path, branch, launches, keep, stream, progress, brief, spl
     gc.collect()    # the model given up, and its files
     stream = stream.reopen() if stream is not None else None
     model = _decode_capture(path, branch, launches, keep, stream, progress, brief,
-                            until=until)
+                            until=until, prerender=prerender)
     model.split = f"one process: {why}"
     return model
 
 
 def _decode_capture(path, branch, launches, keep, stream=None, progress=None, brief=None,
-                    front=None, until=None):
+                    front=None, until=None, prerender=None):
     stream = open_capture(path) if stream is None else stream
     try:
         reader = CaptureReader(stream, name=str(path))
         if branch is None:
             branch = (str(reader.meta.get("driver", "580")).split(".")[0]) or "580"
         model = _new_model(path, reader, branch, keep, brief if keep is not None else None)
+        if prerender is not None:
+            prerender.attach(model)
         from decoders.window import Windows
         wins = Windows(reader.meta)     # capture windows: resync points, launches outside
         if front is not None and wins.active:

@@ -67,3 +67,35 @@ def test_semaphore_method_fields_shared_until_read():
     ld._semaphore(ch, {"source": "x", "fields": shared})
     assert kernels[1]._summary["semaphores"][-1]["fields"] == shared
     assert kernels[1]._summary["semaphores"][-1]["fields"] is not shared
+
+
+def test_argument_lists_remembered_only_while_the_allocations_stand():
+    """Attribution._args: a kernel launched again with the same argument bytes shares the
+    list made for it the first time, until an allocation or a free (or an RM record, which
+    may change what a pointer resolves to) comes; a launch at or before the latest change
+    is worked out on its own (it sees the allocations as they were at its record)."""
+    from decoders.cuda.attribute import Attribution
+    from decoders.rm.objects import ObjectTree
+    a = Attribution(objects=ObjectTree())
+    made = []
+    a._args_made = lambda *x: made.append(x[-1]) or [{"made_at": x[-1]}]
+    a._pid = 1
+    params = [{"index": 0, "offset": 0, "size": 8, "bytes": bytes(8)}]
+    k = {"name": "f(int*)"}
+
+    def args(at, hw=bytes(8)):
+        return a._args(params, hw, None, k, at)
+    first = args(10)
+    assert args(11) is first and made == [10]
+    assert args(12, hw=b"\1" * 8) is not first and made == [10, 12]     # other bytes
+    a._allocations.add(1, 0x1000, 0x100, "cuMemAlloc_v2", 20)
+    assert args(19) is not first and made[-1] == 19     # before the allocation's record
+    after = args(21)
+    assert after is not first and made[-1] == 21
+    assert args(22) is after
+    a._allocations.free(1, 0x1000, 30)
+    assert args(31) is not after and made[-1] == 31
+    n = len(made)
+    a.objects.generation += 1       # (ObjectTree.feed_*: an RM record)
+    args(32)
+    assert len(made) == n + 1

@@ -29,11 +29,16 @@ class Allocations:
         self._live = {}         # (pid, base) -> [(seq, range)] not freed yet
         self._freed = []        # heap of (record of the free, seq): dropped once passed
         self._bases = {}        # pid -> sorted [(base, seq)] of the kept ranges
+        # what a memo of lookups checks (attribute.py _args): adds and frees so far, and
+        # the record of the latest (a find at a later record sees all of them)
+        self.version = 0
+        self.changed = -1
 
     def __len__(self):
         return len(self._kept)
 
     def add(self, pid, base, size, call, index):
+        self._changed(index)
         self._seq += 1
         r = [base, size, call, index, None, pid]
         self._kept[self._seq] = r
@@ -41,9 +46,15 @@ class Allocations:
         bisect.insort(self._bases.setdefault(pid, []), (base, self._seq))
 
     def free(self, pid, base, index):
+        self._changed(index)
         for seq, r in self._live.pop((pid, base), ()):
             r[FREED] = index
             heapq.heappush(self._freed, (index, seq))
+
+    def _changed(self, index):
+        self.version += 1
+        if index is not None and index > self.changed:
+            self.changed = index
 
     def _drop(self, at_index):
         freed, kept = self._freed, self._kept

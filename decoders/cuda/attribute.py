@@ -31,6 +31,7 @@ from decoders.launch import SMEM_GRANULE, family_of_sm
 
 _ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
 CUBIN_CACHE_BYTES = 32 * 1024 * 1024    # decoded cubins kept at once (Attribution._cubin)
+ARGS_MEMO = 4096        # distinct argument lists remembered (Attribution._args): then cleared
 _FREE = ("cuMemFree", "cuMemFreeAsync")
 
 
@@ -188,6 +189,11 @@ class Attribution:
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands,
                                 # a handle's own entry when only it changes (_forget)
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
+        # (pid, kernel name, its layout, QMD argument bytes, the call's) -> (allocations'
+        # version, the object tree's generation, _args's list): a training step launches
+        # the same kernels with the same arguments (a 100-step transformer: 15,785 kernel
+        # launches, 1,777 distinct), one list shared by all (read, never changed)
+        self._args_memo = {}
         self.any_calls = False
         # issue 25: handles the driver named (FUNCTION_NAME) -> the call that asked it
         self._named_by = {}
@@ -665,6 +671,27 @@ class Attribution:
         return out
 
     def _args(self, params, hw_bytes, info, k, at_index):
+        allocs, memo = self._allocations, self._args_memo
+        key = None
+        if at_index > allocs.changed:   # every allocation and free so far is before it
+            key = (self._pid, k["name"] if k else None, None if params else info, hw_bytes,
+                   tuple([(p["index"], p["offset"], p["size"], p.get("bytes"))
+                          for p in params]) if params else None)
+            gen = getattr(self.objects, "generation", 0)
+            try:
+                got = memo.get(key)
+            except TypeError:       # (a part that is no key: not remembered)
+                got = key = None
+            if got is not None and got[0] == allocs.version and got[1] == gen:
+                return got[2]
+        args = self._args_made(params, hw_bytes, info, k, at_index)
+        if key is not None:
+            if len(memo) >= ARGS_MEMO:
+                memo.clear()
+            memo[key] = (allocs.version, gen, args)
+        return args
+
+    def _args_made(self, params, hw_bytes, info, k, at_index):
         layout = params or []
         if not layout and info is not None:
             layout = [{"index": p["index"], "offset": p["offset"], "size": p["size"],

@@ -578,6 +578,8 @@ class ObjectTree:
         self.gpus = GpuMap()            # which GPU each process's devices and channels are
         self.processes = {}             # pid -> ProcessTree
         self._empty = ProcessTree(self)  # what a process that made no object sees (never fed)
+        self.generation = 0             # records fed so far: a memo of resolve_va's answers
+                                        # holds while it stands (attribute.py _args)
 
     def process(self, pid):
         """The tree of process `pid`, made on its first record."""
@@ -599,6 +601,7 @@ class ObjectTree:
 
     # -- feeding ------------------------------------------------------------------------
     def feed_ioctl(self, rec, pid=None):
+        self.generation += 1
         _, b = _decode(rec, self.branch)
         info = b.info
         if info.failed or not info.escape:
@@ -611,6 +614,7 @@ class ObjectTree:
                                rec)
 
     def feed_mmap(self, addr, length, fd, path, offset, pid=None):
+        self.generation += 1
         tree = self.processes.get(pid)
         if tree is None:        # no RM_MAP_MEMORY in that process: nothing is pending
             self.unmatched_mmaps.append({"addr": addr, "length": length, "fd": fd,
@@ -619,6 +623,7 @@ class ObjectTree:
         return tree.feed_mmap(addr, length, fd, path, offset, pid=pid)
 
     def feed_munmap(self, addr, length, pid=None):
+        self.generation += 1
         for key in dict.fromkeys((pid, None)):  # (objects fed with no pid: any process's)
             tree = self.processes.get(key)
             if tree is not None:

@@ -60,6 +60,19 @@ def join_u64(low, high, high_shift=32):
     return (high << high_shift) | low
 
 
+def int_struct(con):
+    """A struct.Struct of a construct Struct whose fields are all little-endian integers, in
+    declaration order: unpack_from gives the same values as con.parse, without a Container
+    per record (a library cubin's .nv.info holds tens of thousands)."""
+    fmt = "<"
+    for sc in con.subcons:
+        fmtstr = getattr(sc.subcon, "fmtstr", "")
+        if not fmtstr.startswith("<"):
+            raise TypeError(f"{sc.name}: not a little-endian integer field")
+        fmt += fmtstr[1:]
+    return struct.Struct(fmt)
+
+
 def align_up(value, alignment):
     """value rounded up to a multiple of alignment (padded ELF notes, fatbin entries)."""
     return -(-value // alignment) * alignment

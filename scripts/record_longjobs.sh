@@ -26,6 +26,8 @@
 #                                               kernel, managed memory, PyTorch syncs mid-step
 #   mix2      scripts/corpus/heldout_mix2.py    kernel parameters past 4 KB (to 32,000 B), launch
 #                                               attributes, PyTorch on cudaMallocAsync with a graph
+#   mix3      scripts/corpus/heldout_mix3.py    cuRAND, cuSPARSE, CUB, 80 KB dynamic shared memory,
+#                                               torch sort/unique/conv3d/bf16, a two-stream graph
 # LONGJOBS="graphed:30:300 ..." picks jobs and lengths (short:short records one length);
 # TRACE_LAUNCH_IMAGE_MAX cuts module images as scripts/record.py does (a capture to commit);
 # REPORT=1 also times trace-launch with its default report (record_scaling.py --report);
@@ -45,7 +47,7 @@ declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [
               [loader]=train_loader.py [threads]=infer_threads.py [hfgpt2]=train_hf_gpt2.py \
               [dynshapes]=train_dynshapes.py [fsdp]=train_fsdp.py \
               [tma]=triton_tma.py [cupygraph]=cupy_graph.py [cudnn]=train_cudnn_sdpa.py \
-              [mix]=heldout_mix.py [mix2]=heldout_mix2.py)
+              [mix]=heldout_mix.py [mix2]=heldout_mix2.py [mix3]=heldout_mix3.py)
 for spec in ${LONGJOBS:-graphed:30:300 jaxtrain:30:300 compiled:30:300}; do
   IFS=: read -r name short long <<< "$spec"
   [ "$long" = "$short" ] && long=

@@ -21,7 +21,7 @@ EIFMT_BVAL a u8 value and a pad byte, for EIFMT_NVAL two zero bytes.
 from construct import Int8ul, Int16ul, Int32ul, Struct
 
 from decoders.errors import CaptureError
-from decoders.fields import FieldTable, align_up, bits
+from decoders.fields import FieldTable, align_up, bits, int_struct
 
 EIFMT = {1: "EIFMT_NVAL", 2: "EIFMT_BVAL", 3: "EIFMT_HVAL", 4: "EIFMT_SVAL"}
 EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL, EIFMT_SVAL = 1, 2, 3, 4
@@ -159,9 +159,9 @@ KPARAM_INFO_FIELDS = FieldTable("EIATTR_KPARAM_INFO.info", [
     ("SIZE", 0, 18, 14, None),             # bytes
 ], provenance="see module docstring: cuda_parsers, denvdis, cuobjdump -elf on fixtures")
 
-_PARAM_CBANK_C = EIATTR_PARAM_CBANK_VALUE.compile()
-_KPARAM_C = EIATTR_KPARAM_INFO_VALUE.compile()
-_RECORD_C = NV_INFO_RECORD.compile()
+_PARAM_CBANK_S = int_struct(EIATTR_PARAM_CBANK_VALUE)
+_KPARAM_S = int_struct(EIATTR_KPARAM_INFO_VALUE)
+_RECORD_S = int_struct(NV_INFO_RECORD)
 
 
 def _u32s(payload):
@@ -181,12 +181,12 @@ def decode_payload(attribute, payload):
     if kind == "dim3" and len(payload) == 12:
         return _u32s(payload)
     if kind == "param_cbank" and len(payload) == 8:
-        v = _PARAM_CBANK_C.parse(payload)
-        return {"section": v.section, "offset": v.offset, "size": v.size}
+        section, offset, size = _PARAM_CBANK_S.unpack_from(payload)
+        return {"section": section, "offset": offset, "size": size}
     if kind == "kparam_info" and len(payload) == 12:
-        v = _KPARAM_C.parse(payload)
-        f = KPARAM_INFO_FIELDS.extract([v.info])
-        return {"index": v.index, "ordinal": v.ordinal, "offset": v.offset,
+        index, ordinal, offset, info = _KPARAM_S.unpack_from(payload)
+        f = KPARAM_INFO_FIELDS.extract([info])
+        return {"index": index, "ordinal": ordinal, "offset": offset,
                 "size": f["SIZE"], "log_alignment": f["LOG_ALIGNMENT"], "space": f["SPACE"],
                 "cbank": f["CBANK"],
                 "kind": KPARAM_INFO_FIELDS.render("PARAM_SPACE", f["PARAM_SPACE"]).lower()}
@@ -221,27 +221,26 @@ def parse_nv_info(data, base_offset=0):
                 break   # trailing alignment
             raise CaptureError(f".nv.info record truncated (need {NV_INFO_RECORD_SIZE} B, "
                                f"have {n - pos})", offset=base_offset + pos)
-        rec = _RECORD_C.parse(data[pos:pos + NV_INFO_RECORD_SIZE])
-        fmt = rec.format
+        fmt, attribute, rvalue = _RECORD_S.unpack_from(data, pos)
         if fmt == EIFMT_SVAL:
-            size = rec.value
+            size = rvalue
             if pos + NV_INFO_RECORD_SIZE + size > n:
-                raise CaptureError(f".nv.info {EIATTR.get(rec.attribute, hex(rec.attribute))} "
+                raise CaptureError(f".nv.info {EIATTR.get(attribute, hex(attribute))} "
                                    f"payload truncated (need {size} B, have "
                                    f"{n - pos - NV_INFO_RECORD_SIZE})", offset=base_offset + pos)
             payload = data[pos + NV_INFO_RECORD_SIZE:pos + NV_INFO_RECORD_SIZE + size]
-            value = decode_payload(rec.attribute, payload)
+            value = decode_payload(attribute, payload)
             step = NV_INFO_RECORD_SIZE + align_up(size, 4)
         elif fmt == EIFMT_HVAL:
-            value, step = rec.value, NV_INFO_RECORD_SIZE
+            value, step = rvalue, NV_INFO_RECORD_SIZE
         elif fmt == EIFMT_BVAL:
-            value, step = bits(rec.value, 0, 8), NV_INFO_RECORD_SIZE
+            value, step = bits(rvalue, 0, 8), NV_INFO_RECORD_SIZE
         elif fmt == EIFMT_NVAL:
             value, step = None, NV_INFO_RECORD_SIZE
         else:
             raise CaptureError(f".nv.info record with unknown format {fmt:#x}",
                                offset=base_offset + pos)
-        out.append(Attribute(rec.attribute, fmt, value, base_offset + pos))
+        out.append(Attribute(attribute, fmt, value, base_offset + pos))
         pos += step
     return out
 

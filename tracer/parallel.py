@@ -187,31 +187,18 @@ class _Workers:
 
     def __init__(self, n):
         self.procs = []         # (pid, task fd, result fd)
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             for _ in range(n):
                 task_r, task_w = os.pipe()
                 result_r, result_w = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    status = 1
-                    try:
-                        signal.signal(signal.SIGINT, signal.SIG_IGN)
-                        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-                        for fd in [task_w, result_r] + [f for p in self.procs for f in p[1:]]:
-                            os.close(fd)
-                        _serve(task_r, result_w)
-                        status = 0
-                    finally:
-                        os._exit(status)    # no atexit, no stdio flush: the parent's own
+                pid = fork_worker(lambda: _serve(task_r, result_w),
+                                  [task_w, result_r] + [f for p in self.procs for f in p[1:]])
                 os.close(task_r)
                 os.close(result_w)
                 self.procs.append((pid, task_w, result_r))
         except BaseException:
             self.close(kill=True)
             raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def send(self, k, lo, hi):
         # 16 bytes, at most workers + 2 ranges in flight: the pipe never fills
@@ -241,6 +228,30 @@ class _Workers:
             except ChildProcessError:
                 pass
             os.close(result_r)
+
+
+def fork_worker(serve, close=()):
+    """A forked process that closes the descriptors `close`, runs serve() and exits (status
+    0, or 1 if it raised), without atexit handlers or a flush of stdio (the parent's own).
+    It ignores SIGINT, blocked across the fork so that none hits it before it can: a
+    Ctrl-C is the parent's, which kills and reaps its workers. Its pid."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                for fd in close:
+                    os.close(fd)
+                serve()
+                status = 0
+            finally:
+                os._exit(status)
+        return pid
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _serve(task_r, result_w):

@@ -22,7 +22,8 @@ import signal
 import struct
 import tempfile
 
-from tracer.parallel import render_ranges
+from decoders.session.split import usable_cpus
+from tracer.parallel import fork_worker, render_ranges
 
 _TASK = struct.Struct("<qqqq")      # list number, batch, its file offsets lo and hi
 NICE = 10                           # the worker's: below the decode's two processes
@@ -35,11 +36,7 @@ def wanted():
     env = os.environ.get("TRACE_LAUNCH_PRERENDER", "").strip()
     if env in ("0", "1"):
         return env == "1"
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return cpus >= 2
+    return usable_cpus() >= 2
 
 
 class Prerender:
@@ -71,25 +68,13 @@ class Prerender:
         task_r, task_w = os.pipe()
         stop_r, stop_w = os.pipe()
         result_r, result_w = os.pipe()
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            pid = os.fork()
-            if pid == 0:
-                status = 1
-                try:
-                    signal.signal(signal.SIGINT, signal.SIG_IGN)
-                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
-                    for fd in (task_w, stop_w, result_r):
-                        os.close(fd)
-                    os.nice(NICE)
-                    _serve([(lst, f.fileno(), self.views[name])
-                            for (name, lst), f in zip(lists, files)],
-                           task_r, stop_r, self._out.fileno(), result_w)
-                    status = 0
-                finally:
-                    os._exit(status)    # no atexit, no stdio flush: the parent's own
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        out = self._out.fileno()
+
+        def serve():
+            os.nice(NICE)
+            _serve([(lst, f.fileno(), self.views[name]) for (name, lst), f in zip(lists, files)],
+                   task_r, stop_r, out, result_w)
+        pid = fork_worker(serve, (task_w, stop_w, result_r))
         for fd in (task_r, stop_r, result_w):
             os.close(fd)
         os.set_blocking(task_w, False)

@@ -24,6 +24,7 @@ import tempfile
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.session.blocks import INF, Block, Diverged, _problem_load, _pack, merge
 from decoders.session.skim import counts, union
+from decoders.session.split import usable_cpus
 from decoders.session.whole import _finish, _progress_source
 
 WARMUP = 256            # submissions decoded in full before a block (bench/shard_decode.py:
@@ -40,10 +41,7 @@ def shards():
     env = os.environ.get("TRACE_LAUNCH_SHARDS", "").strip()
     if env.isdigit():
         return max(1, min(int(env), MAX_SHARDS))
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     return min(cpus - 2, MAX_SHARDS) if cpus >= MIN_CPUS else 1
 
 

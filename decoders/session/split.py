@@ -45,16 +45,20 @@ class Diverged(TraceLaunchError):
     """The front cannot give what a decode in one process would: decode in one instead."""
 
 
+def usable_cpus():
+    """The CPUs this process may run on (its affinity), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def wanted(path, stream=None):
     """Whether decode_capture should split (module docstring)."""
     env = os.environ.get("TRACE_LAUNCH_SPLIT", "").strip()
     if env in ("0", "1"):
         return env == "1"
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    if cpus < 2:
+    if usable_cpus() < 2:
         return False
     if stream is not None:
         return bool(getattr(stream, "live", False))

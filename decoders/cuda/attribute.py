@@ -189,10 +189,8 @@ class Attribution:
         self._kernels = {}      # handle -> kernel(): cleared whenever a load or lookup lands,
                                 # a handle's own entry when only it changes (_forget)
         self._kernel_json = {}  # handle -> attribution["kernel"] of kernel(): cleared with it
-        # (pid, kernel name, its layout, QMD argument bytes, the call's) -> (allocations'
-        # version, the object tree's generation, _args's list): a training step launches
-        # the same kernels with the same arguments (a 100-step transformer: 15,785 kernel
-        # launches, 1,777 distinct), one list shared by all (read, never changed)
+        # (pid, kernel, layout, QMD and call bytes) -> (allocations' version, tree generation,
+        # _args's list): a step launches the same kernels with the same arguments again
         self._args_memo = {}
         self.any_calls = False
         # issue 25: handles the driver named (FUNCTION_NAME) -> the call that asked it

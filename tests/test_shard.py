@@ -372,3 +372,94 @@ def test_spill_chain_reads_its_parts_as_one(tmp_path):
     assert [x["i"] for x in chain.iter_range(0, 1000)] == list(range(260))
     with pytest.raises(IndexError):
         chain[260]
+
+
+def _block_told(path, m, block, warmup):
+    """Block m of `path` (blocks of `block` SUBMISSION records, a warm-up of `warmup`)
+    decoded in this process as its own would, with what it told the follower."""
+    from decoders.capture.reader import open_capture
+    from decoders.session.blocks import Block
+    told = []
+    with open_capture(path) as f:
+        dec = Block(path, f, BRIEF)
+        if m == 0:
+            dec.begin_warmup(0, 0, block)
+            dec.tell = told.append
+        for rec in dec.reader.records():
+            if m and rec.type == "SUBMISSION" and dec.nsub == m * block - warmup:
+                dec.begin_warmup(dec.nsub, m * block, (m + 1) * block)
+                dec.tell = told.append
+            if dec.feed(rec) is False:
+                break
+        else:
+            dec.finish(True)
+            return told, dec
+        dec.finish(False)
+    return told, dec
+
+
+def test_blocks_tell_their_misses_and_what_they_knew_before_they_end(small_blocks):
+    """jax-cmdbuf in 3 blocks, as test_a_miss_counts_when_any_earlier_witness_had_the_history
+    cuts it: block 2 tells its miss (record 10820, the release one decode hangs on channel
+    11's last launch) as it meets it, and blocks 0 and 1 tell their known() where their
+    spans end, the same as their results say; with the two, the miss counts: the follower
+    can stop the blocks then, not once block 0 hands its last launch over at the end."""
+    from decoders.session.skim import counts, union
+    path = capture_path("jax-cmdbuf")
+    block = shard.blocks_of(shard.cuts(path), 3)
+    had = {}
+    for m in (0, 1):
+        told, dec = _block_told(path, m, block, 16)
+        assert [item for kind, item in told if kind == "known"] == [dec.known]
+        # block 1's own misses (record 4143: channel 10) name nothing block 0 had
+        assert not any(counts(item[2], had) for kind, item in told if kind == "miss")
+        union(had, dec.known)
+    told, dec = _block_told(path, 2, block, 16)
+    misses = [item for kind, item in told if kind == "miss"]
+    assert len({m[2] for m in misses}) == len(misses) <= dec.EARLY_MISSES
+    assert set(misses) <= set(dec.misses)
+    assert [m for m in misses if counts(m[2], had)][0][:2] == \
+        (10820, "release before any launch")
+
+
+def _early_verdict(tell, check_after):
+    """What a follower's _Results says (its message on `out`, its exit status) of two fake
+    blocks whose processes told `tell` [(block, item)], checking after item `check_after`."""
+    import marshal
+    import tempfile
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        results = shard._Results(w)
+        files = [tempfile.TemporaryFile() for _ in range(2)]
+        senders = [shard._Early(f) for f in files]
+        for j, f in enumerate(files):
+            results.add(-1 - j, None, f)
+        for n, (j, item) in enumerate(tell):
+            senders[j].send(item)
+            if n == check_after:
+                results.early_check()
+        results.early_check()
+        os._exit(3)         # no verdict
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    msg = marshal.loads(data[8:]) if data else None
+    return msg, os.waitstatus_to_exitcode(status)
+
+
+def test_the_follower_stops_at_a_told_miss_once_the_blocks_before_told_theirs():
+    """A miss told by block 1 counts against what block 0 told it knew where its span
+    ended: the verdict is sent at once (the blocks not yet ended). Before block 0 told it
+    (the miss waits), or where block 0 knew nothing of it, there is none."""
+    key = (7, 0xc1d00001, 11)
+    miss = ("miss", (500, "release before any launch", ("launch", key)))
+    knew = ("known", {"launch": [key]})
+    assert _early_verdict([(1, miss), (0, knew)], 0) == \
+        ({"why": "block 1: record 500: release before any launch"}, 0)
+    assert _early_verdict([(1, miss), (0, knew)], 5) == \
+        ({"why": "block 1: record 500: release before any launch"}, 0)
+    assert _early_verdict([(1, miss), (0, ("known", {"launch": []}))], 0) == (None, 3)
+    assert _early_verdict([(1, miss)], 0) == (None, 3)

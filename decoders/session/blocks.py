@@ -132,6 +132,9 @@ class Block:
         self.progress = progress
         self.where = _progress_source(stream, reader) if progress is not None else None
         self.board = None       # (block, record index): how far it got (shard.Board)
+        self.tell = None        # (item) -> None: what the follower may check before the
+                                # block ends (shard._Early): its misses, its known()
+        self._told = set()      # the misses' history told so far
         _route(self)
 
     def begin_warmup(self, warm_s, lo_s, hi_s):
@@ -163,6 +166,8 @@ class Block:
                 if skim.skimmed:    # a method sequence cut by what was passed over: dropped
                     self.sd.resync()
                     self.det = Detectors(self.sd, self.sink, lambda: self.now)
+                    if self.tell is not None:
+                        self.det.on_miss = self._tell_miss
                     _watch_arrivals(self)
                 self.skimming = False
             if s == self.lo_s:
@@ -176,6 +181,8 @@ class Block:
                 self.end = i
                 self.p_hi = len(self.sd.problems)
                 self.known = known(self.sd)     # what the next block may ask
+                if self.tell is not None:
+                    self.tell(("known", self.known))
             if self.end <= i and all(l.record_index >= self.end for l, _ in self.sd._pending):
                 return False    # its launches all handed over: the rest is the next block's
         if skim is not None and self.skimming:
@@ -197,6 +204,19 @@ class Block:
         return True
 
     skimming = True
+    EARLY_MISSES = 256      # distinct misses told before the block ends, at most
+
+    def _tell_miss(self, miss):
+        # a miss in the block (not its warm-up), each kind of history once: the follower
+        # may find it counts long before this block, or the one before it, ends
+        told, what = self._told, miss[2]
+        try:
+            hash(what)
+        except TypeError:
+            what = repr(what)
+        if miss[0] >= self.lo and what not in told and len(told) < self.EARLY_MISSES:
+            told.add(what)
+            self.tell(("miss", miss))
 
     def finish(self, ended):
         """`ended`: the records ended (not a stop at the block's end)."""

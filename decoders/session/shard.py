@@ -20,6 +20,7 @@ import os
 import struct
 import select
 import tempfile
+import time
 
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.session.blocks import INF, Block, Diverged, _problem_load, _pack, merge
@@ -111,16 +112,19 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
     results = _Results(out)
 
     def fork(m, s):
+        results.early_check()
         results.reap(slots)
         f = tempfile.TemporaryFile(prefix="trace-decode-block-")
+        early = tempfile.TemporaryFile(prefix="trace-decode-early-")
         pid = os.fork()
         if pid == 0:
             os.close(out)
             dec.begin_warmup(s, m * block, (m + 1) * block)
             if board is not None:
                 dec.board = lambda d, i: board.mark(m, d, i)
+            dec.tell = _Early(early).send
             return f        # the child goes on reading, as the block's decode
-        results.add(pid, f)
+        results.add(pid, f, early)
         return None
 
     records = dec.reader.records()
@@ -136,7 +140,15 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
                     break
                 m += 1
             dec.feed(rec)
+            if not dec.n % POLL_RECORDS:
+                results.early_check()
         else:
+            while True:     # the blocks' results as they end, their misses meanwhile
+                results.reap(len(results.kids) + 1)
+                if len(results.ended) >= len(results.kids):
+                    break
+                results.early_check()
+                time.sleep(EARLY_POLL_S)
             results.reap(0)
             for got in results.done:
                 _write_message(out, got)
@@ -228,6 +240,52 @@ class _Shown:
         self.progress(min(done, total) if total else done, total)
 
 
+class _Early:
+    """What a block's process tells the follower before it ends (blocks.Block.tell): its
+    misses as they come, its known() where its span ends. Why: a block holds its channels'
+    last launches for later semaphores, often to the capture's end, and only then writes
+    its result; a miss of the next block that counts would be found only then, and the
+    decode start again long after the program has exited (a held-out job: 2.5 s after).
+    A file both share (made before the fork): items appended after a header that says how
+    far they are whole, written after them."""
+    HEAD = struct.Struct("<Q")
+
+    def __init__(self, f):
+        self.f, self.end = f, self.HEAD.size     # (the file kept open: it is ours to close)
+
+    def send(self, item):
+        if self.f is None:
+            return      # (the result file still says all of it)
+        data = marshal.dumps(item)
+        try:
+            os.pwrite(self.f.fileno(), _LEN.pack(len(data)) + data, self.end)
+            self.end += _LEN.size + len(data)
+            os.pwrite(self.f.fileno(), self.HEAD.pack(self.end), 0)
+        except OSError:
+            self.f = None
+
+    @classmethod
+    def read(cls, fd, at):
+        """(the items whole past offset `at`, the offset after them)."""
+        try:
+            head = os.pread(fd, cls.HEAD.size, 0)
+            end = cls.HEAD.unpack(head)[0] if len(head) == cls.HEAD.size else 0
+            data = os.pread(fd, end - at, at) if end > at else b""
+        except OSError:
+            return [], at
+        items, pos = [], 0
+        while pos + _LEN.size <= len(data):
+            n = _LEN.unpack_from(data, pos)[0]
+            if pos + _LEN.size + n > len(data):
+                break
+            items.append(marshal.loads(data[pos + _LEN.size:pos + _LEN.size + n]))
+            pos += _LEN.size + n
+        return items, at + pos
+
+
+EARLY_POLL_S = 0.02     # between two looks at what the running blocks told
+
+
 class _Results:
     """The blocks' processes (in order) and their results, each checked as soon as it and
     the blocks before it are done: its misses against what the blocks before it knew
@@ -240,9 +298,46 @@ class _Results:
         self.ended = set()      # pids that exited
         self.done = []          # the results checked, in order
         self.had = {}
+        self.early = []         # per block: [its _Early file, offset read, misses, known]
+        self.early_had = {}     # the union of known() told by the blocks before early_at
+        self.early_at = 0
 
-    def add(self, pid, f):
+    def add(self, pid, f, early=None):
         self.kids.append((pid, f))
+        self.early.append([early, _Early.HEAD.size, [], None])
+
+    def early_check(self):
+        """The misses the running blocks told so far, each against what the blocks before
+        its block told they knew (the same question reap() asks of their results, once
+        all of them are whole): the first that counts is sent on `out` at once. A block's
+        misses told after the blocks before it all told their known() are checked; those
+        told later wait for its result."""
+        for j in range(self.early_at, len(self.early)):
+            e = self.early[j]
+            if e[0] is None:
+                continue
+            items, e[1] = _Early.read(e[0].fileno(), e[1])
+            for kind, value in items:
+                if kind == "miss":
+                    e[2].append(value)
+                elif kind == "known":
+                    e[3] = value
+        while self.early_at < len(self.early):
+            j = self.early_at
+            e = self.early[j]
+            for i, text, what in e[2]:
+                if counts(what, self.early_had):
+                    _write_message(self.out, {"why": f"block {j}: record {i}: {text}"})
+                    os._exit(0)     # (the decode kills what is left: its session)
+            e[2] = []
+            if e[3] is None:
+                break
+            union(self.early_had, e[3])
+            e[3] = None
+            if e[0] is not None:
+                e[0].close()
+                e[0] = None
+            self.early_at += 1
 
     def reap(self, slots):
         """Note the blocks' processes that ended (waiting until fewer than `slots` run:
@@ -274,6 +369,14 @@ class _Results:
                 os._exit(0)     # (the decode kills what is left: its session)
             union(self.had, got.get("known") or {})
             self.done.append(got)
+            e = self.early[j]
+            if e[0] is not None:
+                e[0].close()
+                e[0] = None
+            if self.early_at == j:      # (it never told its known(): its result did)
+                union(self.early_had, got.get("known") or {})
+                e[2], e[3] = [], None
+                self.early_at = j + 1
 
 
 def _wait(pid):

@@ -113,8 +113,13 @@ class Detectors:
             self._watch_memory(sd.decoder(pid), pid)
         sink._latches = _Latches(sink._latches, self)
 
+    on_miss = None      # (miss) -> None, as each is noted (blocks.Block._tell_miss)
+
     def miss(self, text, what):
-        self.misses.append((self.now(), text, what))
+        m = (self.now(), text, what)
+        self.misses.append(m)
+        if self.on_miss is not None:
+            self.on_miss(m)
 
     def arrived(self, launch):
         self.with_launch.add((launch.pid, launch.hChannel, launch.channel))

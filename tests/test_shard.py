@@ -72,6 +72,26 @@ def test_a_miss_counts_when_any_earlier_witness_had_the_history(small_blocks):
     assert "795 releases on channels with no launch" in text
 
 
+def test_a_release_after_a_launch_call_skimmed_is_left_to_the_block_before(small_blocks,
+                                                                            monkeypatch):
+    """torch-small cut in 3: block 2 meets a release (record 1129) on a channel with no
+    launch since its warm-up, which a launch call the skim passed over had used. One decode
+    hangs it on that channel's last launch, which the block that decoded it still holds
+    and hangs it on too: block 2 leaves it out of its syncs, and the blocks merge (they
+    were decoded again in one process before), their report the one process's. The claim
+    is checked: it counts as a miss where no block before had a launch on the channel."""
+    from decoders.session.skim import counts
+    path = capture_path("torch-small")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    text3, problems3, how = small_blocks(path)
+    assert how == "3 blocks"
+    assert (text3, problems3) == (text, problems)
+    key = (7, 0xc1d00001, 11)
+    assert counts(("no launch", key), {"launch": set()})
+    assert not counts(("no launch", key), {"launch": {key}})
+
+
 def test_a_follower_that_dies_leaves_the_one_process_decode(small_blocks, monkeypatch):
     """The process that follows the capture and forks the blocks' ends without a word
     (here it cannot start: its Python is /bin/false): no result, and the capture is

@@ -165,7 +165,8 @@ class Block:
             if s == self.warm_s and skim is not None:
                 if skim.skimmed:    # a method sequence cut by what was passed over: dropped
                     self.sd.resync()
-                    self.det = Detectors(self.sd, self.sink, lambda: self.now)
+                    self.det = Detectors(self.sd, self.sink, lambda: self.now,
+                                         skim.launched_on)
                     if self.tell is not None:
                         self.det.on_miss = self._tell_miss
                     _watch_arrivals(self)
@@ -365,8 +366,8 @@ def _watch_arrivals(block):
         arrived(launch)
 
     def got_sync(e):
-        det.entry("sync", e)
-        return sync(e)
+        if not det.entry("sync", e):
+            return sync(e)
     sd.arrived, sd.sync = arrive, got_sync
 
 

@@ -25,6 +25,8 @@ class Skim:
         self.launched = set()   # (pid, graph exec) launched since the last graph-preparing call
         self.capturing = {}     # pid -> stream captures begun and not ended
         self.skimmed = False    # a submission was passed over
+        self.in_call = {}       # (pid, tid) -> the role of the call passed over it is in
+        self.launched_on = set()    # (pid, hChannel, token) a launch call passed over used
 
     def passes_over(self, rec, api):
         """Whether the skim leaves this record out (rec: an API_ENTER, API_EXIT or
@@ -37,11 +39,13 @@ class Skim:
         if kind == "API_EXIT":
             if key in self.passed:
                 self.passed.discard(key)
+                self.in_call.pop((rec.pid, rec.tid), None)
                 return True
             return False
         f = BY_SLOT.get(b["slot"])
         if f is not None and self._left_out(f, b, rec.pid):
             self.passed.add(key)
+            self.in_call[(rec.pid, rec.tid)] = window_role(f)
             return True
         return False
 
@@ -82,6 +86,8 @@ class Skim:
                                 "hClient": b["hClient"], "host_class": dec.host_class,
                                 "submissions": 0, "bytes": 0, "binding": dec.binding}
             sd._seen_problems[key] = 0
+        if self.in_call.get((pid, rec.tid)) == "LAUNCH":
+            self.launched_on.add((pid, b["hChannel"], b["token"]))
         size = sum(seg["size"] for seg in b["segments"] if seg["flags"] & TL_SF_COPIED)
         dec.position += size
         info = sd.channels[key]
@@ -95,11 +101,12 @@ class Detectors:
     on: each lookup of history the skim may have left out is noted as a miss
     (record index, text, what present() asks of a decode of everything)."""
 
-    def __init__(self, sd, sink, now):
+    def __init__(self, sd, sink, now, launched_on=()):
         self.misses = []
         self.now = now              # () -> the record being fed
         self.skimmed = set()        # (pid, hChannel, token) of the channels skimmed
         self.with_launch = set()    # the same, of those with a launch since
+        self.launched_on = launched_on  # those a launch call the skim passed over used
         from decoders.launch.channel import _Channel
         for key in sd._streams:
             pid, _, hchannel, token = key
@@ -127,16 +134,25 @@ class Detectors:
     def entry(self, kind, entry):
         """A semaphore method no launch holds: a release on a skimmed channel with no
         launch since (a decode of everything hangs it on the channel's last launch), or a
-        wait for a release not seen."""
+        wait for a release not seen. True: the block leaves the release out of its syncs.
+        That is where a launch call the skim passed over used the channel: one decode hangs
+        the release on the channel's last launch, which the block that decodes it still
+        holds (a channel's last launch is held for later semaphores) and hangs it on
+        itself; the miss then counts where no block before had a launch on the channel."""
         if kind != "sync":
-            return
+            return False
         key = (entry.get("pid"), entry.get("hChannel"), entry.get("channel"))
         if entry.get("waits"):
             if not entry.get("released_by"):
                 self.miss("wait for a release not seen",
                           ("release", entry.get("pid"), entry.get("address")))
         elif key in self.skimmed and key not in self.with_launch:
+            if key in self.launched_on:
+                self.miss("release left to a launch before the block, and none was",
+                          ("no launch", key))
+                return True
             self.miss("release before any launch", ("launch", key))
+        return False
 
     def _watch_memory(self, ld, pid):
         ld._launched = _Launched(ld._launched, self, pid)
@@ -284,6 +300,8 @@ def counts(what, had):
     kind = what[0]
     if kind == "launch":
         return what[1] in had.get("launch", ())
+    if kind == "no launch":
+        return what[1] not in had.get("launch", ())
     if kind == "register":
         return (what[1], what[2], what[3]) in had.get("register", ())
     if kind in ("release", "launched"):
@@ -304,6 +322,8 @@ def present(sd, what):
     register written, an address released, a QMD launched from an address, memory bytes
     known (bench/shard_decode.py asks a decode of everything)."""
     kind = what[0]
+    if kind == "no launch":
+        return not present(sd, ("launch", what[1]))
     if kind in ("launch", "register"):
         pid, hchannel, token = what[1]
         for key, ch in sd.decoder(pid)._channels.items():

@@ -28,6 +28,7 @@ def _report(path, brief=BRIEF):
 def small_blocks(monkeypatch):
     monkeypatch.setattr(shard, "MIN_SUBMISSIONS", 16)
     monkeypatch.setattr(shard, "WARMUP", 16)
+    monkeypatch.setattr(shard, "LIVE_WARMUP", 16)
 
     def sharded(path, k=3, brief=BRIEF):
         monkeypatch.setenv("TRACE_LAUNCH_SHARDS", str(k))
@@ -59,6 +60,21 @@ def test_steady_captures_are_merged_from_their_blocks(name, launches, small_bloc
     if launches is not None:
         assert len(model.launches) == launches
         assert sum(model.verified.values()) == launches // 2
+
+
+def test_the_first_launches_a_report_shows_may_come_from_several_blocks(small_blocks,
+                                                                        monkeypatch):
+    """A report that shows more launches in full than the first block holds (here 8,000 of
+    launch-loop-10k's 20,200, in 3 blocks of ~6,700): each block keeps its own first ones,
+    and the merge takes them in turn, numbered on. Before, only the first block kept any,
+    and such a capture was decoded again in one process (held-out mix3: its first block,
+    the job's start, had 62 launches in 4,000 submissions)."""
+    path = capture_path("launch-loop-10k")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path, brief=8000)
+    text3, problems3, how = small_blocks(path, brief=8000)
+    assert how == "3 blocks"
+    assert (text3, problems3) == (text, problems)
 
 
 def test_a_miss_counts_when_any_earlier_witness_had_the_history(small_blocks):

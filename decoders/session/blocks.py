@@ -47,9 +47,9 @@ class Diverged(TraceLaunchError):
 class _Outputs:
     """The model's PER_RECORD fields, switched between the block's own and a scratch set."""
 
-    def __init__(self, model, brief, first, directory=None):
+    def __init__(self, model, brief, directory=None):
         self.model = model
-        self.sets = [_fresh(brief, first, False), _fresh(brief, first, True, directory)]
+        self.sets = [_fresh(brief, False), _fresh(brief, True, directory)]
         self.own = None
         self.use(False)
 
@@ -70,9 +70,10 @@ class _Outputs:
     on_switch = None
 
 
-def _fresh(brief, first, own, directory=None):
-    """Empty PER_RECORD fields of a brief decode; a block but the first keeps no launch
-    (every one of its launches is past the first `brief` of the capture: merge checks).
+def _fresh(brief, own, directory=None):
+    """Empty PER_RECORD fields of a brief decode: the block's `own` keep its first `brief`
+    launches (a block after a first one with fewer holds the rest of the capture's first:
+    mix3's start has few launches in many submissions), the scratch ones none.
     A full decode (brief None): the block's `own` lists all in files by name in
     `directory` (the merge adopts them), the scratch ones counted only."""
     if brief is None:
@@ -80,7 +81,7 @@ def _fresh(brief, first, own, directory=None):
             report_lists(0, 0, True, drop_submissions=True)
     else:
         lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True,
-                             launches=brief if first else 0)
+                             launches=brief if own else 0)
     return dict(
         lists,
         api_call_names=Counter(), verified=Counter(), sync_counts=Counter(),
@@ -106,7 +107,7 @@ class Block:
         self.model = model = _new_model(path, reader, branch, DEFAULT_KEEP, brief)
         self.why = [] if not Windows(reader.meta).active else ["a capture with windows"]
         self.directory = directory
-        self.out = out = _Outputs(model, brief, False, directory)
+        self.out = out = _Outputs(model, brief, directory)
         self.stage = stage = LaunchStage(model, model.attribution, gpu_family(reader.meta))
         handlers = RecordHandlers(model, _Budget(model), branch, stage, None)
 
@@ -143,8 +144,6 @@ class Block:
         self.warm_s, self.lo_s, self.hi_s = warm_s, lo_s, hi_s
         if warm_s == 0 and self.n == 0:
             self.skim = None
-            # block 0 keeps the first launches
-            self.out.sets[True] = _fresh(self.brief, True, True, self.directory)
 
     def feed(self, rec):
         """One record; False: stop (the block is decoded, or a budget ran out)."""
@@ -410,8 +409,8 @@ def _pack(block):
 def merge(model, blocks, brief):
     """The model of one decode: `model` (the last block's, with what stands at the end) and
     each block's packed fields, in order. Raises Diverged where the blocks' lists cannot
-    give the capture's (the first block kept fewer launches than a brief decode shows,
-    while later ones had some; a block's tally kept apart too many shapes)."""
+    give the capture's (a block kept fewer launches than a brief decode shows; a block's
+    tally kept apart too many shapes)."""
     # (the text report reads no submission past the first DEFAULT_KEEP, but a marked
     # launch's: a capture with marks is not sharded)
     lists = report_lists(DEFAULT_KEEP, brief, True, drop_submissions=True) \
@@ -421,6 +420,7 @@ def merge(model, blocks, brief):
     mismatched, failed, failed_before = [], [], {}
     nfailed = sched = cond = 0
     offset = 0          # launches of the blocks before
+    late = {}           # launch number -> (a block's kept launch past the first, its offset)
     if brief is None:
         _room_for(sum(1 for b in blocks for f in LISTS if b[f]["name"] is not None))
     for b in blocks:
@@ -437,7 +437,11 @@ def merge(model, blocks, brief):
                 raise Diverged(f"a block kept {len(kept)} of its {total} {f}, fewer than "
                                f"the report shows")
             for x in kept[:room]:
-                lst._items.append(_launch_load(x) if f == "launches" else x)
+                lst._items.append(_renumbered(_launch_load(x), offset) if f == "launches"
+                                  else x)
+            if f == "launches":     # kept by the block, past the capture's first: one
+                for k in range(room, len(kept)):    # decode pins them where mismatched
+                    late[k + offset] = (kept[k], offset)
             lst._dropped += total - min(room, total)
             for i, x in pinned.items():     # (launches alone pin: mismatched, failed before)
                 lst._pinned[i + offset] = _renumbered(_launch_load(x), offset)
@@ -486,8 +490,12 @@ def merge(model, blocks, brief):
         # launches past the first `brief` are pinned when mismatched or before a failed call
         keep = set(mismatched[:MISMATCHED_KEPT]) | {n for n in failed_before.values()
                                                      if n is not None}
-        lists["launches"]._pinned = {i: x for i, x in lists["launches"]._pinned.items()
-                                     if i in keep}
+        pinned = lists["launches"]._pinned
+        lists["launches"]._pinned = {i: x for i, x in pinned.items() if i in keep}
+        for i in keep:
+            if i in late and i not in pinned:
+                x, off = late[i]
+                lists["launches"]._pinned[i] = _renumbered(_launch_load(x), off)
     for f, lst in lists.items():
         setattr(model, f, lst)
     for f, c in counters.items():

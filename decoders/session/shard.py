@@ -30,6 +30,9 @@ from decoders.session.whole import _finish, _progress_source
 
 WARMUP = 256            # submissions decoded in full before a block (bench/shard_decode.py:
                         # 16 and 256 both agreed on every long eager job)
+LIVE_WARMUP = 1024      # the same, of a capture read while it is written: a miss there costs
+                        # a decode again after the program (held-out mix3: streams idle for
+                        # 256 submissions at its start), 768 more of 8,192 costs ~9%
 MIN_SUBMISSIONS = 4096  # per block, at least: fewer blocks for a shorter capture
 MAX_SHARDS = 16
 MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is as fast
@@ -482,7 +485,8 @@ class _Follower:
         self.proc, self.fd = start_child(
             "decoders.session.shard", ["--brief", str(-1 if brief is None else brief),
                                        "--block", str(block), "--slots", str(slots),
-                                       "--warmup", str(WARMUP),
+                                       "--warmup", str(WARMUP if stream is None
+                                                       else LIVE_WARMUP),
                                        "--board", str(fds[0] if fds else -1)] +
             (["--directory", directory] if directory is not None else []),
             path, stream, session=True, pass_fds=fds)

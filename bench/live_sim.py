@@ -10,7 +10,7 @@ Why: trace-launch's default report waits for the decode to catch up after the pr
 exits (issue 24: a 500-step job writes ~240 MB in ~5 s). This separates the decode's
 speed from the GPU machine's program and measures it on any machine.
 
-    python3 bench/live_sim.py CAPTURE [--rate 45] [--reps 2] [--out results.json]
+    python3 bench/live_sim.py CAPTURE [--rate 45] [--reps 2] [--block N] [--out results.json]
   CAPTURE: any capture (a compressed one is expanded first); --rate: MB/s of records.
 """
 import argparse
@@ -78,10 +78,15 @@ def writer(src, dst, rate, hsize, ends):
     os.close(fd_in)
 
 
-def live(dst):
+def live(dst, block=None):
     """The live decode of dst: starts now, finishes when a line comes on stdin (the writer is
-    done and END appended); prints the monotonic time it finished and the launches."""
+    done and END appended); prints the monotonic time it finished and the launches.
+    `block`: SUBMISSION records per block of a decode in blocks (decoders/session/shard.py
+    BLOCK), to compare sizes in one run."""
     from tracer.live import LiveDecode
+    if block:
+        from decoders.session import shard
+        shard.BLOCK = block
 
     class Out:
         def __init__(self, path):
@@ -112,12 +117,12 @@ def _cpu(usage):
     return round(usage.ru_utime + usage.ru_stime, 2)
 
 
-def rep(raw, rate, hsize, ends, work):
+def rep(raw, rate, hsize, ends, work, block=None):
     """One live decode against a writer at `rate`, then one offline decode of the same bytes."""
     dst = os.path.join(work, "live.tlc")
     open(dst, "wb").close()
     me = [sys.executable, os.path.abspath(__file__)]
-    dec = subprocess.Popen(me + ["--live", dst], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    dec = subprocess.Popen(me + ["--live", dst] + ([str(block)] if block else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                            text=True, cwd=ROOT)
     dec.stdout.readline()                   # imported and started, as before a program writes
     t0 = time.monotonic()
@@ -151,13 +156,15 @@ def main():
         src, dst, rate, hsize, ends = sys.argv[2:7]
         return writer(src, dst, float(rate), int(hsize), [int(x) for x in ends.split(",")])
     if len(sys.argv) > 1 and sys.argv[1] == "--live":
-        return live(sys.argv[2])
+        return live(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None)
     if len(sys.argv) > 1 and sys.argv[1] == "--offline":
         return offline(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture")
     ap.add_argument("--rate", type=float, nargs="+", default=[45.0], help="MB/s")
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--block", type=int, help="SUBMISSION records per block of the live "
+                    "decode in blocks (default: decoders/session/shard.py BLOCK)")
     ap.add_argument("--out")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="live-sim-") as work:
@@ -167,7 +174,8 @@ def main():
         rows = []
         for r in range(args.reps):
             for rate in args.rate:
-                row = rep(raw, rate * 1e6, hsize, ends, work)
+                row = rep(raw, rate * 1e6, hsize, ends, work, args.block)
+                row["block"] = args.block
                 row["rep"] = r + 1
                 rows.append(row)
                 print(json.dumps(row), flush=True)

@@ -233,6 +233,8 @@ ENV_SETTINGS = (
                                "2 or more CPUs, live or for a capture of 8 MiB or more)"),
     ("TRACE_LAUNCH_SHARDS=N", "decode a report's capture in N blocks side by side (default: "
                               "with 8 or more CPUs, the CPUs less 2, at most 16; 0 or 1: not)"),
+    ("TRACE_LAUNCH_BLOCK=N", "SUBMISSION records per block of that decode while the program "
+                             "runs (default 4096)"),
     ("TRACE_LAUNCH_PRERENDER=0|1", "render --json's launches, API calls and submissions in a "
                                    "worker while the capture decodes (default: with 2 or more "
                                    "CPUs)"),

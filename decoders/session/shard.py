@@ -92,8 +92,19 @@ def _read_exact(fd, n):
 
 # -- the processes ------------------------------------------------------------------------
 POLL_RECORDS = 4096     # records between two looks at what the blocks sent
-BLOCK = 8192            # SUBMISSION records per block of a capture read while it is written
-                        # (a 500-step transformer's 87,000: 11 blocks, ~2 CPU s each)
+BLOCK = 4096            # SUBMISSION records per block of a capture read while it is written
+                        # (TRACE_LAUNCH_BLOCK; on the H200 at 60 and 48 MB/s, the tail after
+                        # the writer: held-out mix3 1.46 s against 8,192's 2.13, a 500-step
+                        # transformer 1.28 against 1.42; 2,048 missed history on mix3)
+
+
+def live_block():
+    """SUBMISSION records per block of a capture read while it is written."""
+    env = os.environ.get("TRACE_LAUNCH_BLOCK", "").strip()
+    return max(MIN_BLOCK, int(env)) if env.isdigit() else BLOCK
+
+
+MIN_BLOCK = 64
 
 
 def blocks_of(n, k):
@@ -402,7 +413,7 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
             raise Diverged("too few submissions to shard")
         block = blocks_of(n, k)
     else:
-        block = BLOCK
+        block = live_block()
     board = None
     if progress is not None:
         try:

@@ -122,7 +122,8 @@ def rep(raw, rate, hsize, ends, work, block=None):
     dst = os.path.join(work, "live.tlc")
     open(dst, "wb").close()
     me = [sys.executable, os.path.abspath(__file__)]
-    dec = subprocess.Popen(me + ["--live", dst] + ([str(block)] if block else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    dec = subprocess.Popen(me + ["--live", dst] + ([str(block)] if block else []),
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                            text=True, cwd=ROOT)
     dec.stdout.readline()                   # imported and started, as before a program writes
     t0 = time.monotonic()

@@ -303,3 +303,26 @@ def test_exit_step_apart_raises_what_the_exit_step_raises(tmp_path):
     assert "\n" not in str(apart.value)
     with pytest.raises(OSError):
         _finish_capture_apart(tmp_path / "missing.tlc", True)
+
+
+def test_the_image_budget_counts_what_the_exit_step_keeps(tmp_path, monkeypatch):
+    """A decode counts each module image against its budget as the exit step keeps it (the
+    fatbin entries the capture's GPUs may run): the capture as the shim wrote it spends the
+    budget as its rewritten file does. Before, a library-heavy job's live decode passed 128
+    MiB on cubins for other GPU generations (held-out mix3), and its report lost cubins and
+    its decode in blocks. torch-eager's 23 distinct images: 5,495,656 bytes whole, 5,282,856
+    of them for a 9.0 GPU (the sizes image_for_gpus() leaves)."""
+    from decoders.capture.writer import update_meta
+    from decoders.cubin import bytes_in_use, image_for_gpus
+    from decoders.session import budget, decode_capture
+    for fl, d in _images_of("torch-eager"):
+        if _whole_fatbin(fl, d):
+            assert bytes_in_use(d, [90]) == len(image_for_gpus(bytes(d), [90])[0]) < len(d)
+    monkeypatch.setattr(budget, "KEPT_IMAGES", 5_400_000)
+    (tmp_path / "unknown").mkdir()
+    known = _with_gpus(tmp_path, "torch-eager", ["9.0"])
+    unknown = _copy(tmp_path / "unknown", "torch-eager")
+    update_meta(unknown, compute_capabilities=[])       # (no GPU said: every entry counts)
+    over = [[str(e) for e in decode_capture(p, brief=2).problems
+             if "module images pass" in str(e)] for p in (known, unknown)]
+    assert over[0] == [] and len(over[1]) == 1

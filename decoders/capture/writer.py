@@ -137,7 +137,7 @@ def _with_image_section(data, off, body, image_tag, section):
     return F.TL_RECORD_HEADER.build(dict(hdr, length=F.TL_RECORD_HEADER_SIZE + len(new))) + new
 
 
-def _gpus(meta):
+def capture_gpus(meta):
     """Compute capabilities (90 for "9.0") of every GPU the tracer saw, or None when the
     capture does not say (then no fatbin entry is left out)."""
     try:
@@ -238,7 +238,7 @@ def compact_capture(path, compress=True, threads=-1, all_entries=False):
     view = memoryview(data)
     try:
         header = F.TL_FILE_HEADER_PREFIX.parse(data[:F.TL_FILE_HEADER_FIXED])
-        sms = _gpus(_header_meta(data, header)) if compress and all_entries is False else None
+        sms = capture_gpus(_header_meta(data, header)) if compress and all_entries is False else None
         plan, saved, counts = _plan(data, header, sms)
         stats = {"raw_bytes": size, "bytes": size - saved, "compressed": bool(compress), **counts}
         repeats = counts["images_repeated"]

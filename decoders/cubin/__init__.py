@@ -406,6 +406,21 @@ def entries_in_use(data, sms):
     return keep, entries
 
 
+def bytes_in_use(data, sms):
+    """How many bytes of module image `data` GPUs of compute capabilities `sms` may use:
+    its length less the fatbin entries image_for_gpus() leaves out (what the capture's exit
+    step keeps of it)."""
+    try:
+        got = entries_in_use(data, sms)
+    except TraceLaunchError:
+        return len(data)
+    if got is None:
+        return len(data)
+    keep, entries = got
+    return len(data) - sum(e.header.header_size + e.header.size for e in entries
+                           if e.offset not in keep)
+
+
 def image_for_gpus(data, sms):
     """(image, [(arch, bytes) left out]): module image `data` without the fatbin entries no
     GPU of compute capabilities `sms` can run (entries_in_use). The capture's exit step

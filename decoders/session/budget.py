@@ -3,6 +3,8 @@ keeps less (bodies, images) or stops (entries, open calls)."""
 import hashlib
 
 from decoders.capture.reader import cstr
+from decoders.capture.writer import capture_gpus
+from decoders.cubin import bytes_in_use
 from decoders.errors import CaptureError
 from decoders.spill import BytesSpill, SpilledBytes
 
@@ -45,6 +47,7 @@ class _Budget:
         self.image_keys = {}    # (length, SHA-256) -> the kept bytes of that image
         self.image_ids = {}     # id(kept bytes) -> its key
         self._spill = None      # BytesSpill of the images kept in a file
+        self.sms = capture_gpus(getattr(model, "meta", None) or {})
 
     def entry(self, rec):
         """False when this record is one entry past KEPT_ENTRIES (decoding then stops)."""
@@ -82,7 +85,10 @@ class _Budget:
         kept = self.image_keys.get(key)
         if kept is not None:
             return kept
-        self.images += len(data)
+        # counted as the exit step keeps it: the fatbin entries the capture's GPUs may run
+        # (a library's cubins for other generations would spend the budget while the
+        # program runs, and not once its capture is rewritten: held-out mix3's)
+        self.images += bytes_in_use(data, self.sms) if self.sms else len(data)
         if self.images <= KEPT_IMAGES:
             if len(data) >= IMAGE_IN_MEMORY:
                 if self._spill is None:

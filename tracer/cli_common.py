@@ -234,7 +234,7 @@ ENV_SETTINGS = (
     ("TRACE_LAUNCH_SHARDS=N", "decode a report's capture in N blocks side by side (default: "
                               "with 8 or more CPUs, the CPUs less 2, at most 16; 0 or 1: not)"),
     ("TRACE_LAUNCH_BLOCK=N", "SUBMISSION records per block of that decode while the program "
-                             "runs (default 4096)"),
+                             "runs (default 8192)"),
     ("TRACE_LAUNCH_PRERENDER=0|1", "render --json's launches, API calls and submissions in a "
                                    "worker while the capture decodes (default: with 2 or more "
                                    "CPUs)"),

@@ -92,10 +92,12 @@ def _read_exact(fd, n):
 
 # -- the processes ------------------------------------------------------------------------
 POLL_RECORDS = 4096     # records between two looks at what the blocks sent
-BLOCK = 4096            # SUBMISSION records per block of a capture read while it is written
-                        # (TRACE_LAUNCH_BLOCK; on the H200 at 60 and 48 MB/s, the tail after
-                        # the writer: held-out mix3 1.46 s against 8,192's 2.13, a 500-step
-                        # transformer 1.28 against 1.42; 2,048 missed history on mix3)
+BLOCK = 8192            # SUBMISSION records per block of a capture read while it is written
+                        # (TRACE_LAUNCH_BLOCK; a 500-step transformer's 87,000: 11 blocks, ~2
+                        # CPU s each). 4,096 shortened bench/live_sim.py's tail on the H200
+                        # (held-out mix3 2.13 -> 1.46 s, the transformer 1.42 -> 1.28) for 40%
+                        # more CPU while the program runs, and the transformer's report took
+                        # 0.7-1.0 s longer with it in both of two reps: not the default
 
 
 def live_block():

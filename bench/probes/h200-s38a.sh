@@ -16,12 +16,7 @@ CUPTI=0 NOCAPTURES=1 REPORT=1 LONGJOBS="mix3:20:100" T_JOB=240 timeout 300 bash 
 rc=$?; echo "$(date +%T) mix3 rc=$rc $(tail -3 /tmp/longjobs/record-mix3.log | cut -c1-900 | tr '\n' ' ')" >> $P
 C=/tmp/longjobs/mix3-100/capture.tlc
 for e in "" "TRACE_LAUNCH_SHARDS=1"; do
-  echo "$(date +%T) offline [$e] $(env $e timeout 100 python3 -c "
-import sys, time
-from decoders.session import decode_capture
-t = time.monotonic()
-m = decode_capture(sys.argv[1], brief=200)
-print(f'{time.monotonic() - t:.2f} s, {len(m.launches)} launches, split: {m.split}')" $C 2>&1 | tail -1)" >> $P
+  echo "$(date +%T) offline [$e] $(env $e timeout 100 python3 bench/probes/brief_decode.py $C 2>&1 | tail -1)" >> $P
 done
 timeout 200 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 500 --reps 1 --report \
     --timeout 60 > $L/record.log 2>&1

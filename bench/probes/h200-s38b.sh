@@ -18,12 +18,7 @@ rc=$?; echo "$(date +%T) mix3 rc=$rc $(tail -2 $L/record-mix3.log | tr '\n' ' ')
 cp /tmp/longjobs/scaling-record.json $OUT/scaling-record-mix3.json 2>/dev/null
 C=/tmp/longjobs/mix3-100/capture.tlc
 for e in "" "TRACE_LAUNCH_SHARDS=1"; do
-  echo "$(date +%T) offline [$e] $(env $e timeout 100 python3 -c "
-import sys, time
-from decoders.session import decode_capture
-t = time.monotonic()
-m = decode_capture(sys.argv[1], brief=200)
-print(f'{time.monotonic() - t:.2f} s, {len(m.launches)} launches, split: {m.split}')" $C 2>&1 | tail -1)" >> $P
+  echo "$(date +%T) offline [$e] $(env $e timeout 100 python3 bench/probes/brief_decode.py $C 2>&1 | tail -1)" >> $P
 done
 timeout 200 python3 scripts/record_scaling.py --out /tmp/rs --steps 100 500 --reps 2 --report \
     --timeout 60 > $L/record.log 2>&1

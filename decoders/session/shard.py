@@ -98,15 +98,13 @@ BLOCK = 8192            # SUBMISSION records per block of a capture read while i
                         # (held-out mix3 2.13 -> 1.46 s, the transformer 1.42 -> 1.28) for 40%
                         # more CPU while the program runs, and the transformer's report took
                         # 0.7-1.0 s longer with it in both of two reps: not the default
+MIN_BLOCK = 64          # (TRACE_LAUNCH_BLOCK's least)
 
 
 def live_block():
     """SUBMISSION records per block of a capture read while it is written."""
     env = os.environ.get("TRACE_LAUNCH_BLOCK", "").strip()
     return max(MIN_BLOCK, int(env)) if env.isdigit() else BLOCK
-
-
-MIN_BLOCK = 64
 
 
 def blocks_of(n, k):

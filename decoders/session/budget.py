@@ -25,6 +25,8 @@ SPILLED_IOCTLS = 4_000_000
 KEPT_IMAGES = 128 << 20   # module image bytes kept (for kernel names, cubins): then not kept
 IMAGE_IN_MEMORY = 64 << 10  # an image this size or larger is kept in a file (BytesSpill): a
                             # cuDNN job's fatbins held 54 MiB of a 200 MiB decode (train_loader.py)
+SPILLED_IMAGES = 1 << 30    # whole image bytes kept in that file, at most (the budget above
+                            # counts the entries the capture's GPUs may run)
 KEPT_BYTES = 128 << 20    # ioctl bodies kept in memory (the first few entries: the views
                           # read each ioctl's facts, decoders/ioctl.py) and capture strings
                           # kept: then bodies are dropped
@@ -43,6 +45,7 @@ class _Budget:
         self.bytes = 0
         self.over = False
         self.images = 0
+        self.images_spilled = 0     # whole lengths of the images kept in a file
         self.images_over = False
         self.image_keys = {}    # (length, SHA-256) -> the kept bytes of that image
         self.image_ids = {}     # id(kept bytes) -> its key
@@ -85,12 +88,16 @@ class _Budget:
         kept = self.image_keys.get(key)
         if kept is not None:
             return kept
-        # counted as the exit step keeps it: the fatbin entries the capture's GPUs may run
-        # (a library's cubins for other generations would spend the budget while the
-        # program runs, and not once its capture is rewritten: held-out mix3's)
-        self.images += bytes_in_use(data, self.sms) if self.sms else len(data)
-        if self.images <= KEPT_IMAGES:
-            if len(data) >= IMAGE_IN_MEMORY:
+        # an image kept in a file counts as the exit step keeps it: the fatbin entries the
+        # capture's GPUs may run (a library's cubins for other generations spent the
+        # budget while the program ran, and not once its capture was rewritten: held-out
+        # mix3's); its whole length counts against SPILLED_IMAGES. One kept in memory
+        # counts whole (memory stays bounded whatever entries an image claims).
+        spilled = len(data) >= IMAGE_IN_MEMORY
+        self.images += bytes_in_use(data, self.sms) if spilled and self.sms else len(data)
+        self.images_spilled += len(data) if spilled else 0
+        if self.images <= KEPT_IMAGES and self.images_spilled <= SPILLED_IMAGES:
+            if spilled:
                 if self._spill is None:
                     self._spill = BytesSpill()
                 data = self._spill.put(data, key)
@@ -99,10 +106,12 @@ class _Budget:
             return data
         if not self.images_over:
             self.images_over = True
+            limit = f"{KEPT_IMAGES // (1 << 20)} MiB in all" if self.images > KEPT_IMAGES \
+                else f"{SPILLED_IMAGES // (1 << 20)} MiB as recorded"
             self.model.problems.append(CaptureError(
-                f"record {rec.index}: module images pass {KEPT_IMAGES // (1 << 20)} MiB in all; this "
-                f"and later images are not kept (their kernels keep the names the calls give, "
-                f"without a cubin)", offset=rec.offset))
+                f"record {rec.index}: module images pass {limit}; this and later images are "
+                f"not kept (their kernels keep the names the calls give, without a cubin)",
+                offset=rec.offset))
         return None
 
     def keep(self, n, rec):

@@ -114,10 +114,12 @@ def trace_launch(output, mode, grid, block, shared_mem, as_json, no_report, no_c
                 decoding[0].finish()
             except KeyboardInterrupt:
                 _report_interrupted(out, exit_step, traceback, rc)
-        note = _guard("trace-launch", exit_step, traceback, path=str(out))
-        click.echo(f"trace-launch: capture written to {out}{note}", err=True)
+        st = _guard("trace-launch", exit_step, traceback, path=str(out))
+        click.echo(f"trace-launch: capture written to {out}{_exit_note(st)}", err=True)
         if not no_report:
             model = decoding[0].model if decoding and decoding[0].error is None else None
+            if model is not None:   # decoded as the shim wrote it: what the rewrite cut too
+                model.images_elided += st.get("images_elided", 0)
             if decoding and model is None:
                 click.echo(_line(f"trace-launch: the decode during the run stopped "
                                  f"({type(decoding[0].error).__name__}: {decoding[0].error}); "
@@ -145,8 +147,8 @@ def _report_interrupted(out, exit_step, traceback, rc):
     the capture is kept, and trace-launch exits with the program's status, saying how to
     make the report later."""
     if exit_step is not None:
-        note = _guard("trace-launch", exit_step, traceback, path=str(out))
-        click.echo(f"trace-launch: capture written to {out}{note}", err=True)
+        st = _guard("trace-launch", exit_step, traceback, path=str(out))
+        click.echo(f"trace-launch: capture written to {out}{_exit_note(st)}", err=True)
     else:
         click.echo("", err=True)   # (the line the report was writing may be unfinished)
     click.echo(_line(f"trace-launch: report interrupted; `trace-decode {out}` makes it from "
@@ -213,9 +215,9 @@ def capture_window(capture_range, nvtx_range, skip, count, launch_range, mode):
 def _finish_capture(out, compress, all_entries=False):
     """The exit step, once the program has exited: each distinct module image kept once,
     fatbin entries for other GPUs left out, then zstd (decoders/capture/writer.py
-    compact_capture). Returns a note for the written line."""
+    compact_capture). Returns its stats (_exit_note makes the written line's note)."""
     from decoders.capture.writer import compact_capture
-    return _exit_note(compact_capture(out, compress=compress, all_entries=all_entries))
+    return compact_capture(out, compress=compress, all_entries=all_entries)
 
 
 _EXIT_STEP = """
@@ -235,7 +237,7 @@ print(json.dumps(st))
 
 def _finish_capture_apart(out, compress, all_entries=False):
     """_finish_capture in a process of its own (beside a decode in this one): the same
-    note, or the same errors raised here."""
+    stats, or the same errors raised here."""
     import subprocess
 
     from decoders.session.split import package_env
@@ -266,7 +268,7 @@ def _finish_capture_apart(out, compress, all_entries=False):
         raise TraceLaunchError(st["error"])
     if "oserror" in st:
         raise OSError(*st["oserror"])
-    return _exit_note(st)
+    return st
 
 
 def _exit_note(st):

@@ -168,7 +168,8 @@ def _plan(data, header, sms=None):
     api_enter, end_type = F.TL_REC_BY_NAME["API_ENTER"], F.TL_REC_BY_NAME["END"]
     body_at = F.TL_RECORD_HEADER_SIZE
     plan, firsts, saved = {}, {}, 0
-    st = {"images": 0, "images_repeated": 0, "entries_elided": 0, "elided_bytes": 0}
+    st = {"images": 0, "images_repeated": 0, "images_elided": 0, "entries_elided": 0,
+          "elided_bytes": 0}
     for off, length, rtype, _ in _record_walk(data, header.header_size, len(data)):
         if rtype == end_type:
             end = F.TL_END.parse(data[off + body_at:off + length])
@@ -192,6 +193,7 @@ def _plan(data, header, sms=None):
                     rec = _with_image_section(data, off, body, image_tag, dict(
                         s, data=image, size=len(image), flags=s["flags"] | elided_flag))
                     plan[off] = (length, rec)
+                    st["images_elided"] += 1
                     st["entries_elided"] += len(dropped)
                     st["elided_bytes"] += sum(n for _, n in dropped)
                 firsts[key] = (off - saved, len(image), s["flags"] | (elided_flag if dropped else 0))
@@ -225,14 +227,16 @@ def compact_capture(path, compress=True, threads=-1, all_entries=False):
     When compressing, a fatbin image also loses the entries no GPU of the capture runs
     (decoders/cubin image_for_gpus; the GPUs are the header's `compute_capabilities`)
     unless all_entries. The new file replaces the old by rename, mode 0600. Returns
-    {raw_bytes, bytes, images, images_repeated, entries_elided, elided_bytes, compressed}."""
+    {raw_bytes, bytes, images, images_repeated, images_elided (distinct images that lost
+    entries), entries_elided, elided_bytes, compressed}."""
     import mmap
     from decoders.capture.reader import CaptureReader
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < F.TL_HEADER_SIZE:
             return {"raw_bytes": size, "bytes": size, "images": 0, "images_repeated": 0,
-                    "entries_elided": 0, "elided_bytes": 0, "compressed": False}
+                    "images_elided": 0, "entries_elided": 0, "elided_bytes": 0,
+                    "compressed": False}
         CaptureReader(f)    # a header the reader takes, or its one-line CaptureError
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     view = memoryview(data)

@@ -20,10 +20,10 @@ trap 'cp $W/*.diff $OUT/ 2>/dev/null' EXIT
 for spec in $JOBS; do
   IFS=: read -r name steps <<< "$spec"
   prog=scripts/corpus/${PROG[$name]}; d=$W/$name; mkdir -p $d
-  t=$(date +%s.%N); timeout ${T_JOB:-120} python3 $prog $steps > $d/native.out 2> $d/native.err; nrc=$?
-  tn=$(echo "$(date +%s.%N) - $t" | bc)
-  t=$(date +%s.%N); timeout ${T_JOB:-120} $TL trace-launch -o $d/capture.tlc python3 $prog $steps > $d/traced.out 2> $d/report.txt; trc=$?
-  tt=$(echo "$(date +%s.%N) - $t" | bc)
+  t=$(date +%s%N); timeout ${T_JOB:-120} python3 $prog $steps > $d/native.out 2> $d/native.err; nrc=$?
+  tn=$(( ($(date +%s%N) - t) / 1000000 ))
+  t=$(date +%s%N); timeout ${T_JOB:-120} $TL trace-launch -o $d/capture.tlc python3 $prog $steps > $d/traced.out 2> $d/report.txt; trc=$?
+  tt=$(( ($(date +%s%N) - t) / 1000000 ))
   same=$(cmp -s $d/native.out $d/traced.out && echo same || echo DIFFERENT)
   TRACE_LAUNCH_SHARDS=0 TRACE_LAUNCH_SPLIT=0 timeout ${T_DEC:-150} $TL trace-decode $d/capture.tlc > $d/offline.txt 2> $d/offline.err; orc=$?
   python3 - "$d" > $W/$name.diff <<'PY'
@@ -41,6 +41,6 @@ print("\n".join(diff[:80]))
 PY
   nd=$(head -1 $W/$name.diff)
   v=$(grep -m1 'kernel launches:' $d/offline.txt | sed 's/^ *//')
-  echo "$(date +%T) $name $steps native rc=$nrc ${tn}s traced+report rc=$trc ${tt}s stdout $same offline rc=$orc | $nd | $v" >> $P
+  echo "$(date +%T) $name $steps native rc=$nrc ${tn}ms traced+report rc=$trc ${tt}ms stdout $same offline rc=$orc | $nd | $v" >> $P
 done
 echo "$(date +%T) done" >> $P

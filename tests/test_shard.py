@@ -499,3 +499,42 @@ def test_the_follower_stops_at_a_told_miss_once_the_blocks_before_told_theirs():
         ({"why": "block 1: record 500: release before any launch"}, 0)
     assert _early_verdict([(1, miss), (0, ("known", {"launch": []}))], 0) == (None, 3)
     assert _early_verdict([(1, miss)], 0) == (None, 3)
+
+
+def test_a_dependent_qmd_unseen_by_its_block_is_checked_by_its_image(monkeypatch):
+    """A stream's QMD ring slot launched before a block's warm-up, and reached there again as
+    a dependent QMD the block reads and launches: one decode calls it "already decoded" only
+    where the image last launched at that VA is the one the block read (skim._Launched
+    unseen, counts() against the digests the blocks before told in known()). ddp-2rank (two
+    ranks, NCCL), cut in 3 blocks with the offline warm-up of 256 submissions: its blocks
+    met such slots, and every one was a new image, which any launch before the block
+    counted as a miss (the capture was decoded again); now it merges, and its text report
+    and its JSON are the one-process ones."""
+    monkeypatch.setattr(shard, "MIN_SUBMISSIONS", 64)
+    path = capture_path("ddp-2rank")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    one = _json_text(decode_capture(path, full_blocks=True))
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    text3, problems3, how = _report(path)
+    assert how == "3 blocks" and (text3, problems3) == (text, problems)
+    model = decode_capture(path, full_blocks=True)
+    assert model.split == "3 blocks" and _json_text(model) == one
+
+
+def test_an_unseen_dependent_counts_where_one_decode_had_launched_that_image():
+    """counts() on the "launched" misses (synthetic known()): a VA no block before launched
+    from never counts; one launched from counts where the block did not know the bytes
+    there, or read the very image launched there last (one decode: "already decoded"),
+    unless that image is a kernel's QMD run again (both decodes launch it)."""
+    from decoders.session.skim import _digest, counts, union
+    a, b = _digest(b"\x01" * 384), _digest(b"\x02" * 384)
+    had = {}
+    union(had, {"launched": [(7, 0x1000, a)]})
+    union(had, {"launched": [(7, 0x1000, b)]})      # a later block launched there last
+    assert not counts(("launched", 7, 0x2000, a, False), had)
+    assert counts(("launched", 7, 0x1000, None, False), had)
+    assert counts(("launched", 7, 0x1000, b, False), had)
+    assert not counts(("launched", 7, 0x1000, a, False), had)
+    assert not counts(("launched", 7, 0x1000, b, True), had)
+    assert not counts(("launched", 8, 0x1000, b, False), had)     # another process's VA

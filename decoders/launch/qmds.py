@@ -203,9 +203,10 @@ class QmdLaunches:
                 if len(data) != 384:
                     data = self.read(target, 384) or self.read(target, 256)
                 if data is None:
+                    if done is None:
+                        self._unseen(target, None, False)
                     deps.append({"pointer": target, "decoded": False})
                     continue
-                done = self._launched.get(target)
                 if done is not None and data[:len(done)] == done and \
                         not (rerun and self._runs_again(done, plan, target, pkt)):
                     deps.append(_already_decoded(target))
@@ -213,6 +214,19 @@ class QmdLaunches:
             deps.append({"pointer": target, "decoded": True})
             self._launch_at(ch, target, f"DEPENDENT_QMD{n}_POINTER", pkt, plan, data=data,
                             depth=depth + 1, parent=launch._summary["qmd_address"])
+            if done is None:
+                img = self._launched.get(target)
+                self._unseen(target, img, img is not None and rerun and
+                             self._runs_again(img, plan, target, pkt))
+
+    def _unseen(self, va, image, runs_again):
+        """A dependent QMD at va with no launch from va seen: decoded here from `image` (as
+        launched, or None where its bytes were not known). A block of a decode in blocks
+        asks (decoders/session/skim.py _Launched) whether a launch there before the block
+        would have made one decode call it "already decoded"."""
+        unseen = getattr(self._launched, "unseen", None)
+        if unseen is not None:
+            unseen(va, image, runs_again)
 
     def _ran_here(self, va, data):
         """The QMD at va ran in this submission with these bytes, not uploaded since."""

@@ -221,17 +221,30 @@ class _Latches(dict):
 
 
 class _Launched(dict):
-    """LaunchDecoder._launched (VA -> the QMD image last launched there): a lookup that
-    finds none may be a QMD launched before the skim ended ("already decoded")."""
+    """LaunchDecoder._launched (VA -> the QMD image last launched there). A dependent QMD
+    at a VA with no launch seen from it is decoded and launched (unseen); one decode calls
+    it "already decoded" instead where the image last launched there before the block is
+    what the block read there, unless that is a kernel's QMD run again (a graph node). The
+    miss names the image the block read (its digest; None: its bytes were not known) and
+    whether it runs again; counts() compares it with what the blocks before launched last
+    at that VA (known()). Before, any such VA launched before the block counted: a
+    stream's QMD ring slot idle for longer than the warm-up (held-out mix3, DDP)."""
 
     def __init__(self, items, det, pid):
         super().__init__(items)
         self.det, self.pid = det, pid
 
-    def get(self, va, default=None):
-        if va not in self:
-            self.det.miss(f"no QMD launched at {va:#x} yet", ("launched", self.pid, va))
-        return super().get(va, default)
+    def unseen(self, va, image, runs_again):
+        self.det.miss(f"no QMD launched at {va:#x} yet",
+                      ("launched", self.pid, va, None if image is None else _digest(image),
+                       bool(runs_again)))
+
+
+def _digest(image):
+    """A QMD image as known() and the "launched" misses name it (16 bytes: marshal takes
+    them; equal digests are equal images)."""
+    import hashlib
+    return hashlib.blake2b(bytes(image), digest_size=16).digest()
 
 
 KINDS = ("launch", "register", "release", "launched", "memory")
@@ -254,7 +267,7 @@ def known(sd):
             for sub, regs in dict.items(ch.copy):
                 out["register"].extend((k, sub, reg) for reg in regs)
         out["release"].extend((pid, a) for a in ld.releases)
-        out["launched"].extend((pid, va) for va in ld._launched)
+        out["launched"].extend((pid, va, _digest(img)) for va, img in ld._launched.items())
         out["memory"].extend(((pid, page), runs) for page, runs in _known_runs(ld.memory))
     return out
 
@@ -279,12 +292,18 @@ def _known_runs(mem):
 
 
 def union(had, got):
-    """Block's known() into `had`: sets of the kinds, and per memory page its blocks' runs."""
+    """Block's known() into `had`: sets of the kinds, per memory page its blocks' runs, and
+    per (pid, VA) the digest of the QMD image last launched there (given in block order:
+    a later block's replaces an earlier one's)."""
     for kind, items in got.items():
         if kind == "memory":
             mem = had.setdefault("memory", {})
             for key, runs in items:
                 mem.setdefault(key, []).append(runs)
+        elif kind == "launched":
+            last = had.setdefault("launched", {})
+            for pid, va, digest in items:
+                last[(pid, va)] = digest
         else:
             had.setdefault(kind, set()).update(items)
 
@@ -304,8 +323,13 @@ def counts(what, had):
         return what[1] not in had.get("launch", ())
     if kind == "register":
         return (what[1], what[2], what[3]) in had.get("register", ())
-    if kind in ("release", "launched"):
+    if kind == "release":
         return (what[1], what[2]) in had.get(kind, ())
+    if kind == "launched":
+        # one decode had a launch at the VA, with the image the block read there (or the
+        # block did not know its bytes), and would not run it again: "already decoded"
+        last = had.get("launched", {}).get((what[1], what[2]))
+        return last is not None and (what[3] is None or (what[3] == last and not what[4]))
     if kind == "memory":
         # the block knew `n` bytes from va on and not the next: one decode knew more when
         # it knew that byte (the block knows every byte written since its warm-up)
@@ -339,7 +363,9 @@ def present(sd, what):
     if kind == "release":
         return what[2] in ld.releases
     if kind == "launched":
-        return what[2] in ld._launched
+        img = ld._launched.get(what[2])
+        return img is not None and (what[3] is None or (what[3] == _digest(img) and
+                                                        not what[4]))
     if kind == "memory":
         return len(ld.memory.read_known(what[2], what[3])) > what[4]
     if kind == "holds":

@@ -6,9 +6,7 @@
 # --json, wall, CPU and the largest process's peak RSS (bench/probes/wall_cpu_rss.py), and
 # the verified count. Carry .whl.
 . bench/probes/device-setup.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export XLA_PYTHON_CLIENT_PREALLOCATE=false
-TL="python3 -m tracer.cli_main"
+. bench/probes/jobs-env.sh
 for spec in ddp:train_ddp.py:1000 jaxdp:train_jax_dp.py:1000; do
   IFS=: read -r name prog steps <<< "$spec"; d=/tmp/$name; mkdir -p $d
   t=$(date +%s%N); timeout 150 python3 scripts/corpus/$prog $steps > $d/native.out 2>&1; nrc=$?

@@ -5,9 +5,7 @@
 # native, stdout the same; then how the capture's text report and JSON decode offline
 # (model.split: in blocks, or why not) with their wall time. Carry .whl.
 . bench/probes/device-setup.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export XLA_PYTHON_CLIENT_PREALLOCATE=false
-TL="python3 -m tracer.cli_main"
+. bench/probes/jobs-env.sh
 for spec in jaxdp:train_jax_dp.py:1000 ddp:train_ddp.py:1000; do
   IFS=: read -r name prog steps <<< "$spec"; d=/tmp/$name; mkdir -p $d
   t=$(date +%s%N); timeout 150 python3 scripts/corpus/$prog $steps > $d/native.out 2> $d/native.err; nrc=$?

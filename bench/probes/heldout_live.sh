@@ -6,8 +6,8 @@
 # be what it prints natively; and the report's count of kernel launches verified. JOBS="name:steps ..." (programs of
 # scripts/record_longjobs.sh). Carry .whl. Progress and results in $OUT.
 . bench/probes/device-setup.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export TORCHINDUCTOR_COMPILE_THREADS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+. bench/probes/jobs-env.sh
+export TORCHINDUCTOR_COMPILE_THREADS=1
 declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [compiled]=train_compiled.py
   [jaxtrain]=train_jax.py [ddp]=train_ddp.py [cnn]=train_cnn.py [cupyloop]=cupy_loop.py
   [jaxloops]=jax_loops_long.py [jaxcmdbuf]=jax_cmdbuf_long.py [jaxdp]=train_jax_dp.py
@@ -15,7 +15,6 @@ declare -A PROG=([transformer]=train_transformer.py [graphed]=train_graphed.py [
   [dynshapes]=train_dynshapes.py [fsdp]=train_fsdp.py [tma]=triton_tma.py [cupygraph]=cupy_graph.py
   [cudnn]=train_cudnn_sdpa.py [mix]=heldout_mix.py [mix2]=heldout_mix2.py [mix3]=heldout_mix3.py)
 W=/tmp/hl; mkdir -p $W
-TL="python3 -m tracer.cli_main"
 trap 'cp $W/*.diff $OUT/ 2>/dev/null' EXIT
 for spec in $JOBS; do
   IFS=: read -r name steps <<< "$spec"

@@ -530,11 +530,79 @@ def test_an_unseen_dependent_counts_where_one_decode_had_launched_that_image():
     from decoders.session.skim import _digest, counts, union
     a, b = _digest(b"\x01" * 384), _digest(b"\x02" * 384)
     had = {}
-    union(had, {"launched": [(7, 0x1000, a)]})
-    union(had, {"launched": [(7, 0x1000, b)]})      # a later block launched there last
+    union(had, {"launched": [(7, 0x1000, a, True, False)]})
+    union(had, {"launched": [(7, 0x1000, b, True, False)]})    # a later block's, last
     assert not counts(("launched", 7, 0x2000, a, False), had)
     assert counts(("launched", 7, 0x1000, None, False), had)
     assert counts(("launched", 7, 0x1000, b, False), had)
     assert not counts(("launched", 7, 0x1000, a, False), had)
     assert not counts(("launched", 7, 0x1000, b, True), had)
     assert not counts(("launched", 8, 0x1000, b, False), had)     # another process's VA
+
+
+def test_a_dependent_no_block_before_knew_of_is_answered_by_the_merge():
+    """dependent_answer() (synthetic known()): where a block knew no byte of the QMD a
+    dependent pointer leads to, one decode says "already decoded" where the image last
+    launched there is still there and is not a kernel's QMD run again; not decoded (as the
+    block said) where no block before launched there or knew a byte there; anything else
+    (the image rewritten since, bytes there known to a later block, a kernel's QMD run
+    again, bytes known with no launch) counts: the capture is decoded again."""
+    from decoders.launch.memory import PAGE
+    from decoders.session.skim import _COUNTS, _digest, counts, dependent_answer, union
+    d = _digest(b"\x01" * 384)
+    va = 5 * PAGE + 0x800
+
+    def answer(blocks, rerun=False, pid=7):
+        had = {}
+        for got in blocks:
+            union(had, got)
+        what = ("dependent", pid, va, rerun)
+        got = dependent_answer(what, had)
+        assert counts(what, had) == (got is _COUNTS)
+        return got
+    page = ((7, 5), ((0x800, 0xA00),))
+    assert answer([]) is None
+    assert answer([{"memory": [((7, 6), ((0, 16),))]}]) is None     # another page
+    assert answer([{"memory": [page]}]) is _COUNTS                   # bytes, no launch
+    launched = {"launched": [(7, va, d, True, False)], "memory": [page]}
+    assert answer([launched]) == "already decoded"
+    assert answer([launched], pid=8) is None                         # another process
+    assert answer([launched], rerun=True) == "already decoded"       # a GRID_NULL's image
+    kernel = {"launched": [(7, va, d, True, True)], "memory": [page]}
+    assert answer([kernel]) == "already decoded"
+    assert answer([kernel], rerun=True) is _COUNTS                   # run again: a launch
+    assert answer([{"launched": [(7, va, d, False, False)]}]) is _COUNTS    # rewritten
+    assert answer([launched, {"memory": [page]}]) is _COUNTS         # known after it
+    assert answer([launched, {"memory": [((7, 5), ((0, 0x800),))]}]) == "already decoded"
+    assert answer([launched, {"memory": [page], "launched": [(7, va, d, True, False)]}]) \
+        == "already decoded"                                         # launched again
+
+
+@pytest.mark.parametrize("name", ["torch-eager", "cupy-kernels"])
+def test_a_ring_slot_idle_since_before_the_warm_up_merges(name, small_blocks, monkeypatch):
+    """A stream's driver GRID_NULL QMD points at the stream's last launch, a ring slot that
+    an idle stream last wrote before the block's warm-up, where the block knows no byte:
+    the block marks the pointer and tells a "dependent" miss, and the merge gives one
+    decode's answer from what the blocks before knew. These captures cut in 3 (warm-up 16)
+    used to be decoded again in one process for it ("384 bytes at ... read, 0 known"); now
+    they merge, and the text report and the JSON are the one-process ones."""
+    from decoders.session.skim import counts, dependent_answer, union
+    path = capture_path(name)
+    block = shard.blocks_of(shard.cuts(path), 3)
+    had, answers = {}, []
+    for m in range(3):
+        _, dec = _block_told(path, m, block, 16)
+        assert not any(counts(what, had) for _, _, what in dec.misses)
+        answers += [dependent_answer(what, had) for _, _, what in dec.misses
+                    if what[0] == "dependent"]
+        union(had, dec.known or {})     # (the last block's: none)
+    assert "already decoded" in answers
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    one = _json_text(decode_capture(path, full_blocks=True))
+    text3, problems3, how = small_blocks(path)
+    assert how == "3 blocks" and (text3, problems3) == (text, problems)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    model = decode_capture(path, full_blocks=True)
+    assert model.split == "3 blocks" and _json_text(model) == one
+    assert "\"_unknown\"" not in one

@@ -126,7 +126,7 @@ def test_ddp_copies_know_where_each_side_is():
         assert x["src_resolved"]["memory"] == "sysmem"
         assert x["dst_resolved"]["memory"] == "vidmem" and x["dst_on"] == x["gpu"]
     fills = [x for x in copies if x["direction"].startswith("fill")]
-    assert fills and all(x["remap"] and x["src"] == 0 for x in fills)
+    assert fills and all(x["remap"] and x["src"] is None for x in fills)
     assert not any(x["direction"] == "between GPUs" for x in copies)
 
 
@@ -182,3 +182,23 @@ def test_reduction_releases_are_named_and_their_waits_counted_apart():
     assert stats["waits_after_reduction"] == len(after)
     assert stats.get("waits_no_release_before", 0) == \
         sum(1 for s in waits if not s.get("released_by"))
+
+
+def test_a_fill_reads_no_source_whatever_a_copy_before_left():
+    """A remapped transfer whose SET_REMAP_COMPONENTS writes constants only (CONST_A: the
+    driver's fills; clc8b5.h) reads no source, so its OFFSET_IN registers, left by a copy
+    before it on the same subchannel, are not its source. cdp: host-to-device copies
+    (records 649-747) then the fills at records 1123-1145 on the same channel: each fill
+    has no source and counts as a fill; before, each took the copy's source and counted as
+    a host-to-device copy."""
+    from collections import Counter
+    m = decode_capture(CAPTURES / "cdp" / "capture.tlc.gz")
+    copies = list(m.copies)
+    assert Counter(x["direction"] for x in copies) == m.stats()["copies"]
+    fills = [x for x in copies if x["remap"]]
+    assert fills and all(x["src"] is None and x["direction"].startswith("fill") and
+                         x["why"] == "a fill of remap constants" for x in fills)
+    plain = [x for x in copies if not x["remap"] and x["src"]]
+    after = [x for x in fills if any(p["channel"] == x["channel"] and
+                                     p["record_index"] < x["record_index"] for p in plain)]
+    assert len(after) >= 10 and {x["record_index"] for x in after} >= {1123, 1145}

@@ -12,6 +12,11 @@ from decoders.launch.ops import TemplateOps
 from decoders.launch.syncs import MAX_RELEASES, acquire_satisfied, sync_operation
 from decoders.launch.qmds import QmdLaunches
 from decoders.forms import NON_INC
+from decoders.methods.clc8b5 import REMAP_SRC
+
+# SET_REMAP_COMPONENTS' sources that read the source memory (the copy classes share them)
+_FROM_SOURCE = frozenset(v for v, name in REMAP_SRC.items() if name.startswith("SRC_"))
+
 
 class LaunchDecoder(TemplateOps, QmdLaunches):
     """Feed method packets (decoders.pushbuf) per channel; collect .launches."""
@@ -327,7 +332,10 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
                 "offset": pkt[0]})
         if not f["DATA_TRANSFER_TYPE"]:
             return
-        src = join_u64(st.get(0x404, 0), st.get(0x400, 0))
+        # a remapped transfer whose every destination component is a constant (libcuda's
+        # memsets) reads no source: its OFFSET_IN is whatever a copy before left there
+        src = None if f.get("REMAP_ENABLE") and not self._remap_reads_source(st, pkt) else \
+            join_u64(st.get(0x404, 0), st.get(0x400, 0))
         dst = join_u64(st.get(0x40C, 0), st.get(0x408, 0))
         length = st.get(0x418, 0)
         lines = st.get(0x41C, 1) if f["MULTI_LINE_ENABLE"] else 1
@@ -340,6 +348,9 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
         if f["SRC_TYPE"] or f["DST_TYPE"] or not (f["SRC_MEMORY_LAYOUT"] and f["DST_MEMORY_LAYOUT"]):
             rec["why"] = "physical or block-linear transfer"
             return
+        if src is None:
+            rec["why"] = "a fill of remap constants"
+            return
         pitch_in = st.get(0x410, length) or length
         pitch_out = st.get(0x414, length) or length
         for k in range(lines):
@@ -349,6 +360,17 @@ class LaunchDecoder(TemplateOps, QmdLaunches):
                 return
             self.memory.write(dst + k * pitch_out, data)
         rec["reconstructed"] = True
+
+    @staticmethod
+    def _remap_reads_source(st, pkt):
+        """Whether SET_REMAP_COMPONENTS takes any destination component it writes from the
+        source (SRC_X..SRC_W), not from CONST_A, CONST_B or NO_WRITE."""
+        mdef = _class_table(pkt[6]).get(0x708)
+        if mdef is None:        # (a class without the method: read as a plain copy)
+            return True
+        f = {n: v for n, v, _ in mdef.decode(st.get(0x708, 0))}
+        n = f["NUM_DST_COMPONENTS"] + 1
+        return any(f[c] in _FROM_SOURCE for c in ("DST_X", "DST_Y", "DST_Z", "DST_W")[:n])
 
     def _semaphore(self, ch, sem):
         """A semaphore method: a release follows the channel's last launch (it runs when

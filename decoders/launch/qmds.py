@@ -10,6 +10,9 @@ from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAI
     _CLASS_TEXT, _PARAMS, _SUMMARY_PLANS, _already_decoded, _class_text, _remember, _summary_plan
 
 _QMD_IMAGES = {}        # (GPU family, QMD bytes) -> QmdLaunches._image()
+# The mark a block of a decode in blocks leaves on a dependent pointer where it knew no
+# byte (decoders/session/blocks.py fix_dependents takes it off: never in a report)
+UNKNOWN = "_unknown"
 # What a kernel QMD says of its ordering with other grids (Hopper on): the latch it waits
 # on and the one it arrives at (programmatic dependent launch), and its memory sync domain
 _ORDER_FIELDS = ("WAIT_ON_LATCH_VALID", "WAIT_ON_LATCH_ID", "ARRIVE_AT_LATCH_VALID",
@@ -199,6 +202,12 @@ class QmdLaunches:
                     continue
                 data = done
             else:
+                unknown = getattr(self._launched, "unknown", None)
+                if unknown is not None and unknown(target, rerun):
+                    # a block of a decode in blocks knows no byte there: what one decode
+                    # says of it is the merge's to give (decoders/session/skim.py)
+                    deps.append({"pointer": target, "decoded": False, UNKNOWN: True})
+                    continue
                 data = self.memory.read_known(target, 384)      # self.read(target, 384) when whole
                 if len(data) != 384:
                     data = self.read(target, 384) or self.read(target, 256)

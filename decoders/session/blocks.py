@@ -19,6 +19,7 @@ from collections import Counter
 
 from decoders.capture.reader import CaptureReader
 from decoders.errors import TraceLaunchError
+from decoders.launch.qmds import UNKNOWN
 from decoders.session.budget import _Budget
 from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, LaunchStage, gpu_family,
                                        repair_launch)
@@ -424,10 +425,11 @@ def merge(model, blocks, brief):
     if brief is None:
         _room_for(sum(1 for b in blocks for f in LISTS if b[f]["name"] is not None))
     for b in blocks:
+        answers = dict(b.get("dependents") or ())
         for f, lst in lists.items():
             if brief is None:       # a full decode: the block's files, read in turn
                 try:
-                    lst.append(_adopted(f, b[f], offset))
+                    lst.append(_adopted(f, b[f], offset, answers))
                 except OSError as exc:
                     raise Diverged(f"a block's {f}: {exc}") from None
                 continue
@@ -437,14 +439,14 @@ def merge(model, blocks, brief):
                 raise Diverged(f"a block kept {len(kept)} of its {total} {f}, fewer than "
                                f"the report shows")
             for x in kept[:room]:
-                lst._items.append(_renumbered(_launch_load(x), offset) if f == "launches"
-                                  else x)
+                lst._items.append(_renumbered(_launch_load(x), offset, answers)
+                                  if f == "launches" else x)
             if f == "launches":     # kept by the block, past the capture's first: one
                 for k in range(room, len(kept)):    # decode pins them where mismatched
-                    late[k + offset] = (kept[k], offset)
+                    late[k + offset] = (kept[k], offset, answers)
             lst._dropped += total - min(room, total)
             for i, x in pinned.items():     # (launches alone pin: mismatched, failed before)
-                lst._pinned[i + offset] = _renumbered(_launch_load(x), offset)
+                lst._pinned[i + offset] = _renumbered(_launch_load(x), offset, answers)
         for f in COUNTERS:
             counters[f].update(dict(b[f]))
         for key, c in b["channel_counts"]:
@@ -494,8 +496,8 @@ def merge(model, blocks, brief):
         lists["launches"]._pinned = {i: x for i, x in pinned.items() if i in keep}
         for i in keep:
             if i in late and i not in pinned:
-                x, off = late[i]
-                lists["launches"]._pinned[i] = _renumbered(_launch_load(x), off)
+                x, off, ans = late[i]
+                lists["launches"]._pinned[i] = _renumbered(_launch_load(x), off, ans)
     for f, lst in lists.items():
         setattr(model, f, lst)
     for f, c in counters.items():
@@ -530,18 +532,29 @@ def _room_for(files):
         raise Diverged(f"the blocks' {files} files: {exc}") from None
 
 
-def _adopted(f, handed, offset):
+def _adopted(f, handed, offset, answers):
     """A block's own list `f` of a full decode, from its file; its launches numbered as the
     capture's."""
     if f != "launches":
         return SpillList.adopt(handed, load=LIST_LOADS[f])
     return SpillList.adopt(handed, _launch_dump,
-                           lambda t: _renumbered(_launch_load(t), offset), repair_launch)
+                           lambda t: _renumbered(_launch_load(t), offset, answers),
+                           repair_launch)
 
 
-def _renumbered(launch, offset):
-    """A block's launch, its programmatic launch's number made the capture's."""
-    pdl = launch._summary.get("programmatic")
+def _renumbered(launch, offset, answers):
+    """A block's launch as one decode's: its programmatic launch's number made the
+    capture's, and each dependent pointer where the block knew no byte of the QMD given
+    one decode's answer (`answers`: {(pid, VA): "already decoded" or None}, the merge's:
+    skim.dependent_answer)."""
+    s = launch._summary
+    pdl = s.get("programmatic")
     if pdl and pdl.get("after_launch") is not None:
         pdl["after_launch"] += offset
+    if answers:
+        for d in s["dependents"]:
+            if d.pop(UNKNOWN, False):
+                why = answers.get((launch.pid, d["pointer"]))
+                if why is not None:
+                    d["why"] = why
     return launch

@@ -236,7 +236,7 @@ class LaunchSink:
             r = tree.resolution(entry[side]) if entry[side] else None
             entry[side + "_resolved"] = r
             entry[side + "_on"] = self._memory_on(pid, r)
-        # remapped with source 0: the remap constants are written (libcuda's page fills)
+        # remapped from constants only (no source: LaunchDecoder._copy): libcuda's fills
         entry["direction"] = copy_direction(entry["src_on"], entry["dst_on"],
                                             fill=entry.get("remap") and not entry["src"])
         self.model.copy_counts[entry["direction"]] += 1

@@ -24,7 +24,7 @@ import time
 
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.session.blocks import INF, Block, Diverged, _problem_load, _pack, merge
-from decoders.session.skim import counts, union
+from decoders.session.skim import counts, dependent_answer, union
 from decoders.session.split import usable_cpus
 from decoders.session.whole import _finish, _progress_source
 
@@ -381,6 +381,10 @@ class _Results:
             if why:
                 _write_message(self.out, {"why": why})
                 os._exit(0)     # (the decode kills what is left: its session)
+            # the dependent pointers where the block knew no byte: one decode's answer
+            got["dependents"] = list({(what[1], what[2]): dependent_answer(what, self.had)
+                                      for _, _, what in got.get("misses", ())
+                                      if what[0] == "dependent"}.items())
             union(self.had, got.get("known") or {})
             self.done.append(got)
             e = self.early[j]

@@ -9,6 +9,8 @@ over and the submissions made outside the calls it keeps; such a submission only
 channel's byte count and the submission counter on, the two counters later launches are
 numbered and placed by.
 """
+import hashlib
+
 from decoders.capture.format import TL_SF_COPIED
 from decoders.cuda.api import BY_SLOT, window_role
 from decoders.methods import class_info
@@ -155,7 +157,7 @@ class Detectors:
         return False
 
     def _watch_memory(self, ld, pid):
-        ld._launched = _Launched(ld._launched, self, pid)
+        ld._launched = _Launched(ld._launched, self, pid, ld)
         mem = ld.memory
         read_known, holds = mem.read_known, mem.holds
         miss = self.miss
@@ -230,21 +232,53 @@ class _Launched(dict):
     at that VA (known()). Before, any such VA launched before the block counted: a
     stream's QMD ring slot idle for longer than the warm-up (held-out mix3, DDP)."""
 
-    def __init__(self, items, det, pid):
+    def __init__(self, items, det, pid, ld):
         super().__init__(items)
-        self.det, self.pid = det, pid
+        self.det, self.pid, self.ld = det, pid, ld
+        self.told = set()
 
     def unseen(self, va, image, runs_again):
         self.det.miss(f"no QMD launched at {va:#x} yet",
                       ("launched", self.pid, va, None if image is None else _digest(image),
                        bool(runs_again)))
 
+    def unknown(self, va, rerun):
+        """A dependent pointer to `va`, where the block knows no byte of a QMD: True, and a
+        miss of its own kind, which the merge answers from what the blocks before knew
+        (dependent_answer); one decode says "already decoded" where a launch there left
+        its image in place. Where some bytes are known, False: read as before."""
+        ld = self.ld
+        if ld.memory_lookup is not None or _any_known(ld.memory, va, QMD_BYTES):
+            return False
+        what = ("dependent", self.pid, va, bool(rerun))
+        if what not in self.told:       # (a ring slot's: once, at its first read)
+            self.told.add(what)
+            self.det.miss(f"no byte of the QMD at {va:#x} known", what)
+        return True
+
 
 def _digest(image):
     """A QMD image as known() and the "launched" misses name it (16 bytes: marshal takes
     them; equal digests are equal images)."""
-    import hashlib
     return hashlib.blake2b(bytes(image), digest_size=16).digest()
+
+
+QMD_BYTES = 384     # what a dependent pointer's target is read as (qmds.py)
+
+
+def _any_known(mem, va, n):
+    """Whether a SparseMemory knows any byte of va..va+n (a page under packed writes: yes)."""
+    from decoders.launch.memory import PAGE
+    for page in range(va // PAGE, (va + n - 1) // PAGE + 1):
+        entry = mem._pages.get(page)
+        if entry is None:
+            continue
+        if type(entry) is list:
+            return True
+        lo, hi = max(va - page * PAGE, 0), min(va + n - page * PAGE, PAGE)
+        if entry[1].obj.find(1, lo, hi) >= 0:
+            return True
+    return False
 
 
 KINDS = ("launch", "register", "release", "launched", "memory")
@@ -267,9 +301,23 @@ def known(sd):
             for sub, regs in dict.items(ch.copy):
                 out["register"].extend((k, sub, reg) for reg in regs)
         out["release"].extend((pid, a) for a in ld.releases)
-        out["launched"].extend((pid, va, _digest(img)) for va, img in ld._launched.items())
+        plan = _compute_plan(ld)
+        holds = type(ld.memory).holds       # (not the block's watched one: no miss here)
+        out["launched"].extend((pid, va, _digest(img), holds(ld.memory, va, QMD_BYTES, img),
+                                bool(ld._runs_again(img, plan, va, (0, va))))
+                               for va, img in ld._launched.items())
         out["memory"].extend(((pid, page), runs) for page, runs in _known_runs(ld.memory))
     return out
+
+
+def _compute_plan(ld):
+    """A plan of the compute class the decoder met (its GPU family: how a QMD image's
+    version is read), for _runs_again."""
+    for plan in ld._plans.values():
+        if plan.engine == "compute":
+            return plan
+    from types import SimpleNamespace
+    return SimpleNamespace(family=ld.gpu)
 
 
 def _known_runs(mem):
@@ -293,19 +341,38 @@ def _known_runs(mem):
 
 def union(had, got):
     """Block's known() into `had`: sets of the kinds, per memory page its blocks' runs, and
-    per (pid, VA) the digest of the QMD image last launched there (given in block order:
-    a later block's replaces an earlier one's)."""
+    per (pid, VA) the QMD image last launched there (given in block order: a later block's
+    replaces an earlier one's) as [digest, still there where that block ended, a kernel's,
+    bytes there known to a block after it (written since, perhaps)]."""
+    last = had.setdefault("launched", {})
+    mine = set()
     for kind, items in got.items():
         if kind == "memory":
             mem = had.setdefault("memory", {})
             for key, runs in items:
                 mem.setdefault(key, []).append(runs)
         elif kind == "launched":
-            last = had.setdefault("launched", {})
-            for pid, va, digest in items:
-                last[(pid, va)] = digest
+            for pid, va, digest, held, kernel in items:
+                last[(pid, va)] = [digest, held, kernel, False]
+                mine.add((pid, va))
         else:
             had.setdefault(kind, set()).update(items)
+    if last and got.get("memory"):
+        pages = {key: (runs,) for key, runs in got["memory"]}
+        for key, entry in last.items():
+            if not entry[3] and key not in mine and _in_runs(pages, key[0], key[1], QMD_BYTES):
+                entry[3] = True
+
+
+def _in_runs(pages, pid, va, n):
+    """Whether any byte of va..va+n is in the known runs `pages` names: {(pid, page): runs
+    of each block}."""
+    from decoders.launch.memory import PAGE
+    for page in range(va // PAGE, (va + n - 1) // PAGE + 1):
+        lo, hi = max(va - page * PAGE, 0), min(va + n - page * PAGE, PAGE)
+        if any(a < hi and lo < b for runs in pages.get((pid, page), ()) for a, b in runs):
+            return True
+    return False
 
 
 def counts(what, had):
@@ -329,7 +396,9 @@ def counts(what, had):
         # one decode had a launch at the VA, with the image the block read there (or the
         # block did not know its bytes), and would not run it again: "already decoded"
         last = had.get("launched", {}).get((what[1], what[2]))
-        return last is not None and (what[3] is None or (what[3] == last and not what[4]))
+        return last is not None and (what[3] is None or (what[3] == last[0] and not what[4]))
+    if kind == "dependent":
+        return dependent_answer(what, had) is _COUNTS
     if kind == "memory":
         # the block knew `n` bytes from va on and not the next: one decode knew more when
         # it knew that byte (the block knows every byte written since its warm-up)
@@ -338,6 +407,24 @@ def counts(what, had):
         return any(a <= off < b for runs in had.get("memory", {}).get((pid, page), ())
                    for a, b in runs)
     return True
+
+
+_COUNTS = object()
+
+
+def dependent_answer(what, had):
+    """What one decode says of a dependent pointer where a block knew no byte of the QMD
+    (a "dependent" miss), from `had` (union() of the blocks before): "already decoded"
+    where the image last launched there was still there (no block after knew bytes there
+    since) and the pointer does not run a kernel's QMD again; None (not decoded, as the
+    block said) where no block launched there or knew a byte there; else _COUNTS (one
+    decode read other bytes there: the capture is decoded again)."""
+    _, pid, va, rerun = what
+    last = had.get("launched", {}).get((pid, va))
+    if last is None:
+        return _COUNTS if _in_runs(had.get("memory", {}), pid, va, QMD_BYTES) else None
+    _, held, kernel, stale = last
+    return _COUNTS if not held or stale or (rerun and kernel) else "already decoded"
 
 
 def present(sd, what):
@@ -366,6 +453,8 @@ def present(sd, what):
         img = ld._launched.get(what[2])
         return img is not None and (what[3] is None or (what[3] == _digest(img) and
                                                         not what[4]))
+    if kind == "dependent":     # (the merge answers from it: dependent_answer)
+        return what[2] in ld._launched or _any_known(ld.memory, what[2], QMD_BYTES)
     if kind == "memory":
         return len(ld.memory.read_known(what[2], what[3])) > what[4]
     if kind == "holds":

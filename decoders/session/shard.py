@@ -39,6 +39,14 @@ MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is
 _LEN = struct.Struct("<Q")
 
 
+def offline_warmup(block):
+    """The warm-up of an offline decode's blocks of `block` SUBMISSION records: an eighth of
+    a block, from WARMUP up to LIVE_WARMUP. A long job's blocks are long, and its streams
+    idle longer (a 1,000-step DDP job cut in 14 blocks: a wait for a release 256
+    submissions did not reach); a short capture's blocks stay cheap."""
+    return max(WARMUP, min(LIVE_WARMUP, block // 8))
+
+
 def shards():
     """How many blocks: TRACE_LAUNCH_SHARDS (0 or 1: not sharded); unset, with MIN_CPUS
     CPUs or more, all but two of them (this process skims, and the program may run)."""
@@ -500,8 +508,8 @@ class _Follower:
         self.proc, self.fd = start_child(
             "decoders.session.shard", ["--brief", str(-1 if brief is None else brief),
                                        "--block", str(block), "--slots", str(slots),
-                                       "--warmup", str(WARMUP if stream is None
-                                                       else LIVE_WARMUP),
+                                       "--warmup", str(offline_warmup(block)
+                                                       if stream is None else LIVE_WARMUP),
                                        "--board", str(fds[0] if fds else -1)] +
             (["--directory", directory] if directory is not None else []),
             path, stream, session=True, pass_fds=fds)

@@ -11,7 +11,7 @@ from decoders.launch.summary import ARCH_CBANK0, FAMILY_ARCH, MAX_DEPENDENT_CHAI
 
 _QMD_IMAGES = {}        # (GPU family, QMD bytes) -> QmdLaunches._image()
 # The mark a block of a decode in blocks leaves on a dependent pointer where it knew no
-# byte (decoders/session/blocks.py fix_dependents takes it off: never in a report)
+# byte (decoders/session/blocks.py _renumbered takes it off: never in a report)
 UNKNOWN = "_unknown"
 # What a kernel QMD says of its ordering with other grids (Hopper on): the latch it waits
 # on and the one it arrives at (programmatic dependent launch), and its memory sync domain

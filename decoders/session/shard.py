@@ -42,7 +42,7 @@ _LEN = struct.Struct("<Q")
 def offline_warmup(block):
     """The warm-up of an offline decode's blocks of `block` SUBMISSION records: an eighth of
     a block, from WARMUP up to LIVE_WARMUP. A long job's blocks are long, and its streams
-    idle longer (a 1,000-step DDP job cut in 14 blocks: a wait for a release 256
+    idle longer (a 1,000-step DDP job cut in 16 blocks: a wait for a release 256
     submissions did not reach); a short capture's blocks stay cheap."""
     return max(WARMUP, min(LIVE_WARMUP, block // 8))
 

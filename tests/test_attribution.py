@@ -238,3 +238,36 @@ def test_sass_of_a_kernel_the_cubin_lacks_is_one_line(tmp_path):
     assert r.exit_code == 2
     line, = r.output.strip().splitlines()
     assert "no kernel 'nosuch' in this sm_100 cubin" in line and "tl_empty" in line
+
+
+def test_a_pointer_is_named_as_the_tree_stood_when_its_launch_arrived():
+    """jax-jit's cuMemsetD32Async at record 1424 stays its channel's last launch (held for
+    later semaphores) until the capture's end, where one decode hands it over; by then the
+    program has freed the memory object its destination lies in. Its pointer is named as
+    the object tree stood when the launch's submission was decoded (LaunchSink.settle asks
+    the tree about a held launch's argument words before the tree changes): the same object
+    a tree fed the capture's own ioctls, mmaps and munmaps before record 1424 names. The
+    tree at the end names none (before, the report said nothing of the pointer)."""
+    from decoders.capture.reader import CaptureReader, open_capture
+    from decoders.rm.objects import ObjectTree
+    m = decode_capture(CAPTURES / "jax-jit" / "capture.tlc.gz")
+    launch = next(l for l in m.launches if l.record_index == 1424 and l.kernel)
+    s, a = launch.summary, m.attribute(launch)
+    assert a["api_call"]["name"] == "cuMemsetD32Async"
+    dst = a["args"][0]
+    then = ObjectTree()
+    with open_capture(CAPTURES / "jax-jit" / "capture.tlc.gz") as f:
+        for rec in CaptureReader(f).records():
+            if rec.index >= 1424:
+                break
+            b = rec.body
+            if rec.type == "IOCTL":
+                then.feed_ioctl(b, pid=rec.pid)
+            elif rec.type == "MMAP" and not b.err:
+                then.feed_mmap(b.addr, b.length, b.fd, None, b.offset, pid=rec.pid)
+            elif rec.type == "MUNMAP" and b.ret == 0:
+                then.feed_munmap(b.addr, b.length, pid=rec.pid)
+    want = then.resolve_va(dst["value"], pid=s["pid"])
+    assert want and "memory object" in want
+    assert dst["points_to"] == {"what": want}
+    assert m.objects.resolve_va(dst["value"], pid=s["pid"]) is None

@@ -13,13 +13,11 @@ nodes) gets its API call and `verified: null` with the reason; a copy or memset 
 runs as a kernel (cuMemsetD32, cuMemcpyDtoDAsync) is named and checked by
 decoders/cuda/driverkernels.py.
 """
-import re
-import struct
-
 from decoders.cubin import demangle, image_cubin
 from decoders.cuda import allocations as AL
 from decoders.cuda import graphs as G
 from decoders.cuda.allocations import Allocations
+from decoders.cuda.params import arg_value as _value
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda import graphdriver as GD
 from decoders.cuda.driverkernels import before_entry_kernel, chained_kernel, \
@@ -96,50 +94,6 @@ def param_types_of(demangled):
     return [] if out == ["void"] else out
 
 
-_INTEGER = re.compile(r"(unsigned |signed )?(char|short|int|long|long long)|bool|"
-                      r"[a-z0-9_]*int[0-9]*_t|size_t")
-_FLOAT = {4: struct.Struct("<f"), 8: struct.Struct("<d")}
-_KINDS = {}     # C type -> how its bytes read as a number (_kind): one regex match per type
-
-
-def _kind(ctype):
-    """'pointer', 'float', 'signed', 'unsigned' or None (not a number) for a C type."""
-    kind = _KINDS.get(ctype, _KINDS)
-    if kind is _KINDS:
-        if ctype and "*" in ctype:
-            kind = "pointer"
-        elif ctype in ("float", "double"):
-            kind = "float"
-        elif ctype is None or _INTEGER.fullmatch(ctype):
-            kind = "signed" if ctype is not None and not ctype.startswith(
-                ("unsigned", "u", "size_t", "bool")) else "unsigned"
-        else:
-            kind = None
-        if len(_KINDS) >= 4096:
-            _KINDS.clear()
-        _KINDS[ctype] = kind
-    return kind
-
-
-def _value(raw, ctype):
-    """A parameter's bytes as a number where its type says how."""
-    if raw is None:
-        return None
-    kind, n = _kind(ctype), len(raw)
-    if kind == "pointer":
-        return int.from_bytes(raw, "little") if n == 8 else None
-    if kind == "float":
-        if n not in _FLOAT:
-            return None
-        v = _FLOAT[n].unpack(raw)[0]
-        # JSON has no infinity or NaN (json.dumps wrote -Infinity, which strict parsers
-        # refuse): named as Python names them, "-inf", "inf", "nan" (docs/json.md)
-        return v if v - v == 0 else repr(v)
-    if kind is not None and n in (1, 2, 4, 8):
-        return int.from_bytes(raw, "little", signed=kind == "signed")
-    return None
-
-
 _NO_KERNEL_WHY = {}     # (QMD type, call base name) -> the text (one string object: a spilled
                         # batch of launches marshals it once)
 
@@ -175,6 +129,7 @@ class Attribution:
         self.images = {}        # (pid, module / library handle) -> the ApiCall that loaded it
         self.functions = {}     # (pid, CUfunction / CUkernel handle) -> (mangled, parent handle)
         self._pid = None        # the process of the launch being attributed (for_launch)
+        self._stash = None      # its Launch.stash (session/launches.py LaunchSink.settle)
         self._allocations = Allocations()      # cuMemAlloc ranges (resolve)
         self._seq = 0           # captured launch calls so far (_capture)
         # launch calls that submitted nothing: graph nodes (stream capture), by grid and
@@ -419,8 +374,10 @@ class Attribution:
             return dict(a, what=f"offset {a['offset']:#x} in {a['call']} of {a['size']:#x} bytes "
                                 f"at {a['base']:#x} (record {a['call_index']})")
         if self.objects is not None:
+            stash = self._stash     # the tree's answer when the launch arrived, if asked
             try:
-                text = self.objects.resolve_va(value, pid=self._pid)
+                text = stash[1][value] if stash is not None and value in stash[1] else \
+                    self.objects.resolve_va(value, pid=self._pid)
             except TraceLaunchError:
                 text = None
             if text:
@@ -437,6 +394,7 @@ class Attribution:
         # the summary without forcing every QMD field (decoders/launch/summary.py Launch is lazy)
         s = getattr(launch, "_summary", None) or launch.summary
         self._pid = s.get("pid")    # pointers resolve to this process's allocations
+        self._stash = getattr(launch, "stash", None)     # (tree generation, answers)
         if call is None:
             out = {"api_call": None, "graph_node": None, "kernel": None, "args": None,
                    "verified": None, "checked": [], "differences": [], "shared_memory": None,
@@ -675,7 +633,8 @@ class Attribution:
             key = (self._pid, k["name"] if k else None, None if params else info, hw_bytes,
                    tuple([(p["index"], p["offset"], p["size"], p.get("bytes"))
                           for p in params]) if params else None)
-            gen = getattr(self.objects, "generation", 0)
+            gen = self._stash[0] if self._stash is not None else \
+                getattr(self.objects, "generation", 0)
             try:
                 got = memo.get(key)
             except TypeError:       # (a part that is no key: not remembered)

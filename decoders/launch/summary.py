@@ -63,7 +63,7 @@ class Launch:
     """
     __slots__ = ("_summary", "qmd_bytes", "_fields", "version", "_node", "_words", "_driver",
                  "_own", "record_index", "submission_index", "channel", "pid", "hChannel",
-                 "kept_at", "latch", "serial")
+                 "kept_at", "latch", "serial", "stash")
 
     def __init__(self, summary, qmd_bytes, fields, version, words=None, driver=None):
         self._summary = summary
@@ -78,6 +78,7 @@ class Launch:
         self.record_index = self.submission_index = self.channel = None
         self.pid = self.hChannel = None
         self.kept_at = None         # (index in a kept list, its semaphores then): session sink
+        self.stash = None           # {pointer: the object tree's answer then}: LaunchSink.settle
         self.serial = None          # its number in a split decode's front (session/front.py)
 
     @property

@@ -10,6 +10,7 @@ SubmissionDecoder.HOLD launches wait: past that the oldest goes to the sink anyw
 semaphore that then reaches a launch already in the spill file is recorded as a patch,
 applied when the launch is read back. No stage walks the launches it holds.
 """
+import struct
 from collections import Counter
 
 from decoders.launch.syncs import copy_direction, count_sync
@@ -18,6 +19,7 @@ from decoders.session.model import count_rank_launch
 from decoders.spill import SpillList
 from decoders.submissions import SubmissionDecoder
 
+_WORDS = struct.Struct("<Q")
 _VERIFIED = {True: "verified", False: "mismatch"}     # attribution "verified" -> its count
 TALLY_KEYS = 4096       # distinct (kernel, grid, block) kept apart; the rest as one row
 MISMATCHED_KEPT = 1000  # indices of mismatched launches remembered for the report
@@ -79,11 +81,17 @@ class LaunchSink:
         # launch of its process, which a failed call may keep); each is resolved before the
         # tree changes (settle), so that when it is, it is as the tree stood at its arrival
         self._unresolved = {}
+        # id -> a launch arrived, not handed over, whose argument words the tree has not
+        # been asked about (settle): its pointers are named as the tree stood at its
+        # arrival, not at its hand-over (a channel's last launch may wait for the capture's
+        # end, after the program freed its buffers), wherever a decode in blocks hands it
+        self._unstashed = {}
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now (a brief
         decode: once it is kept, with the tree as it stands now)."""
         s = launch._summary
+        self._unstashed[id(launch)] = launch
         if self.brief:
             self._unresolved[id(launch)] = launch
         else:
@@ -115,10 +123,17 @@ class LaunchSink:
                 self._before_entry.add(key)
 
     def settle(self):
-        """The tree is about to change: resolve the launches that may still be kept."""
+        """The tree is about to change: resolve the launches that may still be kept, and ask
+        it about the argument words of those not handed over yet (each launch once)."""
         for launch in self._unresolved.values():
             _resolve_launch(self.tree, launch._summary)
         self._unresolved.clear()
+        if self._unstashed:
+            tree = self.tree
+            gen = tree.generation
+            for launch in self._unstashed.values():
+                launch.stash = (gen, _stash(tree, launch._summary))
+            self._unstashed.clear()
 
     def _resolved(self, launch):
         """A launch kept after all: resolved now (the tree has not changed since it arrived)."""
@@ -156,6 +171,7 @@ class LaunchSink:
         if not lazy and (r is None or len(r["semaphores"]) < len(s["semaphores"])):
             _resolve_launch(self.tree, s)       # (arrived did it, but for late semaphores)
         key = id(launch)
+        self._unstashed.pop(key, None)
         call = self._calls.pop(key, None)
         self._early.pop(key, None)
         early = key in self._before_entry
@@ -321,6 +337,20 @@ def _tally(model, s, a):
     t[_VERIFIED.get(verified, "not_checked")] += 1
     if verified is False and len(model.mismatched) < MISMATCHED_KEPT:
         model.mismatched.append(len(model.launches))
+
+
+def _stash(tree, s):
+    """{word: tree.resolve_va(word)} of each nonzero 8-byte-aligned word of the launch's
+    argument block (where a pointer argument lies): what attribute.resolve() gives from
+    the tree for the launch's pointers, as the tree stands now."""
+    params = s.get("params")
+    hw = params.get("hex") if params else None
+    if not hw:
+        return {}
+    data = bytes.fromhex(hw)
+    pid = s.get("pid")
+    words = {w for (w,) in _WORDS.iter_unpack(data[:len(data) & ~7])}
+    return {w: tree.resolve_va(w, pid=pid) for w in words if w}
 
 
 def _resolve_launch(tree, s):

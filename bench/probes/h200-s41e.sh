@@ -1,0 +1,26 @@
+#!/bin/bash
+# Session 41 device call 5 (nvidia-h200-x2): the two-GPU jobs at 1,000 steps after a block
+# whose miss a seed answers is decoded again, seeded (skim.seeds), and a held launch's
+# pointers are named as the tree stood at its arrival: natively (stdout only) and under
+# trace-launch with its default report (time against native, stdout the same), then how
+# the capture's text report and JSON decode offline (model.split: in blocks, or why not)
+# and their wall time; after call 4, a block decoded again by its twin (forked with it). Carry .whl.
+. bench/probes/device-setup.sh
+. bench/probes/jobs-env.sh
+for spec in jaxdp:train_jax_dp.py:1000 jaxdp2:train_jax_dp.py:1000 jaxdp3:train_jax_dp.py:1000 ddp:train_ddp.py:1000; do
+  IFS=: read -r name prog steps <<< "$spec"; d=/tmp/$name; mkdir -p $d
+  t=$(date +%s%N); timeout 150 python3 scripts/corpus/$prog $steps > $d/native.out 2> $d/native.err; nrc=$?
+  tn=$(( ($(date +%s%N) - t) / 1000000 ))
+  t=$(date +%s%N); timeout 200 $TL trace-launch -o $d/c.tlc python3 scripts/corpus/$prog $steps > $d/traced.out 2> $d/report.txt; trc=$?
+  tt=$(( ($(date +%s%N) - t) / 1000000 ))
+  same=$(cmp -s $d/native.out $d/traced.out && echo same || echo DIFFERENT)
+  echo "$(date +%T) $name $steps native rc=$nrc ${tn}ms traced+report rc=$trc ${tt}ms stdout $same; $(grep -m1 'kernel launches:' $d/report.txt | sed 's/^ *//'); $(grep -m1 -i 'decoded in\|blocks' $d/report.txt | sed 's/^ *//')" >> $P
+  timeout 120 python3 -c "
+import sys, time
+from decoders.session import decode_capture
+for brief, full in ((10, False), (None, True)):
+    t = time.monotonic(); m = decode_capture(sys.argv[1], brief=brief, full_blocks=full)
+    print('brief', brief, round(time.monotonic() - t, 2), 's', m.split)
+" $d/c.tlc >> $P 2>&1
+done
+echo "$(date +%T) done" >> $P

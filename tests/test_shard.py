@@ -360,8 +360,10 @@ def test_sharded_selection_is_the_one_process_selection(name, criteria, cost, as
     ("launch-loop-10k", "3 blocks"),
     # a channel's last launch is held until the capture's end: its block hands it over then
     ("multi-gpu", "3 blocks"),
-    ("jax-loops", "block 1: record 4995: a programmatic launch waits on a launch before the "
-                  "block")])
+    # block 1's programmatic launch at record 4995 waits on a launch of its warm-up: the
+    # follower gives the number (test_sharded_json_is_the_one_process_json checks the JSON;
+    # before session 41, "a programmatic launch waits on a launch before the block")
+    ("jax-loops", "3 blocks")])
 def test_full_decode_in_blocks_merges_or_says_why(name, how, small_blocks, monkeypatch):
     monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
     model = decode_capture(capture_path(name), full_blocks=True)
@@ -410,14 +412,16 @@ def test_spill_chain_reads_its_parts_as_one(tmp_path):
         chain[260]
 
 
-def _block_told(path, m, block, warmup):
+def _block_told(path, m, block, warmup, seed=None):
     """Block m of `path` (blocks of `block` SUBMISSION records, a warm-up of `warmup`)
-    decoded in this process as its own would, with what it told the follower."""
+    decoded in this process as its own would, with what it told the follower (`seed`: as
+    decoded again, seeded: skim.seeds())."""
     from decoders.capture.reader import open_capture
     from decoders.session.blocks import Block
     told = []
     with open_capture(path) as f:
         dec = Block(path, f, BRIEF)
+        dec.seed = seed
         if m == 0:
             dec.begin_warmup(0, 0, block)
             dec.tell = told.append
@@ -606,3 +610,101 @@ def test_a_ring_slot_idle_since_before_the_warm_up_merges(name, small_blocks, mo
     model = decode_capture(path, full_blocks=True)
     assert model.split == "3 blocks" and _json_text(model) == one
     assert "\"_unknown\"" not in one
+
+
+def test_a_qmd_sent_again_long_after_its_upload_merges_seeded(small_blocks, monkeypatch):
+    """jax-jit's driver GRID_NULL QMD at 0x204e66800 is uploaded at record 1197 and sent
+    again unchanged by SEND_PCAS_A at 1218 and 1435 (then uploaded anew at 1566). Cut in 3
+    with a warm-up of 16, block 1 starts at record 1420: it knows no byte of that QMD, and
+    one decode did (the miss counts). The follower decodes the block again, seeded with the
+    QMD images the blocks before it say one decode holds there (skim.seeds()): the seeded
+    block misses nothing that counts, and the capture merges, its text report and JSON the
+    one-process ones. Before, it was decoded again in one process."""
+    from decoders.session.skim import counts, seeded, seeds, union
+    path = capture_path("jax-jit")
+    block = shard.blocks_of(shard.cuts(path), 3)
+    had = {}
+    _, dec0 = _block_told(path, 0, block, 16)
+    union(had, dec0.known)
+    _, dec1 = _block_told(path, 1, block, 16)
+    counted = [(i, what) for i, _, what in dec1.misses if counts(what, had)]
+    assert counted and counted[0][0] == 1435
+    assert counted[0][1][0] == "memory" and counted[0][1][2] == 0x204e66800
+    assert all(seeded(what, had) for _, what in counted)
+    seed = seeds(had)
+    assert any(va == 0x204e66800 and by == 1197 for items in seed.values()
+               for va, _, by in items)
+    _, again = _block_told(path, 1, block, 16, seed)
+    assert not [what for _, _, what in again.misses if counts(what, had)]
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    one = _json_text(decode_capture(path, full_blocks=True))
+    text3, problems3, how = small_blocks(path)
+    assert how == "3 blocks, 1 decoded again" and (text3, problems3) == (text, problems)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    model = decode_capture(path, full_blocks=True)
+    assert model.split == "3 blocks, 1 decoded again" and _json_text(model) == one
+    sent = [l.summary for l in model.launches if l.record_index == 1435]
+    assert [(s["qmd_type"], s["qmd_written_by"]) for s in sent
+            if s["qmd_address"] == 0x204e66800] == [("GRID_NULL", 1197)]
+
+
+def test_a_programmatic_launch_waiting_on_a_latch_of_a_block_before_merges(monkeypatch):
+    """jax-train's programmatic launch at submission 3114 (record 14091) waits on latch 71
+    of channel 14, which a launch of submission 3003 arrived at last. Cut there, with a
+    warm-up of 16, the second block has seen no launch arrive at it: it tells a "latch"
+    miss, and the follower answers it with the capture's number of the last launch of a
+    block before that arrived there (each block says its own: _pack's "arrivals"). The
+    capture merges, its JSON the one-process one (after_launch 3299, not null). Before,
+    such a miss always counted (the 1,000-step JAX data-parallel job's block 2)."""
+    path = capture_path("jax-train")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    model = decode_capture(path, full_blocks=True)
+    one = _json_text(model)
+    waits = [l.summary["programmatic"] for l in model.launches
+             if l.submission_index == 3114 and l.summary.get("programmatic")]
+    assert waits == [{"waits_on_latch": 71, "after_launch": 3299}]
+    _, dec = _block_told(path, 1, 3114, 16)
+    assert [(i, what[1][1:]) for i, _, what in dec.misses if what[0] == "latch"] == \
+        [(14091, (14, 71))]
+    monkeypatch.setattr(shard, "MIN_SUBMISSIONS", 16)
+    monkeypatch.setattr(shard, "WARMUP", 16)
+    monkeypatch.setattr(shard, "LIVE_WARMUP", 16)
+    monkeypatch.setattr(shard, "blocks_of", lambda n, k: 3114)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "4")
+    model = decode_capture(path, full_blocks=True)
+    # (its second block is also decoded again, seeded: a QMD sent again, as jax-jit's)
+    assert model.split == "2 blocks, 1 decoded again" and _json_text(model) == one
+
+
+def test_a_block_decoded_again_while_the_capture_is_written(tmp_path, small_blocks,
+                                                            monkeypatch):
+    """The seeded decode again of a block (test_a_qmd_sent_again_long_after_its_upload_
+    merges_seeded) while a writer still replays jax-jit: blocks of 276 submissions (as it
+    cuts in 3), the second's warm-up after the QMD's upload at record 1197; its twin decodes
+    it again, and the report is the offline one-process JSON."""
+    from tests.test_live_decode import decode_while_written
+    monkeypatch.setattr(shard, "BLOCK", 276)
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
+    live, path = decode_while_written(tmp_path, "jax-jit", 4, full_blocks=True)
+    import re
+    assert re.fullmatch(r"(\d+) blocks, 1 decoded again", live.split), live.split
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    offline = decode_capture(path, full_blocks=True)
+    live.header = offline.header        # (read at the start: the cursor moved since)
+    assert _json_text(live) == _json_text(offline)
+
+
+def test_a_second_block_to_decode_again_sends_the_capture_to_one_decode(small_blocks,
+                                                                         monkeypatch):
+    """At most shard.MAX_AGAIN (one) block per decode is decoded again, seeded: jax-jit in
+    blocks of 256 submissions needs two (its second and fourth blocks begin after a QMD's
+    upload that is sent again), so the second's miss sends it to a decode as before, which
+    says why; the report is the one-process one."""
+    path = capture_path("jax-jit")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    monkeypatch.setattr(shard, "blocks_of", lambda n, k: 256)
+    text4, problems4, how = small_blocks(path, k=4)
+    assert "not sharded: block 3: record 3477: 384 bytes at 0x204e64800 read, 0 known" in how
+    assert (text4, problems4) == (text, problems)

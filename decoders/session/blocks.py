@@ -163,6 +163,8 @@ class Block:
             s = self.nsub
             self.nsub = s + 1
             if s == self.warm_s and skim is not None:
+                if self.seed:
+                    self._plant(self.seed)
                 if skim.skimmed:    # a method sequence cut by what was passed over: dropped
                     self.sd.resync()
                     self.det = Detectors(self.sd, self.sink, lambda: self.now,
@@ -205,7 +207,20 @@ class Block:
         return True
 
     skimming = True
-    EARLY_MISSES = 256      # distinct misses told before the block ends, at most
+    seed = None     # {pid: [(VA, QMD image, record that wrote it)]}: skim.seeds()
+    EARLY_MISSES = 256
+
+    def _plant(self, seed):
+        """The QMD images one decode holds where the block begins (skim.seeds()), where
+        the warm-up begins: in memory, as written by their records, and launched there.
+        The warm-up writes none of them (a block after theirs knew no byte there)."""
+        for pid, items in seed.items():
+            ld = self.sd.decoder(pid)
+            mem = ld.memory
+            for va, image, by in items:
+                mem.write(va, image)
+                mem.written_by[va] = by
+                ld._launched[va] = image      # distinct misses told before the block ends, at most
 
     def _tell_miss(self, miss):
         # a miss in the block (not its warm-up), each kind of history once: the follower
@@ -298,6 +313,7 @@ def _route(block):
     by_entry = lambda e: e.get("record_index", block.now)   # noqa: E731
     if block.brief is None:
         _keep_order(block)
+    _own_latches(block)
     sd.sink = routed(sd.sink, by_launch)
     sd.late = routed(sd.late, by_launch)
     sd.sync = routed(sd.sync, by_entry)
@@ -308,14 +324,11 @@ def _keep_order(block):
     """A full decode keeps every launch: the blocks' lists laid end to end must be one
     decode's, in the order the sink got them. A block says why not (block.why) where a
     launch of the block reached the sink after one past its end, or one before its start
-    after one of its own (launches on two GPUs handed over apart: multi-gpu), and where a
-    launch of the block waits on the latch of a launch before it (its number is the
-    block's to give only for its own launches: jax-loops), or where a launch whose QMD was
-    written before the block arrives in it (multi-gpu: the block before had stopped)."""
+    after one of its own (launches on two GPUs handed over apart: multi-gpu), or where a
+    launch whose QMD was written before the block arrives in it (multi-gpu: the block
+    before had stopped)."""
     sd, sink = block.sd, block.sd.sink
     seen = {"after": False, "own": False}
-    own_latches = set()
-    latch = sink._latch
 
     def handed(launch):
         i = launch.record_index
@@ -331,19 +344,6 @@ def _keep_order(block):
                              f"of its own")
         return sink(launch)
 
-    def latched(launch, s, n, pair):
-        wait, arrive = pair
-        key = (launch.pid, launch.channel)
-        own = block.out.own
-        if own and wait is not None and key + (wait,) in sink._latches and \
-                key + (wait,) not in own_latches:
-            block.why.append(f"record {launch.record_index}: a programmatic launch waits on "
-                             f"a launch before the block")
-        latch(launch, s, n, pair)
-        if arrive is not None and own:
-            own_latches.add(key + (arrive,))
-        elif arrive is not None:
-            own_latches.discard(key + (arrive,))
     arrived = sd.arrived
 
     def arrive(launch):
@@ -354,6 +354,46 @@ def _keep_order(block):
                              f"before the block, arrives in it")
         return arrived(launch)
     sd.sink, sd.arrived = handed, arrive
+
+
+LATCHES = 4096      # latches a block keeps the last own arrival of (LaunchSink._latches')
+
+
+def _own_latches(block):
+    """Per latch, the number of the last of the block's own launches that arrived there
+    (block.own_last, _pack's arrivals: a later block's launch may wait on it). A launch of
+    the block that waits on the latch of a launch before it that the block decoded (its
+    warm-up's: jax-loops) has no number the block can give: a "latch" miss, which the
+    follower answers as one of a latch no launch of the block reached."""
+    sink = block.sink
+    own_latches = set()         # the latches whose last arrival was an own launch's
+    own_last = block.own_last = {}
+    latch = sink._latch
+
+    def latched(launch, s, n, pair):
+        wait, arrive = pair
+        key = (launch.pid, launch.channel)
+        own = block.out.own
+        before = own and wait is not None and key + (wait,) in sink._latches and \
+            key + (wait,) not in own_latches
+        latch(launch, s, n, pair)
+        if before:      # a launch of the blocks before: the follower answers (as a miss)
+            if block.det is None:
+                block.why.append(f"record {launch.record_index}: a programmatic launch "
+                                 f"waits on a launch before the block")
+            else:
+                s["programmatic"]["after_launch"] = None
+                block.det.miss(f"latch {wait} of channel token {key[1]:#x} last reached "
+                               f"before the block", ("latch", key + (wait,)))
+        if arrive is not None and own:
+            own_latches.add(key + (arrive,))
+            if len(own_last) < LATCHES:
+                own_last[key + (arrive,)] = n
+            elif key + (arrive,) not in own_last:   # (a hostile capture's: not merged)
+                block.why.append("more latches than a merge answers for")
+                own_last[key + (arrive,)] = n
+        elif arrive is not None:
+            own_latches.discard(key + (arrive,))
     sink._latch = latched
 
 
@@ -401,6 +441,9 @@ def _pack(block):
     out["problems"] = block.problems
     out["misses"] = block.misses
     out["known"] = block.known
+    # the latches its own launches arrived at last, by their numbers: a later block's
+    # programmatic launch may wait on one (shard._Results.reap answers it)
+    out["arrivals"] = list(block.own_last.items())
     out["began"] = True
     out["span"] = (block.lo_s, block.hi_s if block.end != INF else None)
     out["why"] = "; ".join(block.why) or None
@@ -544,13 +587,18 @@ def _adopted(f, handed, offset, answers):
 
 def _renumbered(launch, offset, answers):
     """A block's launch as one decode's: its programmatic launch's number made the
-    capture's, and each dependent pointer where the block knew no byte of the QMD given
-    one decode's answer (`answers`: {(pid, VA): "already decoded" or None}, the merge's:
-    skim.dependent_answer)."""
+    capture's (or, waiting on a latch no launch of the block arrived at, the capture's
+    number of the last launch of a block before that did: ("latch", pid, channel, latch)
+    in `answers`), and each dependent pointer where the block knew no byte of the QMD
+    given one decode's answer (`answers`: {(pid, VA): "already decoded" or None}, the
+    merge's: skim.dependent_answer)."""
     s = launch._summary
     pdl = s.get("programmatic")
     if pdl and pdl.get("after_launch") is not None:
         pdl["after_launch"] += offset
+    elif pdl and answers:
+        pdl["after_launch"] = answers.get(("latch", launch.pid, launch.channel,
+                                           pdl["waits_on_latch"]))
     if answers:
         for d in s["dependents"]:
             if d.pop(UNKNOWN, False):

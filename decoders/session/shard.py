@@ -19,12 +19,13 @@ import marshal
 import os
 import struct
 import select
+import signal
 import tempfile
 import time
 
 from decoders.capture.reader import CaptureReader, open_capture
 from decoders.session.blocks import INF, Block, Diverged, _problem_load, _pack, merge
-from decoders.session.skim import counts, dependent_answer, union
+from decoders.session.skim import counts, dependent_answer, seeded, seeds, union
 from decoders.session.split import usable_cpus
 from decoders.session.whole import _finish, _progress_source
 
@@ -36,6 +37,10 @@ LIVE_WARMUP = 1024      # the same, of a capture read while it is written: a mis
 MIN_SUBMISSIONS = 4096  # per block, at least: fewer blocks for a shorter capture
 MAX_SHARDS = 16
 MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is as fast
+MAX_AGAIN = 1           # blocks decoded again, seeded, per decode (_Results._again): each
+                        # ends ~a block's decode after the block before it told its known();
+                        # a 1,000-step JAX job on the H200 x2 took 9.6 s offline with one,
+                        # 16 s with three, where one decode took 12-15 s
 _LEN = struct.Struct("<Q")
 
 
@@ -120,18 +125,61 @@ def blocks_of(n, k):
     return max(MIN_SUBMISSIONS, -(-n // k))
 
 
-def follow(path, stream, brief, block, slots, out, warmup=None, board=None, directory=None):
+def follow(path, stream, brief, block, slots, out, warmup=None, board=None, directory=None,
+           reopen=None):
     """The skimming process: reads the capture, forks a process for each block of `block`
     SUBMISSION records where its warm-up begins (at most `slots` at a time), and checks
     each block's result as it comes, in order (_Results). Once the records end it writes
     the results to fd `out`, in order, then None; at the first block that cannot be merged,
     at once, a result that says why (the decode then starts again as before, the program
     perhaps still running). `board`: a Board each block's process says how far it got on.
-    `directory`: where the blocks of a full decode (brief None) write their lists."""
+    `directory`: where the blocks of a full decode (brief None) write their lists.
+    `reopen`: () -> the capture read anew from its start: a block whose miss a seed
+    answers (skim.seeded) is then decoded again, seeded, by its twin (forked with it, where
+    its warm-up begins) or, without one, a process that reads the capture anew (respawn)."""
     warmup = WARMUP if warmup is None else warmup
     block = max(block, warmup)
     dec = Block(path, stream, brief, directory=directory)
-    results = _Results(out)
+
+    def respawn(m, seed):
+        """Block m decoded again by a process of its own that reads the capture from its
+        start, with the QMD images one decode holds where the block begins planted where
+        its warm-up begins: (pid, result file). It tells nothing early (_Results._again)."""
+        f = tempfile.TemporaryFile(prefix="trace-decode-block-")
+        pid = os.fork()
+        if pid:
+            return pid, f
+        code = 0
+        try:
+            os.close(out)
+            again = Block(path, reopen(), brief, directory=directory)
+            again.begin_warmup(max(0, m * block - warmup), m * block, (m + 1) * block)
+            again.seed = seed
+            if board is not None:
+                again.board = lambda d, i: board.mark(m, d, i)
+            ended = True
+            for rec in again.reader.records():
+                if again.feed(rec) is False:
+                    ended = False
+                    break
+            got = _pack(again.finish(ended))
+            got["again"] = True
+            f.write(marshal.dumps(got))
+            f.flush()
+        except BaseException:       # noqa: BLE001 - an empty file: Diverged there
+            code = 1
+        os._exit(code)
+
+    results = _Results(out, respawn if reopen is not None else None)
+
+    def child(m, s, twin=False):
+        os.close(out)
+        if not twin:
+            for _, w, _ in results.twins.values():     # (a twin sees its pipe's end)
+                os.close(w)
+        dec.begin_warmup(s, m * block, (m + 1) * block)
+        if board is not None:
+            dec.board = lambda d, i: board.mark(m, d, i)
 
     def fork(m, s):
         results.early_check()
@@ -140,13 +188,33 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
         early = tempfile.TemporaryFile(prefix="trace-decode-early-")
         pid = os.fork()
         if pid == 0:
-            os.close(out)
-            dec.begin_warmup(s, m * block, (m + 1) * block)
-            if board is not None:
-                dec.board = lambda d, i: board.mark(m, d, i)
+            child(m, s)
             dec.tell = _Early(early).send
             return f        # the child goes on reading, as the block's decode
         results.add(pid, f, early)
+        if m and reopen is not None:
+            # its twin, forked here too, waits for a seed (_Results._again) and then
+            # decodes the block, seeded, without reading the capture from its start again;
+            # the pipe's end without one ends it
+            r, w = os.pipe()
+            f = tempfile.TemporaryFile(prefix="trace-decode-block-")
+            pid = os.fork()
+            if pid == 0:
+                os.close(w)
+                for _, w, _ in results.twins.values():
+                    os.close(w)
+                try:
+                    seed = _read_message(r)     # (None: the pipe's end, with no seed)
+                except BaseException:           # noqa: BLE001 - a seed cut short
+                    seed = None
+                if seed is None:
+                    os._exit(0)
+                child(m, s, twin=True)
+                dec.seed = seed
+                dec.again = True
+                return f
+            os.close(r)
+            results.twins[m] = (pid, w, f)
         return None
 
     records = dec.reader.records()
@@ -167,11 +235,12 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
         else:
             while True:     # the blocks' results as they end, their misses meanwhile
                 results.reap(len(results.kids) + 1)
-                if len(results.ended) >= len(results.kids):
+                if results.running() == 0:
                     break
                 results.early_check()
                 time.sleep(EARLY_POLL_S)
             results.reap(0)
+            results.dismiss()
             for got in results.done:
                 _write_message(out, got)
             _write_message(out, None)
@@ -187,7 +256,10 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
                 if dec.feed(rec) is False:
                     ended = False
                     break
-        mine.write(marshal.dumps(_pack(dec.finish(ended))))
+        got = _pack(dec.finish(ended))
+        if getattr(dec, "again", False):
+            got["again"] = True
+        mine.write(marshal.dumps(got))
         mine.flush()
         if dec.board is not None:
             dec.board(dec, None)
@@ -314,8 +386,12 @@ class _Results:
     (skim.counts, skim.union). The first that cannot be merged is sent on `out` at once
     and ends the process that follows the capture (its blocks' with it)."""
 
-    def __init__(self, out):
+    def __init__(self, out, respawn=None):
         self.out = out
+        self.respawn = respawn  # (block, seed) -> (pid, file, early file): follow()
+        self.retried = set()    # blocks decoded again, seeded
+        self.twins = {}         # block -> (pid, the pipe its seed goes down, result file)
+        self.launched = 0       # launches of the blocks checked (the next one's offset)
         self.kids = []          # [(pid, the file its result is written to)]
         self.ended = set()      # pids that exited
         self.done = []          # the results checked, in order
@@ -326,7 +402,48 @@ class _Results:
 
     def add(self, pid, f, early=None):
         self.kids.append((pid, f))
-        self.early.append([early, _Early.HEAD.size, [], None])
+        # [_Early file, offset read, misses, known, the pid of a block decoded again]
+        self.early.append([early, _Early.HEAD.size, [], None, None])
+
+    def running(self):
+        return sum(1 for pid, _ in self.kids if pid not in self.ended)
+
+    def dismiss(self, j=None):
+        """Block j's twin (follow(): None, all of them) ended: its pipe closed unseeded."""
+        for m in list(self.twins) if j is None else [j]:
+            twin = self.twins.pop(m, None)
+            if twin is not None:
+                os.close(twin[1])
+                twin[2].close()
+
+    def _again(self, j, what, had):
+        """Block j decoded again, seeded with what `had` (the union of the blocks before
+        it) says one decode holds there, where a miss of it that counts (`what`) is of
+        such history (skim.seeded): MAX_AGAIN per decode. False: it cannot be. The first
+        process goes on until it tells its known() (its misses no longer read), which the
+        blocks after it are checked early against meanwhile (the seeds add nothing a block
+        after needs), and is then ended: the blocks after are not held up by this one."""
+        if self.respawn is None or len(self.retried) >= MAX_AGAIN or \
+                not seeded(what, had):
+            return False
+        self.retried.add(j)
+        pid, f = self.kids[j]
+        f.close()       # (its result is not read)
+        e = self.early[j]
+        e[2] = []
+        e[4] = pid if pid not in self.ended else None
+        twin = self.twins.pop(j, None)
+        if twin is None:
+            self.kids[j] = self.respawn(j, seeds(had))
+            return True
+        pid, w, f = twin
+        try:
+            _write_message(w, seeds(had))
+        except OSError:     # (the twin is gone: its result, empty, says so)
+            pass
+        os.close(w)
+        self.kids[j] = (pid, f)
+        return True
 
     def early_check(self):
         """The misses the running blocks told so far, each against what the blocks before
@@ -340,7 +457,7 @@ class _Results:
                 continue
             items, e[1] = _Early.read(e[0].fileno(), e[1])
             for kind, value in items:
-                if kind == "miss":
+                if kind == "miss" and e[4] is None:
                     e[2].append(value)
                 elif kind == "known":
                     e[3] = value
@@ -349,6 +466,8 @@ class _Results:
             e = self.early[j]
             for i, text, what in e[2]:
                 if counts(what, self.early_had):
+                    if self._again(j, what, self.early_had):
+                        break       # (its other misses: the first process's, not read)
                     _write_message(self.out, {"why": f"block {j}: record {i}: {text}"})
                     os._exit(0)     # (the decode kills what is left: its session)
             e[2] = []
@@ -359,13 +478,19 @@ class _Results:
             if e[0] is not None:
                 e[0].close()
                 e[0] = None
+            if e[4] is not None:    # (the first process of a block decoded again)
+                try:
+                    os.kill(e[4], signal.SIGKILL)
+                except OSError:
+                    pass
+                e[4] = None
             self.early_at += 1
 
     def reap(self, slots):
         """Note the blocks' processes that ended (waiting until fewer than `slots` run:
         0, all of them), and check the results that are next in order."""
         while True:
-            running = len(self.kids) - len(self.ended)
+            running = self.running()
             try:
                 pid, _ = os.waitpid(-1, 0 if running and running >= slots else os.WNOHANG)
             except ChildProcessError:
@@ -383,17 +508,42 @@ class _Results:
             why = got.get("why")
             if why:
                 why = f"block {j}: {why}"
+            again = False
             for i, text, what in got.get("misses", ()):
                 if why is None and counts(what, self.had):
+                    if self._again(j, what, self.had):
+                        again = True
+                        break
                     why = f"block {j}: record {i}: {text}"
+            if again:
+                e = self.early[j]
+                if self.early_at == j:  # (the blocks after: checked early against it)
+                    union(self.early_had, got.get("known") or {})
+                    e[2], e[3] = [], None
+                    self.early_at = j + 1
+                if e[0] is not None:
+                    e[0].close()
+                    e[0] = None
+                break       # (its result comes later)
             if why:
                 _write_message(self.out, {"why": why})
                 os._exit(0)     # (the decode kills what is left: its session)
-            # the dependent pointers where the block knew no byte: one decode's answer
+            # the dependent pointers where the block knew no byte, the latches no launch of
+            # it arrived at before one waited: one decode's answers
+            misses = got.get("misses", ())
+            arrivals = self.had.setdefault("arrivals", {})
             got["dependents"] = list({(what[1], what[2]): dependent_answer(what, self.had)
-                                      for _, _, what in got.get("misses", ())
-                                      if what[0] == "dependent"}.items())
+                                      for _, _, what in misses
+                                      if what[0] == "dependent"}.items()) + \
+                [(("latch",) + tuple(what[1]), arrivals.get(tuple(what[1])))
+                 for _, _, what in misses if what[0] == "latch"]
             union(self.had, got.get("known") or {})
+            self.dismiss(j)
+            lists = got.get("launches")
+            for key, n in got.get("arrivals", ()):
+                arrivals[tuple(key)] = self.launched + n
+            self.launched += lists["n"] if isinstance(lists, dict) else \
+                lists[0] if lists else 0
             self.done.append(got)
             e = self.early[j]
             if e[0] is not None:
@@ -480,7 +630,8 @@ def decode_sharded(path, k, brief, progress=None, stream=None):
         _finish(model, top.reader, top.stage, top.stopped)
         for b in blocks:
             model.problems.extend(_problem_load(t) for t in b["problems"])
-        model.split = f"{len(blocks)} blocks"
+        again = sum(1 for b in blocks if b.get("again"))
+        model.split = f"{len(blocks)} blocks" + (f", {again} decoded again" if again else "")
         return model
     finally:
         proc.close()
@@ -555,9 +706,11 @@ def main(argv=None):
     gc.disable()    # as the decode: many small acyclic objects, young ones collected by hand
     stream = open_stream(args)
     try:
+        def reopen():       # (a capture still being written: read apart with pread)
+            return open_stream(args)
         follow(args.path or "capture", stream, None if args.brief < 0 else args.brief,
                args.block, args.slots, args.out, args.warmup,
-               Board(args.board) if args.board >= 0 else None, args.directory)
+               Board(args.board) if args.board >= 0 else None, args.directory, reopen)
     except BrokenPipeError:     # the decode went on without us
         return 1
     return 0

@@ -208,8 +208,9 @@ class _Subchannels(dict):
 
 class _Latches(dict):
     """LaunchSink._latches: a programmatic dependent launch waiting on a latch no launch
-    arrived at since. Always a miss that counts (counts()): the launch it names may be one
-    the block's warm-up handed to its sink after the block began."""
+    arrived at since the warm-up. The follower answers it (the last launch of a block
+    before that arrived there: shard._Results.reap, blocks._renumbered); a launch of the
+    warm-up that arrived there is the block's why (blocks._keep_order)."""
 
     def __init__(self, items, det):
         super().__init__(items)
@@ -289,7 +290,8 @@ def known(sd):
     now, by Detectors' kinds: the channels with a launch, the copy engine registers
     written, the addresses released, the VAs a QMD was launched from, the memory pages
     written (each page with its runs of known bytes). Lists of tuples (marshal takes them);
-    a merge unions them block by block (union())."""
+    a merge unions them block by block (union()). A VA launched from whose image is still
+    there gives the image and the record that wrote it: a seed (seeds())."""
     out = {kind: [] for kind in KINDS}
     for pid, ld in sd._decoders.items():
         for key, ch in ld._channels.items():
@@ -302,10 +304,14 @@ def known(sd):
                 out["register"].extend((k, sub, reg) for reg in regs)
         out["release"].extend((pid, a) for a in ld.releases)
         plan = _compute_plan(ld)
-        holds = type(ld.memory).holds       # (not the block's watched one: no miss here)
-        out["launched"].extend((pid, va, _digest(img), holds(ld.memory, va, QMD_BYTES, img),
-                                bool(ld._runs_again(img, plan, va, (0, va))))
-                               for va, img in ld._launched.items())
+        mem = ld.memory
+        holds = type(mem).holds             # (not the block's watched one: no miss here)
+        by = mem.written_by
+        for va, img in ld._launched.items():
+            held = holds(mem, va, QMD_BYTES, img)
+            out["launched"].append((pid, va, _digest(img), held,
+                                    bool(ld._runs_again(img, plan, va, (0, va))),
+                                    (bytes(img), by.get(va)) if held else None))
         out["memory"].extend(((pid, page), runs) for page, runs in _known_runs(ld.memory))
     return out
 
@@ -343,7 +349,7 @@ def union(had, got):
     """Block's known() into `had`: sets of the kinds, per memory page its blocks' runs, and
     per (pid, VA) the QMD image last launched there (given in block order: a later block's
     replaces an earlier one's) as [digest, still there where that block ended, a kernel's,
-    bytes there known to a block after it (written since, perhaps)]."""
+    bytes there known to a block after it (written since, perhaps), its seed or None]."""
     last = had.setdefault("launched", {})
     mine = set()
     for kind, items in got.items():
@@ -352,8 +358,8 @@ def union(had, got):
             for key, runs in items:
                 mem.setdefault(key, []).append(runs)
         elif kind == "launched":
-            for pid, va, digest, held, kernel in items:
-                last[(pid, va)] = [digest, held, kernel, False]
+            for pid, va, digest, held, kernel, *seed in items:
+                last[(pid, va)] = [digest, held, kernel, False, seed[0] if seed else None]
                 mine.add((pid, va))
         else:
             had.setdefault(kind, set()).update(items)
@@ -399,6 +405,10 @@ def counts(what, had):
         return last is not None and (what[3] is None or (what[3] == last[0] and not what[4]))
     if kind == "dependent":
         return dependent_answer(what, had) is _COUNTS
+    if kind == "latch":
+        # answered from the blocks' arrivals (LATCHES_KEPT: one decode's table may have
+        # started over; its own bound is 4096 keys)
+        return len(had.get("arrivals", ())) >= LATCHES_KEPT
     if kind == "memory":
         # the block knew `n` bytes from va on and not the next: one decode knew more when
         # it knew that byte (the block knows every byte written since its warm-up)
@@ -410,6 +420,7 @@ def counts(what, had):
 
 
 _COUNTS = object()
+LATCHES_KEPT = 1024     # latch keys the follower answers from (LaunchSink._latches: 4096)
 
 
 def dependent_answer(what, had):
@@ -423,8 +434,34 @@ def dependent_answer(what, had):
     last = had.get("launched", {}).get((pid, va))
     if last is None:
         return _COUNTS if _in_runs(had.get("memory", {}), pid, va, QMD_BYTES) else None
-    _, held, kernel, stale = last
+    _, held, kernel, stale, _ = last
     return _COUNTS if not held or stale or (rerun and kernel) else "already decoded"
+
+
+def seeds(had):
+    """{pid: [(VA, image, the record that wrote it)]}: the QMD images one decode holds where
+    a block begins, as far as `had` (union() of the blocks before it) shows them: the image
+    last launched at the VA, still there where the block that launched it ended, and no
+    byte there known to a block since (none wrote there). A block decoded again with them
+    (Block.seed) holds them as one decode does: a QMD the driver uploaded once, long
+    before, and sends again unchanged (jax-jit's GRID_NULL QMD at a fixed VA)."""
+    out = {}
+    for (pid, va), (_, held, _, stale, seed) in had.get("launched", {}).items():
+        if held and not stale and seed is not None:
+            out.setdefault(pid, []).append((va,) + tuple(seed))
+    return out
+
+
+SEEDED = ("memory", "holds", "launched")     # the misses a seed may answer
+
+
+def seeded(what, had):
+    """Whether a miss that counts (`what`) is of history seeds(had) gives: bytes of a QMD
+    image at the VA it names."""
+    if what[0] not in SEEDED:
+        return False
+    last = had.get("launched", {}).get((what[1], what[2]))
+    return last is not None and last[1] and not last[3] and last[4] is not None
 
 
 def present(sd, what):

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Session 41 device call 2 (nvidia-h200-x2): the two-GPU jobs at 1,000 steps after a block
-# whose miss a seed answers is decoded again, seeded (skim.seeds), and a held launch's
-# pointers are named as the tree stood at its arrival: natively (stdout only) and under
-# trace-launch with its default report (time against native, stdout the same), then how
-# the capture's text report and JSON decode offline (model.split: in blocks, or why not)
-# and their wall time; after call 1, a latch miss answered from the blocks before. Carry .whl.
+# Real jobs natively (stdout only) and under trace-launch with its default report (time
+# against native, stdout the same), then how each capture's text report (brief 10) and JSON
+# (brief None) decode offline: model.split (in blocks, how many decoded again, or why not)
+# and their wall time. JOBS="name:program:steps ..." (scripts/corpus/; a name only tells
+# two runs of one job apart); default: the two-GPU jobs at 1,000 steps (nvidia-h200-x2).
+# Session 41 ran it six times as its code changed (bench/results-h200-s41.txt says how).
+# Carry .whl.
 . bench/probes/device-setup.sh
 . bench/probes/jobs-env.sh
-for spec in jaxdp:train_jax_dp.py:1000 jaxdp2:train_jax_dp.py:1000 ddp:train_ddp.py:1000; do
+for spec in ${JOBS:-jaxdp:train_jax_dp.py:1000 ddp:train_ddp.py:1000}; do
   IFS=: read -r name prog steps <<< "$spec"; d=/tmp/$name; mkdir -p $d
   t=$(date +%s%N); timeout 150 python3 scripts/corpus/$prog $steps > $d/native.out 2> $d/native.err; nrc=$?
   tn=$(( ($(date +%s%N) - t) / 1000000 ))

@@ -37,6 +37,9 @@ LIVE_WARMUP = 1024      # the same, of a capture read while it is written: a mis
 MIN_SUBMISSIONS = 4096  # per block, at least: fewer blocks for a shorter capture
 MAX_SHARDS = 16
 MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is as fast
+MAX_TWINS = 16          # twins waiting at once (a block not merged yet keeps its own: a
+                        # long job's first block may hand its last launch over at the end);
+                        # a block past them is decoded again by a process that reads anew
 MAX_AGAIN = 1           # blocks decoded again, seeded, per decode (_Results._again): each
                         # ends ~a block's decode after the block before it told its known();
                         # a 1,000-step JAX job on the H200 x2 took 9.6 s offline with one,
@@ -192,7 +195,7 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
             dec.tell = _Early(early).send
             return f        # the child goes on reading, as the block's decode
         results.add(pid, f, early)
-        if m and reopen is not None:
+        if m and reopen is not None and len(results.twins) < MAX_TWINS:
             # its twin, forked here too, waits for a seed (_Results._again) and then
             # decodes the block, seeded, without reading the capture from its start again;
             # the pipe's end without one ends it

@@ -349,7 +349,7 @@ def _stash(tree, s):
         return {}
     data = bytes.fromhex(hw)
     pid = s.get("pid")
-    words = {w for (w,) in _WORDS.iter_unpack(data[:len(data) & ~7])}
+    words = {w for (w,) in _WORDS.iter_unpack(data[:len(data) // 8 * 8])}
     return {w: tree.resolve_va(w, pid=pid) for w in words if w}
 
 

@@ -601,15 +601,22 @@ def test_a_ring_slot_idle_since_before_the_warm_up_merges(name, small_blocks, mo
                     if what[0] == "dependent"]
         union(had, dec.known or {})     # (the last block's: none)
     assert "already decoded" in answers
+    _, one = _merged_as_one(path, "3 blocks", small_blocks, monkeypatch)
+    assert "\"_unknown\"" not in one
+
+
+def _merged_as_one(path, how, small_blocks, monkeypatch):
+    """`path` cut in 3 (small_blocks) merges (its split `how`), its text report and the
+    JSON of a full decode the one-process ones: (the full decode's model, that JSON)."""
     monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
     text, problems, _ = _report(path)
     one = _json_text(decode_capture(path, full_blocks=True))
-    text3, problems3, how = small_blocks(path)
-    assert how == "3 blocks" and (text3, problems3) == (text, problems)
+    text3, problems3, split = small_blocks(path)
+    assert split == how and (text3, problems3) == (text, problems)
     monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
     model = decode_capture(path, full_blocks=True)
-    assert model.split == "3 blocks" and _json_text(model) == one
-    assert "\"_unknown\"" not in one
+    assert model.split == how and _json_text(model) == one
+    return model, one
 
 
 def test_a_qmd_sent_again_long_after_its_upload_merges_seeded(small_blocks, monkeypatch):
@@ -636,14 +643,7 @@ def test_a_qmd_sent_again_long_after_its_upload_merges_seeded(small_blocks, monk
                for va, _, by in items)
     _, again = _block_told(path, 1, block, 16, seed)
     assert not [what for _, _, what in again.misses if counts(what, had)]
-    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
-    text, problems, _ = _report(path)
-    one = _json_text(decode_capture(path, full_blocks=True))
-    text3, problems3, how = small_blocks(path)
-    assert how == "3 blocks, 1 decoded again" and (text3, problems3) == (text, problems)
-    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "3")
-    model = decode_capture(path, full_blocks=True)
-    assert model.split == "3 blocks, 1 decoded again" and _json_text(model) == one
+    model, _ = _merged_as_one(path, "3 blocks, 1 decoded again", small_blocks, monkeypatch)
     sent = [l.summary for l in model.launches if l.record_index == 1435]
     assert [(s["qmd_type"], s["qmd_written_by"]) for s in sent
             if s["qmd_address"] == 0x204e66800] == [("GRID_NULL", 1197)]

@@ -119,6 +119,7 @@ class Block:
         rebind(model)
         self.table = handlers.table
         self.sd, self.sink = stage.decoder, stage.sink
+        self.sink.light = True      # (until the warm-up: launches no output keeps)
         self.brief = brief
         self.nsub = 0           # SUBMISSION records read
         self.n = 0              # records read
@@ -145,6 +146,7 @@ class Block:
         self.warm_s, self.lo_s, self.hi_s = warm_s, lo_s, hi_s
         if warm_s == 0 and self.n == 0:
             self.skim = None
+            self.sink.light = False
 
     def feed(self, rec):
         """One record; False: stop (the block is decoded, or a budget ran out)."""
@@ -173,6 +175,7 @@ class Block:
                         self.det.on_miss = self._tell_miss
                     _watch_arrivals(self)
                 self.skimming = False
+                self.sink.light = False
             if s == self.lo_s:
                 # the block begins: its launches are numbered from 0
                 self.out.use(True)

@@ -86,10 +86,20 @@ class LaunchSink:
         # arrival, not at its hand-over (a channel's last launch may wait for the capture's
         # end, after the program freed its buffers), wherever a decode in blocks hands it
         self._unstashed = {}
+        # a decode in blocks' skim (decoders/session/blocks.py: before a block's warm-up, or
+        # a process that only skims): its launches go to scratch lists no report reads, so
+        # they are counted and numbered, and their latches kept, but not resolved, stashed
+        # or attributed (a long JAX job's skim decodes the launches of every graph replay
+        # after an exec update: attributing them was a third of its time)
+        self.light = False
+        self._light = set()     # ids of launches that arrived light, not handed over yet
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now (a brief
         decode: once it is kept, with the tree as it stands now)."""
+        if self.light:
+            self._light.add(id(launch))
+            return
         s = launch._summary
         self._unstashed[id(launch)] = launch
         if self.brief:
@@ -163,6 +173,14 @@ class LaunchSink:
     def __call__(self, launch):
         model, attr = self.model, self.attr
         s = launch._summary
+        if self._light and id(launch) in self._light:
+            self._light.discard(id(launch))
+            n = len(model.launches)
+            if launch.latch is not None:
+                self._latch(launch, s, n, launch.latch)
+            launch.kept_at = (n, len(s["semaphores"]))
+            model.launches.append(launch)
+            return
         lazy = id(launch) in self._unresolved      # (a brief decode: resolved if kept)
         if lazy and self.windows is not None and self.windows.active:
             self._resolved(launch)
@@ -291,6 +309,8 @@ class LaunchSink:
         launch already written to the spill file gets them as a patch (its semaphores past
         those it had when kept, and their resolutions, which follow them index for index)."""
         s = launch._summary
+        if id(launch) in self._light:
+            return      # (not handed over yet: it goes as it arrived)
         self._unresolved.pop(id(launch), None)
         _resolve_launch(self.tree, s)
         kept = self.model.launches

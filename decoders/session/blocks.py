@@ -21,8 +21,8 @@ from decoders.capture.reader import CaptureReader
 from decoders.errors import TraceLaunchError
 from decoders.launch.qmds import UNKNOWN
 from decoders.session.budget import _Budget
-from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, LaunchStage, gpu_family,
-                                       repair_launch)
+from decoders.session.launches import (MISMATCHED_KEPT, TALLY_KEYS, WALK_BACK, LaunchStage,
+                                       gpu_family, repair_launch)
 from decoders.session.model import DEFAULT_KEEP, _launch_dump, _launch_load
 from decoders.session.records import RecordHandlers
 from decoders.session.skim import Detectors, Skim, known
@@ -267,6 +267,10 @@ class Block:
                              self.stage.record_offsets)
             self.problems = [_problem_dump(p) for p in tmp.problems]
         out.use(True)
+        if self.brief is not None:      # (a full decode keeps them all)
+            for n, launch in self.own_kernels.values():
+                self.sink._resolved(launch)
+                model.launches.pin(n, launch)
         self.own = {f: getattr(model, f) for f in PER_RECORD}
         if self.det is not None:
             self.misses = [m for m in self.det.misses if m[0] >= self.lo]
@@ -317,6 +321,7 @@ def _route(block):
     if block.brief is None:
         _keep_order(block)
     _own_latches(block)
+    _failed_before(block)
     sd.sink = routed(sd.sink, by_launch)
     sd.late = routed(sd.late, by_launch)
     sd.sync = routed(sd.sync, by_entry)
@@ -360,6 +365,50 @@ def _keep_order(block):
 
 
 LATCHES = 4096      # latches a block keeps the last own arrival of (LaunchSink._latches')
+
+
+def _failed_before(block):
+    """A brief decode names, for each failed call, the last kernel launch of its process
+    before it (LaunchSink.keep_before). Where the block's launches before the call hold
+    none, one decode may find it in a block before: the block asks (block.ask_before: the
+    call -> launches of the block before it) and tells its own last kernel launch per
+    process (block.own_kernels, pinned at its end), and the merge answers."""
+    sink, sd = block.sink, block.sd
+    keep_before, handed = sink.keep_before, sd.sink
+    asked = block.ask_before = {}
+    kernels = block.own_kernels = {}
+
+    def kept(call, before):
+        keep_before(call, before)
+        key = (call.index, call.pid)
+        if before[1] is None and block.out.own and key in block.model.failed_before and \
+                len(asked) < ASKED:
+            asked[key] = before[0]
+
+    def hand(launch):
+        handed(launch)
+        s = launch._summary
+        if s["kernel"] and block.lo <= launch.record_index < block.end and \
+                launch.kept_at is not None:
+            kernels[s["pid"]] = (launch.kept_at[0], launch)
+    sink.keep_before, sd.sink = kept, hand
+
+
+def answered_before(asks, last_kernels, offset):
+    """{(call record, pid): launch number} for a block's asks (_failed_before: a failed call
+    and the block's launches before it), given the last kernel launch of each process in
+    the blocks before (numbers in the merged list; the block's first is `offset`): one
+    decode's answer, which looks back WALK_BACK launches at most (LaunchSink.keep_before)."""
+    out = {}
+    for key, n0 in asks:
+        m = last_kernels.get(key[1])
+        if m is not None and m >= offset + n0 - WALK_BACK:
+            out[tuple(key)] = m
+    return out
+
+
+ASKED = 1024        # failed calls a block asks the blocks before it about, at most (the
+                    # report shows the first FAILED_KEPT)
 
 
 def _own_latches(block):
@@ -438,6 +487,8 @@ def _pack(block):
                           for pid, (names, works) in own["rank_counts"].items()]
     out["kernel_tally"] = [(k, list(c.items())) for k, c in own["kernel_tally"].items()]
     out["failed_before"] = list(own["failed_before"].items())
+    out["ask_before"] = list(block.ask_before.items())
+    out["last_kernels"] = [(pid, n) for pid, (n, _) in block.own_kernels.items()]
     for f in ("mismatched", "failed_calls", "failed_call_count", "scheduling_qmds",
               "conditional_bodies"):
         out[f] = own[f]
@@ -465,6 +516,7 @@ def merge(model, blocks, brief):
     counters = {f: Counter() for f in COUNTERS}
     channels, ranks, tally = {}, {}, {}
     mismatched, failed, failed_before = [], [], {}
+    last_kernels = {}   # pid -> the number of its last kernel launch in the blocks so far
     nfailed = sched = cond = 0
     offset = 0          # launches of the blocks before
     late = {}           # launch number -> (a block's kept launch past the first, its offset)
@@ -528,6 +580,9 @@ def merge(model, blocks, brief):
         nfailed += b["failed_call_count"]
         for key, n in b["failed_before"]:
             failed_before[tuple(key)] = None if n is None else n + offset
+        failed_before.update(answered_before(b.get("ask_before", ()), last_kernels, offset))
+        for pid, n in b.get("last_kernels", ()):
+            last_kernels[pid] = n + offset
         sched += b["scheduling_qmds"]
         cond += b["conditional_bodies"]
         offset += b["launches"]["n"] if brief is None else b["launches"][0]

@@ -233,6 +233,10 @@ ENV_SETTINGS = (
                                "2 or more CPUs, live or for a capture of 8 MiB or more)"),
     ("TRACE_LAUNCH_SHARDS=N", "decode a report's capture in N blocks side by side (default: "
                               "with 8 or more CPUs, the CPUs less 2, at most 16; 0 or 1: not)"),
+    ("TRACE_LAUNCH_AGAIN=N", "blocks of that decode decoded again, seeded, at most "
+                             "(default 8; for measuring)"),
+    ("TRACE_LAUNCH_SHARD_LOG=FILE", "when that decode's blocks told and ended, appended to "
+                                    "FILE (for measuring)"),
     ("TRACE_LAUNCH_BLOCK=N", "SUBMISSION records per block of that decode while the program "
                              "runs (default 8192)"),
     ("TRACE_LAUNCH_PRERENDER=0|1", "render --json's launches, API calls and submissions in a "

@@ -40,10 +40,10 @@ MIN_CPUS = 8            # fewer: the split decode (decoders/session/split.py) is
 MAX_TWINS = 16          # twins waiting at once (a block not merged yet keeps its own: a
                         # long job's first block may hand its last launch over at the end);
                         # a block past them is decoded again by a process that reads anew
-MAX_AGAIN = 1           # blocks decoded again, seeded, per decode (_Results._again): each
-                        # ends ~a block's decode after the block before it told its known();
-                        # a 1,000-step JAX job on the H200 x2 took 9.6 s offline with one,
-                        # 16 s with three, where one decode took 12-15 s
+MAX_AGAIN = 8           # blocks decoded again, seeded, per decode (_Results._again), each
+                        # once: 1,000-step JAX jobs on the H200 (bench/results-h200-s42.txt)
+                        # needing 3 or 4 took 6.8-12.1 s with them, 8.5-14.4 s in one decode;
+                        # beyond MAX_TWINS each reads the capture anew from its start
 _LEN = struct.Struct("<Q")
 
 
@@ -160,15 +160,8 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
             again.seed = seed
             if board is not None:
                 again.board = lambda d, i: board.mark(m, d, i)
-            ended = True
-            for rec in again.reader.records():
-                if again.feed(rec) is False:
-                    ended = False
-                    break
-            got = _pack(again.finish(ended))
-            got["again"] = True
-            f.write(marshal.dumps(got))
-            f.flush()
+            again.again = True
+            _to_the_end(again, again.reader.records(), None, f)
         except BaseException:       # noqa: BLE001 - an empty file: Diverged there
             code = 1
         os._exit(code)
@@ -195,6 +188,7 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
             dec.tell = _Early(early).send
             return f        # the child goes on reading, as the block's decode
         results.add(pid, f, early)
+        results.log("fork", m)
         if m and reopen is not None and len(results.twins) < MAX_TWINS:
             # its twin, forked here too, waits for a seed (_Results._again) and then
             # decodes the block, seeded, without reading the capture from its start again;
@@ -251,24 +245,30 @@ def follow(path, stream, brief, block, slots, out, warmup=None, board=None, dire
     # a block's process: its records to its end, and its result into its file
     code = 0
     try:
-        ended = True
-        if first is not None and dec.feed(first) is False:
-            ended = False
-        else:
-            for rec in records:
-                if dec.feed(rec) is False:
-                    ended = False
-                    break
-        got = _pack(dec.finish(ended))
-        if getattr(dec, "again", False):
-            got["again"] = True
-        mine.write(marshal.dumps(got))
-        mine.flush()
-        if dec.board is not None:
-            dec.board(dec, None)
+        _to_the_end(dec, records, first, mine)
     except BaseException:       # noqa: BLE001 - an empty file: Diverged there
         code = 1
     os._exit(code)
+
+
+def _to_the_end(dec, records, first, f):
+    """A block's process: its records (`first`, then the rest of `records`) to the block's
+    end, and its result into file f (a block decoded again says so)."""
+    ended = True
+    if first is not None and dec.feed(first) is False:
+        ended = False
+    else:
+        for rec in records:
+            if dec.feed(rec) is False:
+                ended = False
+                break
+    got = _pack(dec.finish(ended))
+    if getattr(dec, "again", False):
+        got["again"] = True
+    f.write(marshal.dumps(got))
+    f.flush()
+    if dec.board is not None:
+        dec.board(dec, None)
 
 
 class Board:
@@ -383,6 +383,23 @@ class _Early:
 EARLY_POLL_S = 0.02     # between two looks at what the running blocks told
 
 
+class _Log:
+    """TRACE_LAUNCH_SHARD_LOG=FILE (for measuring): when each block's known() and result
+    came and which blocks were decoded again, one line each (seconds since the follower
+    began, what, block), appended to FILE."""
+
+    def __init__(self):
+        path = os.environ.get("TRACE_LAUNCH_SHARD_LOG")
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
+            if path else None
+        self.t0 = time.monotonic()
+
+    def __call__(self, what, block, detail=""):
+        if self.fd is not None:
+            os.write(self.fd, f"{time.monotonic() - self.t0:.3f} {what} {block} "
+                              f"{detail}\n".encode())
+
+
 class _Results:
     """The blocks' processes (in order) and their results, each checked as soon as it and
     the blocks before it are done: its misses against what the blocks before it knew
@@ -391,8 +408,11 @@ class _Results:
 
     def __init__(self, out, respawn=None):
         self.out = out
-        self.respawn = respawn  # (block, seed) -> (pid, file, early file): follow()
+        self.respawn = respawn  # (block, seed) -> (pid, file): follow()
         self.retried = set()    # blocks decoded again, seeded
+        again = os.environ.get("TRACE_LAUNCH_AGAIN", "").strip()
+        self.max_again = int(again) if again.isdigit() else MAX_AGAIN   # (for measuring)
+        self.log = _Log()
         self.twins = {}         # block -> (pid, the pipe its seed goes down, result file)
         self.launched = 0       # launches of the blocks checked (the next one's offset)
         self.kids = []          # [(pid, the file its result is written to)]
@@ -426,22 +446,24 @@ class _Results:
         process goes on until it tells its known() (its misses no longer read), which the
         blocks after it are checked early against meanwhile (the seeds add nothing a block
         after needs), and is then ended: the blocks after are not held up by this one."""
-        if self.respawn is None or len(self.retried) >= MAX_AGAIN or \
-                not seeded(what, had):
+        if self.respawn is None or j in self.retried or \
+                len(self.retried) >= self.max_again or not seeded(what, had):
             return False
         self.retried.add(j)
+        self.log("again", j, what[0])
         pid, f = self.kids[j]
         f.close()       # (its result is not read)
         e = self.early[j]
         e[2] = []
         e[4] = pid if pid not in self.ended else None
+        seed = seeds(had)
         twin = self.twins.pop(j, None)
         if twin is None:
-            self.kids[j] = self.respawn(j, seeds(had))
+            self.kids[j] = self.respawn(j, seed)
             return True
         pid, w, f = twin
         try:
-            _write_message(w, seeds(had))
+            _write_message(w, seed)
         except OSError:     # (the twin is gone: its result, empty, says so)
             pass
         os.close(w)
@@ -477,6 +499,7 @@ class _Results:
             if e[3] is None:
                 break
             union(self.early_had, e[3])
+            self.log("known", j)
             e[3] = None
             if e[0] is not None:
                 e[0].close()
@@ -501,6 +524,7 @@ class _Results:
             if pid == 0:
                 break
             self.ended.add(pid)
+            self.log("ended", next((j for j, k in enumerate(self.kids) if k[0] == pid), None))
         while len(self.done) < len(self.kids) and self.kids[len(self.done)][0] in self.ended:
             j = len(self.done)
             _, f = self.kids[j]
@@ -548,6 +572,7 @@ class _Results:
             self.launched += lists["n"] if isinstance(lists, dict) else \
                 lists[0] if lists else 0
             self.done.append(got)
+            self.log("checked", j)
             e = self.early[j]
             if e[0] is not None:
                 e[0].close()

@@ -695,16 +695,65 @@ def test_a_block_decoded_again_while_the_capture_is_written(tmp_path, small_bloc
     assert _json_text(live) == _json_text(offline)
 
 
-def test_a_second_block_to_decode_again_sends_the_capture_to_one_decode(small_blocks,
-                                                                         monkeypatch):
-    """At most shard.MAX_AGAIN (one) block per decode is decoded again, seeded: jax-jit in
-    blocks of 256 submissions needs two (its second and fourth blocks begin after a QMD's
-    upload that is sent again), so the second's miss sends it to a decode as before, which
-    says why; the report is the one-process one."""
+def test_two_blocks_decoded_again_merge_and_past_the_cap_go_to_one_decode(small_blocks,
+                                                                          monkeypatch):
+    """jax-jit in blocks of 256 submissions needs two blocks decoded again, seeded (its
+    second and fourth begin after a QMD's upload that is sent again): both are, and the
+    report is the one-process one. With at most one (TRACE_LAUNCH_AGAIN=1, session 41's
+    shard.MAX_AGAIN), the second's miss sends the capture to a decode as before, which says
+    why; the same report."""
     path = capture_path("jax-jit")
     monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
     text, problems, _ = _report(path)
     monkeypatch.setattr(shard, "blocks_of", lambda n, k: 256)
     text4, problems4, how = small_blocks(path, k=4)
+    assert how == "4 blocks, 2 decoded again"
+    assert (text4, problems4) == (text, problems)
+    monkeypatch.setenv("TRACE_LAUNCH_AGAIN", "1")
+    text4, problems4, how = small_blocks(path, k=4)
     assert "not sharded: block 3: record 3477: 384 bytes at 0x204e64800 read, 0 known" in how
     assert (text4, problems4) == (text, problems)
+
+
+def test_the_skim_attributes_no_launch(monkeypatch):
+    """A decode in blocks' skim (a blocks.Block given no block: the process that follows
+    the capture) hands its launches to scratch lists no report reads: it counts them but
+    attributes none (LaunchSink.light). jax-cmdbuf's skim decodes 425 launches (graph
+    replays after an exec update: XLA's command buffers), which one decode attributes; a
+    block attributes those of its warm-up and its own."""
+    from decoders.capture.reader import open_capture
+    from decoders.cuda.attribute import Attribution
+    from decoders.session.blocks import Block
+    path = capture_path("jax-cmdbuf")
+    attributed = []
+    for_launch = Attribution.for_launch
+    monkeypatch.setattr(Attribution, "for_launch",
+                        lambda self, launch, *a, **k: attributed.append(launch) or
+                        for_launch(self, launch, *a, **k))
+    dec = Block(path, open_capture(path), 10)
+    for rec in dec.reader.records():
+        dec.feed(rec)
+    assert dec.sink.light and len(dec.model.launches) > 400 and not attributed
+    dec = Block(path, open_capture(path), 10)
+    dec.begin_warmup(100, 116, 400)
+    for rec in dec.reader.records():
+        if dec.feed(rec) is False:
+            break
+    assert not dec.sink.light and attributed
+    assert min(l.submission_index for l in attributed) >= 100
+
+
+def test_a_failed_calls_launch_before_from_a_block_before():
+    """(Synthetic numbers, from the 1,000-step JAX data-parallel job on the H200 x2: its
+    cuLibraryGetKernel at record 26066 of pid 2365 failed; one decode named launch 3281 the
+    last kernel launch of that process before it, in a block before the call's.) A block
+    that has no answer asks (its launches before the call); the merge answers from the last
+    kernel launch per process of the blocks before, within WALK_BACK launches, as one
+    decode looks back."""
+    from decoders.session.blocks import answered_before
+    from decoders.session.launches import WALK_BACK
+    key = (26066, 2365)
+    assert answered_before([(key, 12)], {2365: 3281}, 3300) == {key: 3281}
+    assert answered_before([(key, 12)], {2364: 3281}, 3300) == {}      # another process's
+    assert answered_before([(key, 12)], {2365: 3281}, 3281 + WALK_BACK - 11) == {}  # too far
+    assert answered_before([(key, 12)], {2365: 3281}, 3281 + WALK_BACK - 12) == {key: 3281}

@@ -92,13 +92,14 @@ class LaunchSink:
         # or attributed (a long JAX job's skim decodes the launches of every graph replay
         # after an exec update: attributing them was a third of its time)
         self.light = False
-        self._light = set()     # ids of launches that arrived light, not handed over yet
+        # id -> a launch that arrived light, not handed over yet (held: its id stays its own)
+        self._light = {}
 
     def arrived(self, launch):
         """Its submission decoded: resolved through the tree as it stands now (a brief
         decode: once it is kept, with the tree as it stands now)."""
         if self.light:
-            self._light.add(id(launch))
+            self._light[id(launch)] = launch
             return
         s = launch._summary
         self._unstashed[id(launch)] = launch
@@ -173,8 +174,7 @@ class LaunchSink:
     def __call__(self, launch):
         model, attr = self.model, self.attr
         s = launch._summary
-        if self._light and id(launch) in self._light:
-            self._light.discard(id(launch))
+        if self._light and self._light.pop(id(launch), None) is not None:
             n = len(model.launches)
             if launch.latch is not None:
                 self._latch(launch, s, n, launch.latch)

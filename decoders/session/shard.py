@@ -524,7 +524,9 @@ class _Results:
             if pid == 0:
                 break
             self.ended.add(pid)
-            self.log("ended", next((j for j, k in enumerate(self.kids) if k[0] == pid), None))
+            if self.log.fd is not None:
+                self.log("ended", next((j for j, k in enumerate(self.kids) if k[0] == pid),
+                                       None))
         while len(self.done) < len(self.kids) and self.kids[len(self.done)][0] in self.ended:
             j = len(self.done)
             _, f = self.kids[j]

@@ -268,6 +268,11 @@ REAL = {
             "on a stream, then 3 pairs stream-captured into a graph replayed 3 times; truth: "
             "each launch's configuration and parameter bytes, the graph's nodes, the results, "
             "every kernel from CUPTI"),
+    "failed-calls": ("failed_calls.py", "cuda-python: 40 vadd launches, 8 host-to-device "
+                     "copies, then cuModuleGetFunction of a missing name (NOT_FOUND) and "
+                     "cuMemAlloc of twice the GPU's memory (OUT_OF_MEMORY), twice over; truth: "
+                     "each failed call's result and the launch made last before it, every "
+                     "kernel from CUPTI"),
     "graph-copies": ("graph_copies.py", "cuda-python: CUDA graphs of device-to-device MEMCPY "
                      "nodes of 6 sizes (4 B to 16 MiB + 48 B, cuGraphAddMemcpyNode) and 2 "
                      "stream-captured copies, 3 replays each (the driver's copy kernels); "
@@ -335,8 +340,8 @@ def job_real(out, args):
         # within the repository's 8 MB. The programs' own kernels (NVRTC, Triton, XLA
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
-        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "graph-copies",
-                           "memset-sizes", "copy-sizes", "managed-copies", "copies-2d")
+        cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "failed-calls",
+                           "graph-copies", "memset-sizes", "copy-sizes", "managed-copies", "copies-2d")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
         # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
         cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)

@@ -69,6 +69,33 @@ def test_kernel_fault_names_the_error_and_the_launch_before_it():
     assert doc["stats"]["failed_api_calls"] == 1 and doc["exit"]["status"] == 0
 
 
+
+def test_failed_calls_name_each_error_and_the_launch_before_it():
+    """captures/failed-calls: two rounds of 40 vadd launches, 8 copies, then
+    cuModuleGetFunction of a missing name and cuMemAlloc of twice the GPU's memory. The
+    program kept each call's result and the launch it made last before it (manifest):
+    the report gives the same result, and that launch (its grid, block and argument bytes)."""
+    truth = manifest("failed-calls")["ground_truth"]
+    assert truth["output_unchanged"] and truth["c_wrong"] == 0
+    doc = _json("failed-calls")
+    failed = doc["failed_calls"]
+    assert [(f["name"], f["result"], f["result_name"]) for f in failed] == \
+        [(t["call"], t["result"], t["result_name"]) for t in truth["failed"]]
+    assert doc["stats"]["failed_api_calls"] == len(truth["failed"])
+    kernels = [l for l in doc["launches"] if l.get("kernel")]
+    assert len(kernels) == len(truth["launches"]) and all(l["verified"] for l in kernels)
+    by_record = {l["record_index"]: l for l in kernels}
+    for f, t in zip(failed, truth["failed"]):
+        want, before = t["launch_before"], f["launch_before"]
+        assert (before["kernel"], before["grid"], before["block"]) == \
+            (want["kernel"], want["grid"], want["block"])
+        assert before["api_call"] == "cuLaunchKernel" and before["api_call_index"] < f["index"]
+        assert sum(1 for l in kernels if l["record_index"] < f["index"]) == t["launches_before"]
+        args = by_record[before["record_index"]]["attribution"]["args"]
+        assert "".join(a["hex"] for a in sorted(args, key=lambda a: a["offset"])) == \
+            want["param_bytes"][:2 * (args[-1]["offset"] + args[-1]["size"])]
+
+
 def test_sigkill_exit_as_the_shell_shows_it():
     """captures/sigkill: the program was killed by SIGKILL; the shell (and trace-launch)
     said 137 (manifest exit_status) where Python's wait gave -9 (native_exit)."""

@@ -757,3 +757,27 @@ def test_a_failed_calls_launch_before_from_a_block_before():
     assert answered_before([(key, 12)], {2364: 3281}, 3300) == {}      # another process's
     assert answered_before([(key, 12)], {2365: 3281}, 3281 + WALK_BACK - 11) == {}  # too far
     assert answered_before([(key, 12)], {2365: 3281}, 3281 + WALK_BACK - 12) == {key: 3281}
+
+
+def test_a_failed_calls_launch_before_from_a_block_before_on_a_capture(small_blocks,
+                                                                       monkeypatch):
+    """captures/failed-calls (recorded for this): its first two failed calls come after 8
+    copies that follow the program's 40th launch (submission 255, the copies 256-263). Cut
+    at submission 260, the calls are the second block's and the launch before them the
+    first's: the merge names it (blocks.answered_before), as one decode does and as the
+    program's truth says (grid 55 of the 40th vadd). Without that answer the block's text
+    would say there was none."""
+    from decoders.session import blocks
+    path = capture_path("failed-calls")
+    monkeypatch.setenv("TRACE_LAUNCH_SHARDS", "1")
+    text, problems, _ = _report(path)
+    line = "the launch before it: launch 79, vadd grid 55x1x1 block 256x1x1"
+    assert text.count(line) == 2
+    monkeypatch.setattr(shard, "blocks_of", lambda n, k: 260)
+    text2, problems2, how = small_blocks(path, k=2)
+    assert how == "2 blocks"
+    assert (text2, problems2) == (text, problems)
+    monkeypatch.setattr(blocks, "answered_before", lambda asks, last, offset: {})
+    text2, _, how = small_blocks(path, k=2)
+    assert how == "2 blocks" and text2.count(line) == 0
+    assert text2.count("no kernel launch of this process before it") == 2

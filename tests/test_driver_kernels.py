@@ -212,7 +212,7 @@ def test_synthetic_changed_call_or_grid_fails():
     (dict(N=0x1001), "no memset of 0x1001 B by cuMemsetD8 is in the recordings"),
     (dict(dstDevice=0x7f9adbe00002, N=0x400000), "no memset of 0x400000 B by cuMemsetD8"),
     (dict(cut=24), "no memset kernel with a 24-byte parameter block"),
-    (dict(block=[256, 1, 1]), "block 256x1x1"),
+    (dict(block=[128, 1, 1]), "block 128x1x1"),
     (dict(uploaded=False), "no upload of its parameter block"),
 ])
 def test_synthetic_outside_the_recordings_is_not_checked(change, why):
@@ -347,7 +347,9 @@ def test_copies_2d_every_kernel_named_after_its_call():
     cuMemcpy2D*, 7 of its 11 kernels rang their doorbells outside any call: unnamed. Each
     is now named after its call and attributed to it; the 2D kernels are not checked (no
     layout established), the copies into managed memory are verified (src, the driver's
-    staging buffer, not compared) and so are the managed-to-managed device copies."""
+    staging buffer, not compared) and so are the managed-to-managed device copies. The 2D
+    memsets are verified (test_2d_memsets_against_the_manifest); the 2D copies are not
+    checked (the call's CUDA_MEMCPY2D is not in the capture)."""
     gt = manifest("copies-2d")["ground_truth"]
     assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 13
     m = model("copies-2d")
@@ -362,8 +364,10 @@ def test_copies_2d_every_kernel_named_after_its_call():
         bases.append(c["base"])
         op = "memset" if c["base"].startswith("cuMemset") else "copy"
         assert a["kernel"]["name"] == D.kernel_name(op, c["base"])
-        if c["base"] in D.CALLS_2D:
-            assert a["verified"] is None and "2D" in a["why"]
+        if c["base"] in D.CALLS_2D and op == "copy":
+            assert a["verified"] is None and "CUDA_MEMCPY" in a["why"]
+        elif c["base"] in D.CALLS_2D:
+            assert a["verified"] is True, a
         else:
             assert a["verified"] is True, a
             if c["base"].startswith("cuMemcpyHtoD"):
@@ -376,6 +380,37 @@ def test_copies_2d_every_kernel_named_after_its_call():
     assert [g["call"] for g in gt["cases"]] == ["cuMemsetD2D8Async"] * 3 + \
         ["cuMemsetD2D32Async"] * 2 + ["cuMemcpy2DAsync"] * 4 + \
         ["cuMemcpyHtoDAsync", "cuMemcpyDtoDAsync"] * 2
+
+
+def test_2d_memsets_against_the_manifest():
+    """copies_2d.py's five 2D memsets (manifest: each call's arguments, and every
+    destination read back as asked, rows and the bytes between them): where the rows do not
+    touch, the driver's kernel takes dst, the value repeated to 32 bits, a row's 32-bit
+    words and dstPitch, one block a row (grid 1 x Height); where they touch (D2D32, pitch
+    4096 = 1024 words), the 1D word kernel sets all 0x20000 words at once. Each verified."""
+    gt = manifest("copies-2d")["ground_truth"]
+    cases = [g for g in gt["cases"] if g["call"].startswith("cuMemsetD2D")]
+    assert len(cases) == 5 and all(g["destination_correct"] for g in cases)
+    m = model("copies-2d")
+    runs = [(s, c) for s, c in driver_launches(m) if c["base"].startswith("cuMemsetD2D")]
+    assert len(runs) == len(cases)
+    for (s, c), g in zip(runs, cases):
+        esize = 1 if "D2D8" in g["call"] else 4
+        value = int.from_bytes((g["value"] & ((1 << 8 * esize) - 1)).to_bytes(esize, "little")
+                               * (4 // esize), "little")
+        row = g["Width"] * esize
+        d, v, reserved0, count, last = struct.unpack("<QIIQQ", params(s))
+        assert (d, v, reserved0) == (g["dstDevice"], value, 0)
+        if g["dstPitch"] == row:
+            assert (count, last) == (row * g["Height"] // 4, 0)
+            assert s["grid"] == [row * g["Height"] // 4 // 2048, 1, 1] and s["block"] == [512, 1, 1]
+        else:
+            assert (count, last) == (row // 4, g["dstPitch"])
+            assert s["grid"] == [1, g["Height"], 1]
+        a = s["attribution"]
+        assert a["verified"] is True and a["differences"] == [] and "grid" in a["checked"], a
+        assert a["driver_kernel"]["layout"] == ("memset of 32-bit words" if g["dstPitch"] == row
+                                                else "2D memset of 32-bit words")
 
 
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
@@ -525,7 +560,8 @@ def test_layout_table_lint():
         fields = [f.name for f in lay.fields]
         assert len(set(fields)) == len(fields) and fields[0] == "dst"
         assert D.PARAM_BYTES[lay.name] == sum(f.construct.sizeof() for f in lay.fields)
-        assert all(f.holds in (None, "dst", "src", "value", "units", "tail") for f in lay.fields)
+        assert all(f.holds in (None, "dst", "src", "value", "units", "tail", "pitch")
+                   for f in lay.fields)
         assert all(f.holds is None for f in lay.fields if f.name.startswith("reserved"))
         assert set(lay.calls) <= set(D.CALLS) and lay.seen
         assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)

@@ -39,7 +39,7 @@ CALLS = {
     "cuMemcpyDtoD": ("copy", 1), "cuMemcpyDtoDAsync": ("copy", 1),
     "cuMemcpyHtoD": ("copy", 1), "cuMemcpyHtoDAsync": ("copy", 1),
     "cuMemcpyDtoH": ("copy", 1), "cuMemcpyDtoHAsync": ("copy", 1),
-    # 2D memsets and 2D / 3D copies (captures/copies-2d): named, their layouts not known
+    # 2D memsets and 2D / 3D copies (captures/copies-2d): named; the memsets' layouts below
     "cuMemsetD2D8": ("memset", 1), "cuMemsetD2D8Async": ("memset", 1),
     "cuMemsetD2D16": ("memset", 2), "cuMemsetD2D16Async": ("memset", 2),
     "cuMemsetD2D32": ("memset", 4), "cuMemsetD2D32Async": ("memset", 4),
@@ -71,13 +71,15 @@ API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", 
 
 # One parameter-block field: its name, C type (for the report), construct type, and what
 # the call gives for it: "dst", "src", "value" (the call's value repeated to 32 bits),
-# "units" (the bytes this kernel covers over the layout's unit), or None (reserved: shown,
-# not compared; not always zero: jax-loops leaves other bytes in the memset's reserved0).
+# "units" (the bytes this kernel covers over the layout's unit), "pitch" (a 2D memset's
+# dstPitch), or None (reserved: shown, not compared; not always zero: jax-loops leaves
+# other bytes in the memset's reserved0).
 DriverField = namedtuple("DriverField", "name ctype construct holds")
 # The grid as a function of the count (in units): grid.x = count / per_block, rounded as
 # `rounding` ("floor", "ceil", "floor1": the floor, and 1 below one block's worth, or
 # "ceil+1": the ceiling and one block more), where
-# the count is between lo and hi (the range seen). Elsewhere the grid is not checked.
+# the count is between lo and hi (the range seen); or "rows": 1 x the 2D call's Height,
+# for a Height between lo and hi. Elsewhere the grid is not checked.
 GridRule = namedtuple("GridRule", "per_block rounding lo hi")
 # blocks: the block shapes it was seen with. align: (dst, src) the call's addresses must be
 # multiples of, as in every launch seen (src None for memsets). fits: the calls (by `fit`) it was seen to run for, or None
@@ -104,12 +106,12 @@ _DST = DriverField("dst", "CUdeviceptr dst", Int64ul, "dst")
 _SRC = DriverField("src", "CUdeviceptr src", Int64ul, "src")
 
 
-def _memset_fields(count_type):
-    """Both memset kernels' parameter block: dst, value, count (in the layout's unit)."""
+def _memset_fields(count_type, last=DriverField("reserved1", "size_t reserved1", Int64ul, None)):
+    """The memset kernels' parameter block: dst, value, count (in the layout's unit), and
+    a last word (reserved, or a 2D memset's pitch)."""
     return (_DST, DriverField("value", "unsigned int value", Int32ul, "value"),
             DriverField("reserved0", "unsigned int reserved0", Int32ul, None),
-            DriverField("count", count_type, Int64ul, "units"),
-            DriverField("reserved1", "size_t reserved1", Int64ul, None))
+            DriverField("count", count_type, Int64ul, "units"), last)
 
 
 LAYOUTS = (
@@ -118,11 +120,13 @@ LAYOUTS = (
     # 32-bit words (N / 4 for D8, N / 2 for D16, N for D32). The grid is the floor of
     # count / 2048 (0x18c0 -> 3, 0x1718 -> 2, 0x1300 -> 2, 0x800 -> 1), and 1 below that
     # (0x7ff, 0x481, 0x480 words), where the block is smaller too: 288 threads for 0x480
-    # and 0x481 words (memset-sizes). Run for a dst and byte count both multiples of 4.
+    # and 0x481 words (memset-sizes). Run for a dst and byte count both multiples of 4,
+    # and for a 2D memset whose rows touch (dstPitch = Width x its element: copies-2d's
+    # D2D32 of 128 rows of 4096 B ran it for all of them, 0x20000 words).
     Layout(
         name="memset of 32-bit words", operation="memset",
         calls=("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32",
-               "cuMemsetD32Async"),
+               "cuMemsetD32Async", "cuMemsetD2D32Async"),
         blocks=((512, 1, 1), (288, 1, 1)), unit=4, align=(4, None),
         # (up to 0x40000c words: graph_copies.py's cuMemsetD8 of 16 MiB + 48 B, grid 2048)
         grid=GridRule(2048, "floor1", 0x480, 0x40000c),
@@ -137,7 +141,25 @@ LAYOUTS = (
               # memset_sizes.py: 0x1200 B (block 288), 0x1ffc B (grid 1), D16 of 0x20000 B
               ("memset-sizes", 939, "cuMemsetD8Async"),
               ("memset-sizes", 945, "cuMemsetD8Async"),
-              ("memset-sizes", 990, "cuMemsetD16Async")),
+              ("memset-sizes", 990, "cuMemsetD16Async"),
+              ("copies-2d", 824, "cuMemsetD2D32Async")),
+        fits=("words",)),
+    # 32-byte block, one block of threads per row: a 2D memset whose rows do not touch
+    # (dstPitch above the row's bytes). dst and value as above, the count the row's 32-bit
+    # words (Width / 4 for D8, Width for D32), then dstPitch in bytes; grid 1 x Height, the
+    # block 32, 64 or 256 threads for rows of 64, 250 and 1024 words (its rule is not
+    # established: not checked). Seen for rows of 0x100 to 0x1000 B, 64 to 300 of them,
+    # dst, pitch and row bytes multiples of 4 (captures/copies-2d).
+    Layout(
+        name="2D memset of 32-bit words", operation="memset",
+        calls=("cuMemsetD2D8Async", "cuMemsetD2D32Async"),
+        blocks=((32, 1, 1), (64, 1, 1), (256, 1, 1)), unit=4, align=(4, None),
+        grid=GridRule(None, "rows", 64, 300),
+        fields=_memset_fields("size_t count (32-bit words of a row)",
+                              DriverField("pitch", "size_t pitch (bytes)", Int64ul, "pitch")),
+        no_count=None,
+        seen=(("copies-2d", 766, "cuMemsetD2D8Async"), ("copies-2d", 779, "cuMemsetD2D8Async"),
+              ("copies-2d", 797, "cuMemsetD2D8Async"), ("copies-2d", 811, "cuMemsetD2D32Async")),
         fits=("words",)),
     # 32-byte block, 512 threads, the same fields, but the count is in bytes: what the driver
     # runs when the dst or the byte count is not a multiple of 4 (cuDNN's workspace clears
@@ -260,6 +282,11 @@ SPLITS = (
     Split("memset", 0x1fff, 0x39845b, (("memset of bytes", "all"),),
           seen=(("memset-sizes", 0x1fff), ("memset-sizes", 0x39845b)),
           calls=None, whole_blocks=None, fits=("tail", "unaligned")),
+    # a 2D memset whose rows do not touch: its bytes are a row's (Width x its element)
+    Split("memset", 0x100, 0x1000, (("2D memset of 32-bit words", "all"),),
+          seen=(("copies-2d", 0x100), ("copies-2d", 0x3e8), ("copies-2d", 0x1000)),
+          calls=("cuMemsetD2D8Async", "cuMemsetD2D32Async"), whole_blocks=None,
+          fits=("words",)),
     Split("copy", 4, 0x80000, (("copy of 32-bit words", "all"),),
           seen=(("jax-jit", 4), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None,
           fits=("words",)),
@@ -378,11 +405,24 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                             "element_size": esize if operation == "memset" else None,
                             "span": None, "source": "docs/driver-kernels.md"}
     own = f"the driver's own {operation} kernel for {base}"
+    rows = None     # a 2D memset's (Height, dstPitch) where its kernel runs row by row
     if base in CALLS_2D:
-        out["why"] = (f"{own}: a {'2D' if '2D' in base else '3D'} {operation} (a pitch, a "
-                      "width and a height); no recording establishes how its kernel lays "
-                      "them out: not checked")
-        return out
+        if operation == "copy":
+            out["why"] = (f"{own}: a {'2D' if '2D' in base else '3D'} copy, whose pitches, "
+                          "width and height are in the CUDA_MEMCPY struct the call points to; "
+                          "the capture keeps only the pointer: not checked")
+            return out
+        shape = [call.args.get(k) for k in ("Width", "Height", "dstPitch")]
+        if None in shape:
+            out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
+            return out
+        row, height, pitch = shape[0] * esize, shape[1], shape[2]
+        if pitch == row:    # rows that touch: one memset of all of them
+            nbytes = row * height
+        else:               # a row's bytes, the kernel's grid one block a row
+            nbytes, rows = row, (height, pitch)
+            out["driver_kernel"]["rows"] = height
+        out["driver_kernel"]["bytes"] = nbytes
     params = s.get("params")
     if not params or not params.get("uploaded") or hw_bytes is None:
         out["why"] = (f"{own}: the capture holds no upload of its parameter block to constant "
@@ -391,6 +431,8 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     size, block = params["size"], s.get("block")
     dst, src = _arg(call, "dst"), _arg(call, "src")
     fit = _fit(nbytes, dst, src if operation == "copy" else None)
+    if rows is not None and rows[1] % 4:
+        fit = "unaligned"
     lay = _layout(operation, size, block, fit)
     if lay is None:
         out["why"] = (f"{own}: no {operation} kernel with a {size}-byte parameter block and "
@@ -442,7 +484,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])
     units = max(1, length // lay.unit)
     expect = {"dst": dst + start, "src": None if src is None else src + start, "units": units,
-              "tail": length % lay.unit}
+              "tail": length % lay.unit, "pitch": rows[1] if rows else None}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
     if base in NOT_COMPARED:
@@ -474,7 +516,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     out["args"] = args
     if lay.no_count:
         out["unchecked"].append({"field": "count", "why": lay.no_count})
-    _check_grid(lay, units, s.get("grid"), out)
+    _check_grid(lay, units, s.get("grid"), out, rows[0] if rows else None)
     out["verified"] = not diffs
     return out
 
@@ -490,9 +532,19 @@ def _split(operation, nbytes, base, fit=None):
     return None
 
 
-def _check_grid(lay, units, grid, out):
+def _check_grid(lay, units, grid, out, rows=None):
     rule = lay.grid
     if rule is None:
+        return
+    if rule.rounding == "rows":
+        if rows is None or not rule.lo <= rows <= rule.hi:
+            out["unchecked"].append({"field": "grid", "why": (
+                f"seen only for {rule.lo:,} to {rule.hi:,} rows (1 x the rows), and this is "
+                f"{rows} rows")})
+            return
+        out["checked"].append("grid")
+        if list(grid or ()) != [1, rows, 1]:
+            out["differences"].append({"field": "grid", "api": [1, rows, 1], "qmd": grid})
         return
     if not rule.lo <= units <= rule.hi:
         out["unchecked"].append({"field": "grid", "why": (

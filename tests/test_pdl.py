@@ -135,3 +135,25 @@ def test_the_call_attribute_is_read_by_name(decoded):
     values = [a["value"] for s in kernels if s["api_call"]["name"] == "cuLaunchKernelEx"
               for a in s["api_call"]["launch"]["attributes"]]
     assert values == [{"programmaticStreamSerializationAllowed": 1}] * 6
+
+
+def test_the_text_report_shows_each_launchs_attributes(truth):
+    """The text report names a cuLaunchKernelEx call's launch attributes under its API line:
+    the 6 consumers pdl.py launched with PROGRAMMATIC_STREAM_SERIALIZATION on a stream
+    (manifest: stream_launches), in their order, and none for the producers."""
+    import io
+    import re
+    from decoders.session import decode_capture
+    from decoders.text import TextOut
+    from tracer.report import render_text
+    buf = io.StringIO()
+    render_text(decode_capture(capture_path("pdl")), TextOut(buf, color=False), color=False,
+                launch_limit=None)
+    named = re.findall(r"API: cuLaunchKernelEx \(record \d+\) -> (\w+):.*\n"
+                       r"(      launch attributes: .*\n)?", buf.getvalue())
+    want = [(x["kernel"], x["programmatic_stream_serialization"])
+            for x in truth["stream_launches"]]
+    assert [(k, bool(line)) for k, line in named] == want
+    assert {line for _, line in named if line} == {
+        "      launch attributes: PROGRAMMATIC_STREAM_SERIALIZATION "
+        "programmaticStreamSerializationAllowed=1\n"}

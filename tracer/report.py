@@ -524,6 +524,9 @@ def _render_launch(n, launch, w, full_names=False):
     if a is not None:
         from decoders.cuda.attribute import describe
         w(f"    API: {_s(describe(a, full_names=full_names), None)}\n")
+        attrs = ((s.get("api_call") or {}).get("launch") or {}).get("attributes")
+        if attrs:       # the call's cuLaunchKernelEx attributes (the JSON has them too)
+            w(f"      launch attributes: {_s('; '.join(map(_attribute, attrs)), None)}\n")
         if a.get("nccl"):
             _render_nccl(a["nccl"], w)
         for arg in a.get("args") or []:
@@ -544,6 +547,14 @@ def _render_launch(n, launch, w, full_names=False):
                 w(f"      {_where(res['semaphores'][k])}\n")
         else:
             w(f"    semaphore: {_s(sem)}\n")
+
+
+def _attribute(x):
+    """A launch attribute as `NAME field=value, ...` (decoders/cuda/calls.py)."""
+    v = x.get("value")
+    fields = ", ".join(f"{k}={u}" for k, u in v.items()) if isinstance(v, dict) else \
+        ("" if v is None else str(v))
+    return f"{x.get('name') or x.get('id')} {fields}".rstrip()
 
 
 def _render_nccl(n, w):

@@ -298,6 +298,10 @@ REAL = {
     "torch-threads": ("torch_threads.py", "PyTorch from 4 host threads at once, each on its "
                       "own stream (cuBLAS matmul, GELU, sums), 25 steps each; truth: every "
                       "kernel from CUPTI (torch.profiler)"),
+    "torch-vmm": ("torch_vmm.py", "PyTorch on expandable segments (PYTORCH_CUDA_ALLOC_CONF="
+                  "expandable_segments:True): an MLP trained 5 steps, a 64 MiB tensor, the cache "
+                  "emptied (cuMemUnmap), a tensor mapped anew; truth: each tensor's data pointer, "
+                  "the allocator's segments, every kernel from CUPTI"),
     "torch-fp8": ("torch_fp8.py", "PyTorch torch._scaled_mm (float8_e4m3fn) and bf16 matmuls "
                   "of 3 shapes, 3 times each (cuBLASLt sm_90 kernels); truth: every kernel "
                   "from CUPTI (torch.profiler)"),
@@ -342,9 +346,11 @@ def job_real(out, args):
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "failed-calls",
                            "graph-copies", "memset-sizes", "copy-sizes", "managed-copies", "copies-2d")
-        # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND):
-        # cut at 64 KiB, as torch-small, or their images alone pass 4-7 MB
-        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8") else (256 << 10)
+        # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND), and
+        # torch-vmm (kept small: the repository is near what a device run carries): cut at
+        # 64 KiB, as torch-small, or their images alone pass 4-7 MB
+        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8", "torch-vmm") \
+            else (256 << 10)
         if cut:
             os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(cut_at)
         m = record(out, name, argv, t, notes=notes + f"; source scripts/corpus/{script}" +

@@ -701,7 +701,7 @@
 #define TL_CU_LAUNCH_PARAM_BUFFER_SIZE 0x2
 #define TL_CUDA_ERROR_INVALID_VALUE 1
 #define TL_CUDA_ERROR_NOT_INITIALIZED 3
-#define TL_API_COUNT 109
+#define TL_API_COUNT 115
 #define TL_API_SLOTS(X) \
     X(0, cuLaunchKernel, TL_API_KIND_LAUNCH, 11) \
     X(1, cuLaunchKernel_ptsz, TL_API_KIND_LAUNCH, 11) \
@@ -810,6 +810,12 @@
     X(106, cuMemcpy3D_v2_ptds, TL_API_KIND_PLAIN, 1) \
     X(107, cuMemcpy3DAsync_v2, TL_API_KIND_PLAIN, 2) \
     X(108, cuMemcpy3DAsync_v2_ptsz, TL_API_KIND_PLAIN, 2) \
+    X(109, cuMemAddressReserve, TL_API_KIND_OUT0, 5) \
+    X(110, cuMemAddressFree, TL_API_KIND_PLAIN, 2) \
+    X(111, cuMemCreate, TL_API_KIND_OUT0, 4) \
+    X(112, cuMemRelease, TL_API_KIND_PLAIN, 1) \
+    X(113, cuMemMap, TL_API_KIND_PLAIN, 5) \
+    X(114, cuMemUnmap, TL_API_KIND_PLAIN, 2) \
     X(71, cuProfilerStart, TL_API_KIND_PLAIN, 0) \
     X(72, cuProfilerStop, TL_API_KIND_PLAIN, 0) \
 

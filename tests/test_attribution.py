@@ -271,3 +271,60 @@ def test_a_pointer_is_named_as_the_tree_stood_when_its_launch_arrived():
     assert want and "memory object" in want
     assert dst["points_to"] == {"what": want}
     assert m.objects.resolve_va(dst["value"], pid=s["pid"]) is None
+
+
+def test_pointers_into_mapped_memory_are_named_by_their_mapping():
+    """captures/torch-vmm: PyTorch on expandable segments maps physical memory into reserved
+    ranges (cuMemAddressReserve, cuMemMap), and unmaps it when the cache is emptied. Every
+    argument of a kernel launch that points into one of the allocator's segments (as
+    torch.cuda.memory_snapshot() listed them, at three points of the run: the manifest) is
+    named by a cuMemMap mapping that lies inside that segment, holds it, and was not unmapped
+    between its map and the launch (empty_cache() unmapped the 64 MiB tensor's pages)."""
+    gt = manifest("torch-vmm")["ground_truth"]
+    assert gt["alloc_conf"] == "expandable_segments:True"
+    segments = {(s["address"], s["address"] + s["total_size"])
+                for snap in gt["segments"].values() for s in snap}
+    assert segments and all(s["is_expandable"] for snap in gt["segments"].values() for s in snap)
+    m = model("torch-vmm")
+    calls = {c["index"]: c for c in m.api_calls}
+    unmaps = [c for c in calls.values() if c["base"] == "cuMemUnmap" and c["result"] == 0]
+    assert unmaps
+    pointers = 0
+    for launch in m.launches:
+        s = launch.summary
+        if not s["kernel"]:
+            continue
+        assert s["verified"], s["record_index"]
+        for a in s["attribution"]["args"] or []:
+            v = a.get("value")
+            inside = [(lo, hi) for lo, hi in segments if isinstance(v, int) and lo <= v < hi]
+            if not inside:
+                continue
+            pointers += 1
+            p = a.get("points_to")
+            assert p is not None and p["call"] == "cuMemMap", (s["record_index"], a)
+            assert p["base"] <= v < p["base"] + p["size"] and p["offset"] == v - p["base"]
+            assert any(lo <= p["base"] and p["base"] + p["size"] <= hi for lo, hi in inside)
+            mapped = calls[p["call_index"]]
+            assert mapped["base"] == "cuMemMap" and mapped["args"]["ptr"] == p["base"]
+            assert not [u for u in unmaps if p["call_index"] < u["index"] < s["record_index"]
+                        and u["args"]["ptr"] <= p["base"] < u["args"]["ptr"] + u["args"]["size"]]
+    assert pointers >= 60
+
+
+def test_an_unmap_ends_every_mapping_that_starts_in_its_range():
+    """(Synthetic numbers.) cuMemUnmap takes a range, which may hold several mappings side
+    by side (PyTorch maps a segment 2 MiB or 20 MiB at a time and may unmap more at once):
+    each of them ends there; another process's, and one starting past the range, do not."""
+    from decoders.cuda.allocations import Allocations
+    a = Allocations()
+    mib = 1 << 20
+    base = 0x302000000
+    for k in range(3):
+        a.add(1, base + 2 * mib * k, 2 * mib, "cuMemMap", 10 + k)
+    a.add(2, base, 2 * mib, "cuMemMap", 13)
+    assert a.find(base + 3 * mib, 20, 1)[0] == base + 2 * mib
+    a.free_range(1, base, 4 * mib, 30)
+    assert a.find(base + 1, 31, 1) is None and a.find(base + 3 * mib, 31, 1) is None
+    assert a.find(base + 5 * mib, 31, 1)[0] == base + 4 * mib
+    assert a.find(base + 1, 31, 2)[0] == base

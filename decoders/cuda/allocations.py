@@ -1,5 +1,6 @@
-"""The cuMemAlloc ranges a kernel argument may point into (decoders/cuda/attribute.py
-resolve): what the capture's allocation calls made, as a launch of a given record saw them.
+"""The cuMemAlloc ranges (and cuMemMap mappings) a kernel argument may point into
+(decoders/cuda/attribute.py resolve): what the capture's allocation calls made, as a launch
+of a given record saw them.
 
 A pointer is looked up by bisection over the bases of its process's ranges, not by a scan
 of every range: a program that allocates without a caching allocator (PyTorch with
@@ -50,6 +51,20 @@ class Allocations:
         for seq, r in self._live.pop((pid, base), ()):
             r[FREED] = index
             heapq.heappush(self._freed, (index, seq))
+
+    def free_range(self, pid, base, size, index):
+        """Free every live range of `pid` that starts in [base, base + size) (cuMemUnmap:
+        one call may unmap several cuMemMap mappings that sit side by side)."""
+        bases = self._bases.get(pid, ())
+        i = bisect.bisect_left(bases, (base, -1))
+        starts = set()
+        while i < len(bases) and bases[i][0] < base + size:
+            starts.add(bases[i][0])
+            i += 1
+        for start in starts:
+            self.free(pid, start, index)
+        if not starts:
+            self._changed(index)
 
     def _changed(self, index):
         self.version += 1

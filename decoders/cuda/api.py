@@ -185,6 +185,16 @@ FUNCTIONS = [Api(*a) for a in (
     (106, "cuMemcpy3D_v2_ptds", "PLAIN", ("pCopy",)),
     (107, "cuMemcpy3DAsync_v2", "PLAIN", ("pCopy", "hStream")),
     (108, "cuMemcpy3DAsync_v2_ptsz", "PLAIN", ("pCopy", "hStream")),
+    # Virtual memory management (cuda.h, CUDA 13.0): PyTorch's allocator on expandable
+    # segments and NCCL's buffers (cuMem* by default since NCCL 2.19) map physical memory
+    # into reserved VA ranges; a kernel argument that points there is named by its mapping
+    # (decoders/cuda/attribute.py), as one into a cuMemAlloc is.
+    (109, "cuMemAddressReserve", "OUT0", ("ptr", "size", "alignment", "addr", "flags")),
+    (110, "cuMemAddressFree", "PLAIN", ("ptr", "size")),
+    (111, "cuMemCreate", "OUT0", ("handle", "size", "prop", "flags")),
+    (112, "cuMemRelease", "PLAIN", ("handle",)),
+    (113, "cuMemMap", "PLAIN", ("ptr", "size", "offset", "handle", "flags")),
+    (114, "cuMemUnmap", "PLAIN", ("ptr", "size")),
     # cudaProfilerStart/Stop reach the driver here (cudaProfiler.h, CUDA 13.0): the edges of
     # a --capture-range=cudaProfilerApi window (WINDOW_ROLES below)
     (71, "cuProfilerStart", "PLAIN", ()),
@@ -334,7 +344,8 @@ CURESULT = {
     400: "CUDA_ERROR_INVALID_HANDLE", 500: "CUDA_ERROR_NOT_FOUND", 600: "CUDA_ERROR_NOT_READY",
     700: "CUDA_ERROR_ILLEGAL_ADDRESS", 701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
     702: "CUDA_ERROR_LAUNCH_TIMEOUT", 719: "CUDA_ERROR_LAUNCH_FAILED",
-    720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 999: "CUDA_ERROR_UNKNOWN",
+    720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 800: "CUDA_ERROR_NOT_PERMITTED",
+    801: "CUDA_ERROR_NOT_SUPPORTED", 999: "CUDA_ERROR_UNKNOWN",
 }
 
 

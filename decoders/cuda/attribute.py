@@ -31,6 +31,9 @@ _ALLOC = ("cuMemAlloc", "cuMemAllocAsync", "cuMemAllocManaged")
 CUBIN_CACHE_BYTES = 32 * 1024 * 1024    # decoded cubins kept at once (Attribution._cubin)
 ARGS_MEMO = 4096        # distinct argument lists remembered (Attribution._args): then cleared
 _FREE = ("cuMemFree", "cuMemFreeAsync")
+# virtual memory management: a mapping of physical memory into a reserved range is named as
+# an allocation is; an unmap ends every mapping that starts in the range it unmaps
+_MAP, _UNMAP = "cuMemMap", "cuMemUnmap"
 
 
 def smem_allocation(section, dynamic, reserve, granule, allocated):
@@ -230,6 +233,10 @@ class Attribution:
             self._allocations.add(c.pid, c.out, c.args["bytesize"], c.name, c.index)
         elif c.base in _FREE:
             self._allocations.free(c.pid, c.args.get("dptr"), c.index)
+        elif c.base == _MAP and "size" in c.args:
+            self._allocations.add(c.pid, c.args["ptr"], c.args["size"], c.name, c.index)
+        elif c.base == _UNMAP and "size" in c.args:
+            self._allocations.free_range(c.pid, c.args["ptr"], c.args["size"], c.index)
 
     def _walked(self, c):
         """A call that walked a graph (cuGraphInstantiate*, cuGraphExecUpdate*,

@@ -349,6 +349,24 @@
 #define CUDA_MEMCPY3D__Depth 192
 #define CUDA_MEMCPY3D__SIZE 200
 
+#define CUDA_MEMCPY2D__srcXInBytes 0
+#define CUDA_MEMCPY2D__srcY 8
+#define CUDA_MEMCPY2D__srcMemoryType 16
+#define CUDA_MEMCPY2D__srcHost 24
+#define CUDA_MEMCPY2D__srcDevice 32
+#define CUDA_MEMCPY2D__srcArray 40
+#define CUDA_MEMCPY2D__srcPitch 48
+#define CUDA_MEMCPY2D__dstXInBytes 56
+#define CUDA_MEMCPY2D__dstY 64
+#define CUDA_MEMCPY2D__dstMemoryType 72
+#define CUDA_MEMCPY2D__dstHost 80
+#define CUDA_MEMCPY2D__dstDevice 88
+#define CUDA_MEMCPY2D__dstArray 96
+#define CUDA_MEMCPY2D__dstPitch 104
+#define CUDA_MEMCPY2D__WidthInBytes 112
+#define CUDA_MEMCPY2D__Height 120
+#define CUDA_MEMCPY2D__SIZE 128
+
 #define CUDA_CONDITIONAL_NODE_PARAMS__handle 0
 #define CUDA_CONDITIONAL_NODE_PARAMS__type 8
 #define CUDA_CONDITIONAL_NODE_PARAMS__size 12
@@ -642,6 +660,7 @@
 #define TL_API_KIND_GRAPH_EXEC_CHILD 11
 #define TL_API_KIND_GRAPH_NODE_PARAMS 12
 #define TL_API_KIND_GRAPH_COPY_NODE 13
+#define TL_API_KIND_COPY_PARAMS 14
 #define TL_API_SEC_PARAM_LAYOUT 1
 #define TL_API_SEC_PARAM_DATA 2
 #define TL_API_SEC_EXTRA_BUFFER 3
@@ -656,6 +675,7 @@
 #define TL_API_SEC_FUNCTION_NAME 12
 #define TL_API_SEC_GRAPH_WALK 13
 #define TL_API_SEC_GRAPH_NODE 14
+#define TL_API_SEC_COPY_PARAMS 15
 #define TL_API_SF_TRUNCATED 0x1
 #define TL_API_SF_UNREADABLE 0x2
 #define TL_API_SF_LAYOUT_FROM_KERNEL 0x4
@@ -800,16 +820,16 @@
     X(96, cuMemsetD2D16Async_ptsz, TL_API_KIND_PLAIN, 6) \
     X(97, cuMemsetD2D32Async, TL_API_KIND_PLAIN, 6) \
     X(98, cuMemsetD2D32Async_ptsz, TL_API_KIND_PLAIN, 6) \
-    X(99, cuMemcpy2D_v2, TL_API_KIND_PLAIN, 1) \
-    X(100, cuMemcpy2D_v2_ptds, TL_API_KIND_PLAIN, 1) \
-    X(101, cuMemcpy2DUnaligned_v2, TL_API_KIND_PLAIN, 1) \
-    X(102, cuMemcpy2DUnaligned_v2_ptds, TL_API_KIND_PLAIN, 1) \
-    X(103, cuMemcpy2DAsync_v2, TL_API_KIND_PLAIN, 2) \
-    X(104, cuMemcpy2DAsync_v2_ptsz, TL_API_KIND_PLAIN, 2) \
-    X(105, cuMemcpy3D_v2, TL_API_KIND_PLAIN, 1) \
-    X(106, cuMemcpy3D_v2_ptds, TL_API_KIND_PLAIN, 1) \
-    X(107, cuMemcpy3DAsync_v2, TL_API_KIND_PLAIN, 2) \
-    X(108, cuMemcpy3DAsync_v2_ptsz, TL_API_KIND_PLAIN, 2) \
+    X(99, cuMemcpy2D_v2, TL_API_KIND_COPY_PARAMS, 1) \
+    X(100, cuMemcpy2D_v2_ptds, TL_API_KIND_COPY_PARAMS, 1) \
+    X(101, cuMemcpy2DUnaligned_v2, TL_API_KIND_COPY_PARAMS, 1) \
+    X(102, cuMemcpy2DUnaligned_v2_ptds, TL_API_KIND_COPY_PARAMS, 1) \
+    X(103, cuMemcpy2DAsync_v2, TL_API_KIND_COPY_PARAMS, 2) \
+    X(104, cuMemcpy2DAsync_v2_ptsz, TL_API_KIND_COPY_PARAMS, 2) \
+    X(105, cuMemcpy3D_v2, TL_API_KIND_COPY_PARAMS, 1) \
+    X(106, cuMemcpy3D_v2_ptds, TL_API_KIND_COPY_PARAMS, 1) \
+    X(107, cuMemcpy3DAsync_v2, TL_API_KIND_COPY_PARAMS, 2) \
+    X(108, cuMemcpy3DAsync_v2_ptsz, TL_API_KIND_COPY_PARAMS, 2) \
     X(109, cuMemAddressReserve, TL_API_KIND_OUT0, 5) \
     X(110, cuMemAddressFree, TL_API_KIND_PLAIN, 2) \
     X(111, cuMemCreate, TL_API_KIND_OUT0, 4) \

@@ -930,6 +930,13 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     case TL_API_KIND_GRAPH_COPY_NODE:
         nsec = copy_node_sections(slot, a, gp, secs);
         break;
+    case TL_API_KIND_COPY_PARAMS:
+        /* "cuMemcpy2D..." or "cuMemcpy3D...": the digit after "cuMemcpy" says which struct
+         * pCopy points to (read remotely, I5: a bad pointer is an UNREADABLE section) */
+        if (a[0]) sec_remote(&secs[nsec++], TL_API_SEC_COPY_PARAMS, a[0],
+                             s->name[8] == '2' ? CUDA_MEMCPY2D__SIZE : CUDA_MEMCPY3D__SIZE,
+                             CUDA_MEMCPY3D__SIZE);
+        break;
     case TL_API_KIND_GRAPH_INSTANTIATE: case TL_API_KIND_GRAPH_EXEC_UPDATE:
         walked = graph_walk(&walk, s->name, a[1], 0);
         break;

@@ -348,8 +348,8 @@ def test_copies_2d_every_kernel_named_after_its_call():
     is now named after its call and attributed to it; the 2D kernels are not checked (no
     layout established), the copies into managed memory are verified (src, the driver's
     staging buffer, not compared) and so are the managed-to-managed device copies. The 2D
-    memsets are verified (test_2d_memsets_against_the_manifest); the 2D copies are not
-    checked (the call's CUDA_MEMCPY2D is not in the capture)."""
+    memsets and the device-to-device 2D copies are verified too
+    (test_2d_memsets_against_the_manifest, test_2d_copies_against_the_manifest)."""
     gt = manifest("copies-2d")["ground_truth"]
     assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 13
     m = model("copies-2d")
@@ -364,9 +364,7 @@ def test_copies_2d_every_kernel_named_after_its_call():
         bases.append(c["base"])
         op = "memset" if c["base"].startswith("cuMemset") else "copy"
         assert a["kernel"]["name"] == D.kernel_name(op, c["base"])
-        if c["base"] in D.CALLS_2D and op == "copy":
-            assert a["verified"] is None and "CUDA_MEMCPY" in a["why"]
-        elif c["base"] in D.CALLS_2D:
+        if c["base"] in D.CALLS_2D:
             assert a["verified"] is True, a
         else:
             assert a["verified"] is True, a
@@ -411,6 +409,32 @@ def test_2d_memsets_against_the_manifest():
         assert a["verified"] is True and a["differences"] == [] and "grid" in a["checked"], a
         assert a["driver_kernel"]["layout"] == ("memset of 32-bit words" if g["dstPitch"] == row
                                                 else "2D memset of 32-bit words")
+
+
+def test_2d_copies_against_the_manifest():
+    """copies_2d.py's device-to-device cuMemcpy2DAsync (manifest: WidthInBytes, Height, the
+    pitches, and every destination read back): the call's CUDA_MEMCPY2D is in the capture
+    (COPY_PARAMS, session 43), and the driver's kernel takes dst, src, the row's bytes, the
+    rows and both pitches, grid ceil(row / 512) x Height. Each verified; the host ones ran on
+    a copy engine (no kernel)."""
+    gt = manifest("copies-2d")["ground_truth"]
+    cases = [g for g in gt["cases"] if g["call"] == "cuMemcpy2DAsync"]
+    assert [g["kind"] for g in cases] == ["DtoD", "DtoD", "HtoD", "DtoH"]
+    m = model("copies-2d")
+    runs = [(s, c) for s, c in driver_launches(m) if c["base"] == "cuMemcpy2DAsync"]
+    assert len(runs) == 2
+    calls = [c for c in m.api_calls if c["base"] == "cuMemcpy2DAsync"]
+    assert [c["copy"]["WidthInBytes"] for c in calls] == [g["WidthInBytes"] for g in cases]
+    for (s, c), g in zip(runs, cases[:2]):
+        d, r, width, height, dpitch, spitch, reserved = struct.unpack("<7Q", params(s))
+        assert (d, r, width, height, dpitch, spitch, reserved) == (
+            g["dstDevice"], g["srcDevice"], g["WidthInBytes"], g["Height"], g["dstPitch"],
+            g["srcPitch"], 0)
+        assert s["grid"] == [-(-g["WidthInBytes"] // 512), g["Height"], 1]
+        a = s["attribution"]
+        assert a["verified"] is True and a["differences"] == [] and "grid" in a["checked"], a
+        assert a["driver_kernel"]["layout"] == "2D copy"
+        assert a["driver_kernel"]["rows"] == g["Height"]
 
 
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
@@ -560,8 +584,8 @@ def test_layout_table_lint():
         fields = [f.name for f in lay.fields]
         assert len(set(fields)) == len(fields) and fields[0] == "dst"
         assert D.PARAM_BYTES[lay.name] == sum(f.construct.sizeof() for f in lay.fields)
-        assert all(f.holds in (None, "dst", "src", "value", "units", "tail", "pitch")
-                   for f in lay.fields)
+        assert all(f.holds in (None, "dst", "src", "value", "units", "tail", "pitch",
+                               "src_pitch", "rows") for f in lay.fields)
         assert all(f.holds is None for f in lay.fields if f.name.startswith("reserved"))
         assert set(lay.calls) <= set(D.CALLS) and lay.seen
         assert ("units" in [f.holds for f in lay.fields]) == (lay.no_count is None)
@@ -576,10 +600,12 @@ def test_layout_table_lint():
     # otherwise than a stream's copy; whole 4096-byte blocks otherwise than other counts)
     for a in D.SPLITS:
         assert a.calls is None or set(a.calls) <= set(D.CALLS)
+        # (None: every call but the 2D / 3D ones, which are named where seen)
+        assert not set(D.split_calls(a)) & set(D.CALLS_2D) or a.calls is not None
         assert a.whole_blocks in (None, True, False)
         assert a.fits is None or set(a.fits) <= set(D.FITS)
         for b in D.SPLITS:
-            same_calls = a.calls is None or b.calls is None or set(a.calls) & set(b.calls)
+            same_calls = set(D.split_calls(a)) & set(D.split_calls(b))
             same_counts = (None in (a.whole_blocks, b.whole_blocks) or
                            a.whole_blocks == b.whole_blocks) and \
                 (a.fits is None or b.fits is None or set(a.fits) & set(b.fits))

@@ -44,6 +44,10 @@ KINDS = {
     # moves a command buffer's device copies between replays this way (out/run7: the
     # copies of a loop's carried values ran at new addresses no recorded call gave them)
     "GRAPH_COPY_NODE": 13,
+    # cuMemcpy2D* / cuMemcpy3D*: the CUDA_MEMCPY2D or CUDA_MEMCPY3D arg0 points to, as a
+    # COPY_PARAMS section (session 43: the pitches, width and height the driver's copy
+    # kernel is checked against; captures before it hold the pointer only)
+    "COPY_PARAMS": 14,
 }
 
 _LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
@@ -162,7 +166,8 @@ FUNCTIONS = [Api(*a) for a in (
     (86, "cuGraphMemsetNodeSetParams", "GRAPH_COPY_NODE", ("hNode", "nodeParams")),
     # 2D memsets and 2D / 3D copies (session 35, captures/copies-2d): the driver runs kernels
     # for the memsets, which rang their doorbells outside any bracketed call (unnamed). A
-    # copy's CUDA_MEMCPY2D / CUDA_MEMCPY3D is passed by pointer: only the pointer is kept.
+    # copy's CUDA_MEMCPY2D / CUDA_MEMCPY3D is passed by pointer: the shim copies it
+    # (COPY_PARAMS, session 43; before, only the pointer was kept).
     (87, "cuMemsetD2D8_v2", "PLAIN", _SET2D),
     (88, "cuMemsetD2D8_v2_ptds", "PLAIN", _SET2D),
     (89, "cuMemsetD2D16_v2", "PLAIN", _SET2D),
@@ -175,16 +180,16 @@ FUNCTIONS = [Api(*a) for a in (
     (96, "cuMemsetD2D16Async_ptsz", "PLAIN", _SET2D + ("hStream",)),
     (97, "cuMemsetD2D32Async", "PLAIN", _SET2D + ("hStream",)),
     (98, "cuMemsetD2D32Async_ptsz", "PLAIN", _SET2D + ("hStream",)),
-    (99, "cuMemcpy2D_v2", "PLAIN", ("pCopy",)),
-    (100, "cuMemcpy2D_v2_ptds", "PLAIN", ("pCopy",)),
-    (101, "cuMemcpy2DUnaligned_v2", "PLAIN", ("pCopy",)),
-    (102, "cuMemcpy2DUnaligned_v2_ptds", "PLAIN", ("pCopy",)),
-    (103, "cuMemcpy2DAsync_v2", "PLAIN", ("pCopy", "hStream")),
-    (104, "cuMemcpy2DAsync_v2_ptsz", "PLAIN", ("pCopy", "hStream")),
-    (105, "cuMemcpy3D_v2", "PLAIN", ("pCopy",)),
-    (106, "cuMemcpy3D_v2_ptds", "PLAIN", ("pCopy",)),
-    (107, "cuMemcpy3DAsync_v2", "PLAIN", ("pCopy", "hStream")),
-    (108, "cuMemcpy3DAsync_v2_ptsz", "PLAIN", ("pCopy", "hStream")),
+    (99, "cuMemcpy2D_v2", "COPY_PARAMS", ("pCopy",)),
+    (100, "cuMemcpy2D_v2_ptds", "COPY_PARAMS", ("pCopy",)),
+    (101, "cuMemcpy2DUnaligned_v2", "COPY_PARAMS", ("pCopy",)),
+    (102, "cuMemcpy2DUnaligned_v2_ptds", "COPY_PARAMS", ("pCopy",)),
+    (103, "cuMemcpy2DAsync_v2", "COPY_PARAMS", ("pCopy", "hStream")),
+    (104, "cuMemcpy2DAsync_v2_ptsz", "COPY_PARAMS", ("pCopy", "hStream")),
+    (105, "cuMemcpy3D_v2", "COPY_PARAMS", ("pCopy",)),
+    (106, "cuMemcpy3D_v2_ptds", "COPY_PARAMS", ("pCopy",)),
+    (107, "cuMemcpy3DAsync_v2", "COPY_PARAMS", ("pCopy", "hStream")),
+    (108, "cuMemcpy3DAsync_v2_ptsz", "COPY_PARAMS", ("pCopy", "hStream")),
     # Virtual memory management (cuda.h, CUDA 13.0): PyTorch's allocator on expandable
     # segments and NCCL's buffers (cuMem* by default since NCCL 2.19) map physical memory
     # into reserved VA ranges; a kernel argument that points there is named by its mapping
@@ -290,6 +295,7 @@ SECTIONS = {
     # PARAM_WINDOWS, or EXTRA_BUFFER), which belong to it
     13: "GRAPH_WALK",
     14: "GRAPH_NODE",
+    15: "COPY_PARAMS",      # CUDA_MEMCPY2D or CUDA_MEMCPY3D (KINDS COPY_PARAMS)
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each

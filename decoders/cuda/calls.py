@@ -20,6 +20,8 @@ _CONFIG_SIZE = T.CUlaunchConfig.sizeof()
 _ATTR = T.CUlaunchAttribute.compile()
 _ATTR_SIZE = T.CUlaunchAttribute.sizeof()
 _NODE = T.CUDA_KERNEL_NODE_PARAMS.compile()
+# a 2D or 3D copy's struct (COPY_PARAMS), by its size
+_COPY_STRUCTS = {s.sizeof(): s.compile() for s in (T.CUDA_MEMCPY2D, T.CUDA_MEMCPY3D)}
 _NODE_SIZE = T.CUDA_KERNEL_NODE_PARAMS.sizeof()
 
 
@@ -224,6 +226,21 @@ class ApiCall:
         return None
 
     @property
+    def copy_params(self):
+        """A cuMemcpy2D* / cuMemcpy3D* call's CUDA_MEMCPY2D or CUDA_MEMCPY3D as a dict (the
+        3D one has `Depth`), or None where the capture lacks it (recorded before the shim
+        copied it, or unreadable)."""
+        s = self.sections.get("COPY_PARAMS")
+        if not s or s["flags"]:
+            return None
+        struct = _COPY_STRUCTS.get(len(s["data"]))
+        if struct is None:
+            return None
+        out = dict(struct.parse(s["data"]))
+        out.pop("_io", None)
+        return out
+
+    @property
     def string(self):
         s = self.sections.get("NAME")
         return cstr(s["data"]) if s else None
@@ -349,7 +366,13 @@ class ApiCall:
                 "launch": own_launch_config(self.launch_config),
                 "params": [dict(p) for p in self.params] if self.params is not None else None,
                 "image_bytes": self.image_size,
-                "submissions": list(self.submissions), **self._graph_json()}
+                "submissions": list(self.submissions), **self._graph_json(),
+                **self._copy_json()}
+
+    def _copy_json(self):
+        """`copy` (the 2D or 3D copy's struct), only for a call whose record holds it."""
+        p = self.copy_params
+        return {"copy": p} if p is not None else {}
 
     def _graph_json(self):
         """`function_names` and `graph` keys, only for a call whose records hold them."""

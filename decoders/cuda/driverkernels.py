@@ -19,6 +19,7 @@ from collections import namedtuple
 
 from construct import Int32ul, Int64ul, Struct
 
+from decoders.cuda.types import CU_MEMORYTYPE
 from decoders.fields import bits
 
 PROVENANCE = {
@@ -29,6 +30,8 @@ PROVENANCE = {
 }
 
 GRAPH_MEMCPY, GRAPH_MEMSET = "graph MEMCPY node", "graph MEMSET node"
+# copies-2d's two device-to-device cuMemcpy2DAsync kernels (their SUBMISSION records)
+COPY2D_SEEN = (845, 866)
 # The calls whose kernels are the driver's: (operation, element size in bytes). Their
 # arguments by cuda.h's (CUDA 13.0) names, as decoders/cuda/api.py declares them.
 CALLS = {
@@ -71,15 +74,17 @@ API_ARGS = {"dst": ("dstDevice", "dst", "dstHost"), "src": ("srcDevice", "src", 
 
 # One parameter-block field: its name, C type (for the report), construct type, and what
 # the call gives for it: "dst", "src", "value" (the call's value repeated to 32 bits),
-# "units" (the bytes this kernel covers over the layout's unit), "pitch" (a 2D memset's
-# dstPitch), or None (reserved: shown, not compared; not always zero: jax-loops leaves
-# other bytes in the memset's reserved0).
+# "units" (the bytes this kernel covers over the layout's unit), "pitch" (a 2D call's
+# dstPitch), "src_pitch" (a 2D copy's srcPitch), "rows" (a 2D call's Height), or None
+# (reserved: shown, not compared; not always zero: jax-loops leaves other bytes in the
+# memset's reserved0).
 DriverField = namedtuple("DriverField", "name ctype construct holds")
 # The grid as a function of the count (in units): grid.x = count / per_block, rounded as
 # `rounding` ("floor", "ceil", "floor1": the floor, and 1 below one block's worth, or
 # "ceil+1": the ceiling and one block more), where
-# the count is between lo and hi (the range seen); or "rows": 1 x the 2D call's Height,
-# for a Height between lo and hi. Elsewhere the grid is not checked.
+# the count is between lo and hi (the range seen); or "rows": the 2D call's Height as grid.y,
+# for a Height between lo and hi, and grid.x 1 (per_block None) or the ceiling of count /
+# per_block. Elsewhere the grid is not checked.
 GridRule = namedtuple("GridRule", "per_block rounding lo hi")
 # blocks: the block shapes it was seen with. align: (dst, src) the call's addresses must be
 # multiples of, as in every launch seen (src None for memsets). fits: the calls (by `fit`) it was seen to run for, or None
@@ -252,6 +257,24 @@ LAYOUTS = (
               ("copy-sizes", 1123, "cuMemcpyDtoDAsync"),
               ("managed-copies", 821, "cuMemcpyDtoHAsync")),
         fits=("tail",)),
+    # 56-byte block, 128 threads: a 2D copy from device to device memory (cuMemcpy2DAsync,
+    # CUDA_MEMCPY2D both DEVICE, no X or Y offset): dst, src, a row's bytes, the rows,
+    # dstPitch, srcPitch and a word 0; grid the ceiling of the row's bytes / 512 (one word a
+    # thread) x Height: 256 B -> 1, 1000 B -> 2 (captures/copies-2d, which holds the struct
+    # since the shim copies it, session 43). The HtoD and DtoH ones ran on a copy engine.
+    Layout(
+        name="2D copy", operation="copy", calls=("cuMemcpy2DAsync",),
+        blocks=((128, 1, 1),), unit=1, align=(4, 4),
+        grid=GridRule(512, "rows", 64, 100),
+        fields=(_DST, _SRC, DriverField("count", "size_t count (bytes of a row)", Int64ul, "units"),
+                DriverField("rows", "size_t rows", Int64ul, "rows"),
+                DriverField("pitch", "size_t dst pitch (bytes)", Int64ul, "pitch"),
+                DriverField("src_pitch", "size_t src pitch (bytes)", Int64ul, "src_pitch"),
+                DriverField("reserved0", "size_t reserved0", Int64ul, None)),
+        no_count=None,
+        seen=(("copies-2d", COPY2D_SEEN[0], "cuMemcpy2DAsync"),
+              ("copies-2d", COPY2D_SEEN[1], "cuMemcpy2DAsync")),
+        fits=("words",)),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
@@ -282,11 +305,19 @@ SPLITS = (
     Split("memset", 0x1fff, 0x39845b, (("memset of bytes", "all"),),
           seen=(("memset-sizes", 0x1fff), ("memset-sizes", 0x39845b)),
           calls=None, whole_blocks=None, fits=("tail", "unaligned")),
-    # a 2D memset whose rows do not touch: its bytes are a row's (Width x its element)
+    # a 2D memset whose rows do not touch: its bytes are a row's (Width x its element); one
+    # whose rows touch: all of them, as a 1D memset (seen for 0x80000 B)
     Split("memset", 0x100, 0x1000, (("2D memset of 32-bit words", "all"),),
           seen=(("copies-2d", 0x100), ("copies-2d", 0x3e8), ("copies-2d", 0x1000)),
           calls=("cuMemsetD2D8Async", "cuMemsetD2D32Async"), whole_blocks=None,
           fits=("words",)),
+    Split("memset", 0x80000, 0x80000, (("memset of 32-bit words", "all"),),
+          seen=(("copies-2d", 0x80000),), calls=("cuMemsetD2D32Async",), whole_blocks=None,
+          fits=("words",)),
+    # a 2D copy between device memory: a row's bytes
+    Split("copy", 0x100, 0x3e8, (("2D copy", "all"),),
+          seen=(("copies-2d", 0x100), ("copies-2d", 0x3e8)), calls=("cuMemcpy2DAsync",),
+          whole_blocks=None, fits=("words",)),
     Split("copy", 4, 0x80000, (("copy of 32-bit words", "all"),),
           seen=(("jax-jit", 4), ("ddp-2rank", 0x80000)), calls=None, whole_blocks=None,
           fits=("words",)),
@@ -405,22 +436,29 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                             "element_size": esize if operation == "memset" else None,
                             "span": None, "source": "docs/driver-kernels.md"}
     own = f"the driver's own {operation} kernel for {base}"
-    rows = None     # a 2D memset's (Height, dstPitch) where its kernel runs row by row
+    rows = None     # a 2D call's (Height, dstPitch, srcPitch) where its kernel runs by rows
+    given = {}      # dst and src where the call's arguments do not hold them (2D copies)
     if base in CALLS_2D:
         if operation == "copy":
-            out["why"] = (f"{own}: a {'2D' if '2D' in base else '3D'} copy, whose pitches, "
-                          "width and height are in the CUDA_MEMCPY struct the call points to; "
-                          "the capture keeps only the pointer: not checked")
-            return out
-        shape = [call.args.get(k) for k in ("Width", "Height", "dstPitch")]
-        if None in shape:
-            out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
-            return out
-        row, height, pitch = shape[0] * esize, shape[1], shape[2]
-        if pitch == row:    # rows that touch: one memset of all of them
+            p = getattr(call, "copy_params", None)
+            why = _copy_2d_why(p, base)
+            if why:
+                out["why"] = f"{own}: {why}: not checked"
+                return out
+            given = {"dst": p["dstDevice"], "src": p["srcDevice"]}
+            shape = [p["WidthInBytes"], p["Height"], p["dstPitch"], p["srcPitch"]]
+            row = shape[0]
+        else:
+            shape = [call.args.get(k) for k in ("Width", "Height", "dstPitch")] + [None]
+            if None in shape[:3]:
+                out["why"] = f"{own}: the capture's record of {base} lacks its arguments"
+                return out
+            row = shape[0] * esize
+        height, pitch, src_pitch = shape[1:]
+        if operation == "memset" and pitch == row:  # rows that touch: one memset of them all
             nbytes = row * height
-        else:               # a row's bytes, the kernel's grid one block a row
-            nbytes, rows = row, (height, pitch)
+        else:               # a row's bytes, the kernel's grid one block row a row
+            nbytes, rows = row, (height, pitch, src_pitch)
             out["driver_kernel"]["rows"] = height
         out["driver_kernel"]["bytes"] = nbytes
     params = s.get("params")
@@ -429,9 +467,9 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
                       "bank 0, so there is nothing to read dst, src, value or count from")
         return out
     size, block = params["size"], s.get("block")
-    dst, src = _arg(call, "dst"), _arg(call, "src")
+    dst, src = given.get("dst", _arg(call, "dst")), given.get("src", _arg(call, "src"))
     fit = _fit(nbytes, dst, src if operation == "copy" else None)
-    if rows is not None and rows[1] % 4:
+    if rows is not None and any(p % 4 for p in rows[1:] if p is not None):
         fit = "unaligned"
     lay = _layout(operation, size, block, fit)
     if lay is None:
@@ -484,7 +522,8 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     fields = _COMPILED[lay.name].parse(hw_bytes[:PARAM_BYTES[lay.name]])
     units = max(1, length // lay.unit)
     expect = {"dst": dst + start, "src": None if src is None else src + start, "units": units,
-              "tail": length % lay.unit, "pitch": rows[1] if rows else None}
+              "tail": length % lay.unit, "rows": rows[0] if rows else None,
+              "pitch": rows[1] if rows else None, "src_pitch": rows[2] if rows else None}
     if operation == "memset":
         expect["value"] = _value32(value, esize)
     if base in NOT_COMPARED:
@@ -521,14 +560,37 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     return out
 
 
+def split_calls(x):
+    """The calls a Split answers: its `calls`, or (None) every call but the 2D / 3D ones,
+    whose bytes are a row's and which were seen only where named."""
+    return x.calls if x.calls is not None else tuple(c for c in CALLS if c not in CALLS_2D)
+
+
 def _split(operation, nbytes, base, fit=None):
     whole = not nbytes % BLOCK_BYTES
     for x in SPLITS:
-        if x.operation == operation and x.lo <= nbytes <= x.hi and \
-                (x.calls is None or base in x.calls) and \
+        if x.operation == operation and x.lo <= nbytes <= x.hi and base in split_calls(x) and \
                 (x.whole_blocks is None or x.whole_blocks == whole) and \
                 (fit is None or x.fits is None or fit in x.fits):
             return x
+    return None
+
+
+def _copy_2d_why(p, base):
+    """Why a 2D or 3D copy's kernel is not checked (None: it can be): its struct absent,
+    3D, or other than the device-to-device rows without offsets the recordings hold."""
+    if p is None:
+        return (f"a {'2D' if '2D' in base else '3D'} copy, whose pitches, width and height "
+                "are in the CUDA_MEMCPY struct the call points to; the capture lacks it "
+                "(recorded before the shim copied it, or unreadable)")
+    if "Depth" in p:
+        return "a 3D copy: no recording holds one run as a kernel"
+    if CU_MEMORYTYPE.get(p["srcMemoryType"]) != "DEVICE" or \
+            CU_MEMORYTYPE.get(p["dstMemoryType"]) != "DEVICE":
+        return ("a 2D copy other than device to device: the recordings hold those run on a "
+                "copy engine only")
+    if p["srcXInBytes"] or p["srcY"] or p["dstXInBytes"] or p["dstY"]:
+        return "a 2D copy with an X or Y offset: no recording holds one"
     return None
 
 
@@ -539,12 +601,13 @@ def _check_grid(lay, units, grid, out, rows=None):
     if rule.rounding == "rows":
         if rows is None or not rule.lo <= rows <= rule.hi:
             out["unchecked"].append({"field": "grid", "why": (
-                f"seen only for {rule.lo:,} to {rule.hi:,} rows (1 x the rows), and this is "
-                f"{rows} rows")})
+                f"seen only for {rule.lo:,} to {rule.hi:,} rows (grid.y the rows), and this "
+                f"is {rows} rows")})
             return
+        want = [1 if rule.per_block is None else -(-units // rule.per_block), rows, 1]
         out["checked"].append("grid")
-        if list(grid or ()) != [1, rows, 1]:
-            out["differences"].append({"field": "grid", "api": [1, rows, 1], "qmd": grid})
+        if list(grid or ()) != want:
+            out["differences"].append({"field": "grid", "api": want, "qmd": grid})
         return
     if not rule.lo <= units <= rule.hi:
         out["unchecked"].append({"field": "grid", "why": (

@@ -105,6 +105,16 @@ CUDA_MEMCPY3D = Struct(
     "dstPitch" / Int64ul, "dstHeight" / Int64ul,
     "WidthInBytes" / Int64ul, "Height" / Int64ul, "Depth" / Int64ul)
 CUDA_MEMCPY_NODE_PARAMS_PREFIX = 16
+# cuMemcpy2D*'s argument (CUDA_MEMCPY2D_st, cydriver.pxd as above): CUDA_MEMCPY3D less the
+# z, LOD, reserved and height fields and Depth
+CUDA_MEMCPY2D = Struct(
+    "srcXInBytes" / Int64ul, "srcY" / Int64ul,
+    "srcMemoryType" / Int32ul, Padding(4),
+    "srcHost" / Int64ul, "srcDevice" / Int64ul, "srcArray" / Int64ul, "srcPitch" / Int64ul,
+    "dstXInBytes" / Int64ul, "dstY" / Int64ul,
+    "dstMemoryType" / Int32ul, Padding(4),
+    "dstHost" / Int64ul, "dstDevice" / Int64ul, "dstArray" / Int64ul, "dstPitch" / Int64ul,
+    "WidthInBytes" / Int64ul, "Height" / Int64ul)
 CU_MEMORYTYPE = {1: "HOST", 2: "DEVICE", 3: "ARRAY", 4: "UNIFIED"}
 
 # CUgraphNodeParams' conditional member; phGraph_out is filled by the driver when the node

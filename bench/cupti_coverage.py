@@ -87,8 +87,8 @@ def coverage(capture_dir):
         return None
     # (a program recorded without CUPTI in its traced run: the native run's alone)
     want = traced & native if traced and native else traced or native
-    got = decoded_configs(next((c for c in (d / "capture.tlc.gz", d / "capture.tlc")
-                                if c.exists()), d / "capture.tlc.gz"))
+    got = decoded_configs(next((c for c in (d / "capture.tlc.gz", d / "capture.tlc.zst",
+                                            d / "capture.tlc") if c.exists()), d / "capture.tlc.gz"))
     missing = sorted(want - got)
     r = {"capture": d.name, "cupti_configs": len(want), "also_decoded": len(want) - len(missing),
          "missing": [list(map(str, x)) for x in missing]}

@@ -8,7 +8,7 @@ as a difference. Both snapshots are copied when the script starts.
 
 usage: python3 bench/decode_identity.py [--rev REV] [--paths P ...] [--keep DIR] [CAPTURE ...]
   default REV: HEAD; default paths: the whole decoder (default_paths); default captures:
-  every captures/*/capture.tlc.gz. Exit 0 when identical, 1 otherwise (the differing
+  every captures/*/capture.tlc.{gz,zst}. Exit 0 when identical, 1 otherwise (the differing
   outputs stay under --keep DIR when given).
 """
 import argparse
@@ -103,8 +103,9 @@ def main(argv=None):
         ap.error(f"--paths takes files of the tree, relative to its root: not {outside[0]!r} "
                  f"(captures go before --paths)")
     caps = args.captures or sorted(
-        os.path.join("captures", d, "capture.tlc.gz") for d in os.listdir(os.path.join(ROOT, "captures"))
-        if os.path.exists(os.path.join(ROOT, "captures", d, "capture.tlc.gz")))
+        os.path.join("captures", d, f) for d in os.listdir(os.path.join(ROOT, "captures"))
+        for f in ("capture.tlc.gz", "capture.tlc.zst")
+        if os.path.exists(os.path.join(ROOT, "captures", d, f)))
     work = tempfile.mkdtemp(prefix="decode-identity-")
     try:
         new, ref = os.path.join(work, "new"), os.path.join(work, "ref")

@@ -2,7 +2,7 @@
 whole decode path, in-process, with every allocation traced.
 
 Inputs (all synthetic mutants of real bytes):
-  capture   windows of the recordings in captures/*/capture.tlc.gz (decompressed): the
+  capture   windows of the recordings in captures/*/capture.tlc.{gz,zst} (decompressed): the
             file header, the first records, the records around the last submission,
             the API_ENTER/API_EXIT records, END. Decoded with decoders.session.decode_capture,
             then tracer.report.to_json + render_text into a StringIO, and decoded again
@@ -64,7 +64,6 @@ usage: python3 bench/fuzz.py [--seconds 600 | --count N] [--seed S] [--jobs N] [
 writes bench/results-fuzz-<date>.json (or --out) and prints a summary.
 """
 import argparse
-import gzip
 import io
 import json
 import os
@@ -204,11 +203,12 @@ def load_bases(window_head=24, window_subs=24):
     from decoders.capture.reader import CaptureReader
     bases = []
     images, segments = [], []
-    for d in sorted(CAPTURES.glob("*/capture.tlc.gz")):
+    from decoders.capture.files import open_capture
+    for d in sorted(CAPTURES.glob("*/capture.tlc.gz")) + sorted(CAPTURES.glob("*/capture.tlc.zst")):
         name = d.parent.name
         if name == "launch-loop-10k":        # 17 MiB of the same launch: windows of others suffice
             continue
-        with gzip.open(d) as f:
+        with open_capture(d) as f:
             data = f.read()
         bases.append(Base("capture", f"{name}-window", window(data, window_head, window_subs)))
         reader = CaptureReader(io.BytesIO(data))

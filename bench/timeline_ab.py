@@ -42,8 +42,10 @@ def main(argv=None):
     spec.loader.exec_module(old)
     rows = []
     for name in args.captures:
-        path = name if os.path.exists(name) else os.path.join(ROOT, "captures", name,
-                                                               "capture.tlc.gz")
+        path = name if os.path.exists(name) else next(
+            (p for p in (os.path.join(ROOT, "captures", name, f)
+                         for f in ("capture.tlc.gz", "capture.tlc.zst")) if os.path.exists(p)),
+            os.path.join(ROOT, "captures", name, "capture.tlc.gz"))
         model = decode_capture(path)
         t0 = time.perf_counter()
         a = _written(old, model)

@@ -39,7 +39,9 @@ def render(name):
     from decoders.session import decode_capture
     from tracer.report import render_json
     out = io.StringIO()
-    render_json(decode_capture(f"captures/{name}/capture.tlc.gz"), out, all_fields=True)
+    path = next((f"captures/{name}/{f}" for f in ("capture.tlc.gz", "capture.tlc.zst")
+                 if (ROOT / "captures" / name / f).exists()), f"captures/{name}/capture.tlc.gz")
+    render_json(decode_capture(path), out, all_fields=True)
     return golden_view(json.loads(out.getvalue(), parse_constant=_not_json))
 
 
@@ -51,7 +53,7 @@ def main(names):
     import os
     os.chdir(ROOT)   # meta.capture is the path as given: keep it relative
     names = names or sorted(p.name for p in (ROOT / "captures").iterdir()
-                            if (p / "capture.tlc.gz").exists())
+                            if (p / "capture.tlc.gz").exists() or (p / "capture.tlc.zst").exists())
     for name in names:
         data = json.dumps(render(name), indent=1, sort_keys=True).encode()
         (ROOT / "tests/golden" / f"{name}.json.gz").write_bytes(gzip.compress(data, 9, mtime=0))

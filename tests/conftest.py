@@ -1,6 +1,5 @@
 """Shared fixtures: the recorded captures, decompressed once per session, and an independent
 record walker (plain struct.unpack, not the reader under test) to know where records lie."""
-import gzip
 import importlib.util
 import json
 import os
@@ -20,7 +19,20 @@ CAPTURES = ROOT / "captures"
 # more), which tests/test_shard.py asks for on every capture.
 os.environ.setdefault("TRACE_LAUNCH_SPLIT", "0")
 os.environ.setdefault("TRACE_LAUNCH_SHARDS", "1")
-ALL = sorted(p.name for p in CAPTURES.glob("*/") if (p / "capture.tlc.gz").exists())
+# A capture is captures/<name>/capture.tlc.gz, or capture.tlc.zst where zstd keeps a large one
+# small (ddp-2rank: its manifest's `storage`).
+CAPTURE_FILES = ("capture.tlc.gz", "capture.tlc.zst")
+
+
+def capture_file(name):
+    """captures/<name>'s capture file (a Path; the .gz one where neither exists)."""
+    for f in CAPTURE_FILES:
+        if (CAPTURES / name / f).exists():
+            return CAPTURES / name / f
+    return CAPTURES / name / CAPTURE_FILES[0]
+
+
+ALL = sorted(p.name for p in CAPTURES.glob("*/") if capture_file(p.name).exists())
 # ~800 records, ~1 MiB each; launch-loop-10k (17 MiB) is only read where a test needs every capture.
 SMALL = [n for n in ALL if n != "launch-loop-10k"]
 
@@ -30,8 +42,8 @@ SYNC = 0x52434C54          # "TLCR"
 
 
 def capture_path(name):
-    """captures/<name>/capture.tlc.gz as a string; the test is skipped where it is absent."""
-    path = CAPTURES / name / "capture.tlc.gz"
+    """captures/<name>'s capture file as a string; the test is skipped where it is absent."""
+    path = capture_file(name)
     if not path.exists():
         pytest.skip(f"captures/{name} not present")
     return str(path)
@@ -63,7 +75,8 @@ def manifest(name):
 @lru_cache(maxsize=None)
 def capture_bytes(name):
     """The decompressed capture of captures/<name>/."""
-    with gzip.open(CAPTURES / name / "capture.tlc.gz") as f:
+    from decoders.capture.files import open_capture
+    with open_capture(capture_file(name)) as f:
         return f.read()
 
 

@@ -8,14 +8,14 @@ import struct
 import pytest
 
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES, manifest
+from tests.conftest import CAPTURES, capture_file, manifest
 
 _MODELS = {}
 
 
 def model(name):
     if name not in _MODELS:
-        _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
+        _MODELS[name] = decode_capture(capture_file(name))
     return _MODELS[name]
 
 
@@ -250,13 +250,13 @@ def test_a_pointer_is_named_as_the_tree_stood_when_its_launch_arrived():
     tree at the end names none (before, the report said nothing of the pointer)."""
     from decoders.capture.reader import CaptureReader, open_capture
     from decoders.rm.objects import ObjectTree
-    m = decode_capture(CAPTURES / "jax-jit" / "capture.tlc.gz")
+    m = decode_capture(capture_file("jax-jit"))
     launch = next(l for l in m.launches if l.record_index == 1424 and l.kernel)
     s, a = launch.summary, m.attribute(launch)
     assert a["api_call"]["name"] == "cuMemsetD32Async"
     dst = a["args"][0]
     then = ObjectTree()
-    with open_capture(CAPTURES / "jax-jit" / "capture.tlc.gz") as f:
+    with open_capture(capture_file("jax-jit")) as f:
         for rec in CaptureReader(f).records():
             if rec.index >= 1424:
                 break

@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, capture_bytes, manifest, marker_program, record_spans
+from conftest import ROOT, capture_bytes, capture_file, manifest, marker_program, record_spans
 from decoders.capture import format as F
 from tracer.cli import trace_decode, trace_launch
 
@@ -59,7 +59,7 @@ def _assert_one_line_errors(stderr, prog="trace-decode"):
 @pytest.mark.parametrize("name", ["builtin-vadd", "launch-shapes"])
 def test_report_on_recording(name):
     m = manifest(name)
-    res = _cli(trace_decode, [ROOT / "captures" / name / "capture.tlc.gz"])
+    res = _cli(trace_decode, [capture_file(name)])
     assert res.exit_code == 0, res.output
     assert res.stderr == ""
     assert m["gpu"] in res.stdout and m["driver"] in res.stdout

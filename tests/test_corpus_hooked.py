@@ -10,7 +10,7 @@ import pytest
 
 from decoders.capture import format as F
 from decoders.capture.reader import read_capture
-from tests.conftest import ALL, CAPTURES, manifest
+from tests.conftest import ALL, CAPTURES, capture_file, manifest
 
 # multi-gpu was recorded on the H200 pair before the sites were patched.
 HOOKED = [n for n in ALL if "sites_patched" in manifest(n)["summary"].get("shim_stats", {})
@@ -35,7 +35,7 @@ def test_the_corpus_was_recorded_with_patching():
 
 @pytest.mark.parametrize("name", HOOKED)
 def test_sites_patched_and_every_later_doorbell_hooked(name):
-    _, recs = read_capture(CAPTURES / name / "capture.tlc.gz")
+    _, recs = read_capture(capture_file(name))
     # Checked per process: ddp-2rank (torchrun) is a launcher that never opens a channel plus
     # two ranks, each of which patches its own libcuda's sites (its own NOTEs and STATS).
     # JAX's ptxas children and compile workers likewise ring no doorbell.

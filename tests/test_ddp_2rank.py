@@ -11,14 +11,14 @@ from functools import lru_cache
 
 import pytest
 
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 
 NAME = "ddp-2rank"
 HERE = CAPTURES / NAME
 pytestmark = pytest.mark.skipif(
-    not (HERE / "capture.tlc.gz").exists(),
+    not capture_file(NAME).exists(),
     reason="captures/ddp-2rank not recorded yet: run scripts/record_ddp.sh on a machine with "
-           "2 GPUs (device tool kind nvidia-h100-x2) and commit its capture.tlc.gz and "
+           "2 GPUs (device tool kind nvidia-h100-x2) and commit its capture and "
            "manifest.json")
 
 
@@ -30,7 +30,7 @@ def _manifest():
 @lru_cache(maxsize=None)
 def _model():
     from decoders.session import decode_capture
-    return decode_capture(HERE / "capture.tlc.gz")
+    return decode_capture(capture_file(NAME))
 
 
 def _truth():

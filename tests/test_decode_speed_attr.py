@@ -10,6 +10,7 @@ from decoders import ioctl as I
 from decoders.cuda import attribute as A
 from decoders.escapes import numbers as ESC
 from decoders.session import decode_capture
+from tests.conftest import capture_file
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
 
@@ -57,7 +58,7 @@ def _verify_reference(self, call, params, cfg, s, info, hw_bytes):
 
 @pytest.mark.parametrize("name", ["builtin-vadd", "launch-shapes", "torch-small", "two-streams"])
 def test_verify_equals_reference(name, monkeypatch):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     seen = []
@@ -107,7 +108,7 @@ def _for_launch_reference(self, launch, call):
 
 @pytest.mark.parametrize("name", ["builtin-vadd", "two-streams", "graph-replay"])
 def test_for_launch_without_kernel_equals_reference(name, monkeypatch):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     seen = []

@@ -10,9 +10,10 @@ import sys
 import pytest
 
 from decoders import methods as M
+from tests.conftest import capture_file
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-LOOP = os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz")
+LOOP = str(capture_file("launch-loop-10k"))
 
 
 def _run(code):

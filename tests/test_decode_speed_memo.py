@@ -12,12 +12,13 @@ from decoders.capture.reader import read_capture
 from decoders.fields import FieldTable  # noqa: F401  (qmd.TABLES are FieldTables)
 
 from tests.test_launch_decode import decode, synthetic_h100_launch
+from tests.conftest import capture_file
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
 
 
 def _qmd_words(name):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     _, records = read_capture(path)

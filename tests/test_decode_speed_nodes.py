@@ -9,12 +9,13 @@ import pytest
 from decoders import ioctl as I
 from decoders.capture.reader import read_capture
 from decoders.escapes import render as R
+from tests.conftest import capture_file
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
 
 
 def _ioctls(name, limit=None):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     _, records = read_capture(path)

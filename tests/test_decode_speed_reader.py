@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from decoders.capture import reader as R
-from conftest import plain
+from conftest import capture_file, plain
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "..", "captures")
 
@@ -30,7 +30,7 @@ def _read(raw, one_step):
 
 
 def _raw(name):
-    path = os.path.join(CAPTURES, name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     with gzip.open(path) as f:

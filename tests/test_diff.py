@@ -9,7 +9,7 @@ from functools import lru_cache
 import pytest
 from click.testing import CliRunner
 
-from conftest import CAPTURES, manifest
+from conftest import CAPTURES, capture_file, manifest
 from decoders.diff import default_launch, diff_launches
 from decoders.session import decode_capture
 from tracer.cli import trace_decode
@@ -19,7 +19,7 @@ A, B = "builtin-vadd", "builtin-vadd-grid123"
 
 @lru_cache(maxsize=None)
 def model(name):
-    return decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    return decode_capture(str(capture_file(name)))
 
 
 def _runner():

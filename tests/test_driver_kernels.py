@@ -17,7 +17,7 @@ import pytest
 
 from decoders.cuda import driverkernels as D
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES, manifest
+from tests.conftest import CAPTURES, capture_file, manifest
 
 _MODELS = {}
 
@@ -47,7 +47,7 @@ ELEMENT = {"cuMemsetD8": 1, "cuMemsetD8Async": 1, "cuMemsetD32": 4, "cuMemsetD32
 def model(name):
     """A committed capture by its name."""
     if name not in _MODELS:
-        _MODELS[name] = decode_capture(CAPTURES / name / "capture.tlc.gz")
+        _MODELS[name] = decode_capture(capture_file(name))
     return _MODELS[name]
 
 
@@ -655,7 +655,7 @@ def test_docs_name_every_layout():
 def test_report_tallies_driver_kernels_under_their_name():
     from tracer.cli_common import print_report
     out = io.StringIO()
-    print_report(str(CAPTURES / "jax-jit" / "capture.tlc.gz"), out, launch_limit=5)
+    print_report(str(capture_file("jax-jit")), out, launch_limit=5)
     text = out.getvalue()
     rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\[driver .*\])$",
                       text, re.M)
@@ -670,7 +670,7 @@ def test_report_tallies_driver_kernels_under_their_name():
 def test_report_shows_the_part_of_a_split_copy():
     from tracer.cli_common import print_report
     out = io.StringIO()
-    print_report(str(CAPTURES / "torch-copies" / "capture.tlc.gz"), out,
+    print_report(str(capture_file("torch-copies")), out,
                  filters={"launches": (181, 183)})
     text = out.getvalue()
     assert "-> [driver copy, cuMemcpyDtoDAsync] [bytes 0x0..0x3ff000 of 0x3ffffc]: verified " \
@@ -683,7 +683,7 @@ def test_json_shows_the_name_and_the_checked_fields():
     import json
     from tracer.cli_common import print_report
     out = io.StringIO()
-    print_report(str(CAPTURES / "memcpy-memset" / "capture.tlc.gz"), out, as_json=True)
+    print_report(str(capture_file("memcpy-memset")), out, as_json=True)
     doc = json.loads(out.getvalue())
     a = doc["launches"][3]["attribution"]
     assert a["kernel"]["name"] == "[driver memset, cuMemsetD8]"

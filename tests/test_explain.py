@@ -15,7 +15,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from conftest import CAPTURES, manifest
+from conftest import CAPTURES, capture_file, manifest
 from decoders.session import decode_capture
 from tracer import explain as E
 from tracer.cli import trace_decode
@@ -25,7 +25,7 @@ TRUTH = ["builtin-vadd", "builtin-vadd-grid123", "runtime-vadd"]
 
 
 def _path(name):
-    return str(CAPTURES / name / "capture.tlc.gz")
+    return str(capture_file(name))
 
 
 _MODELS = {}
@@ -270,7 +270,7 @@ def test_dependent_qmd_is_the_one_in_its_own_submission():
     """QMD memory is a ring the driver reuses: launch-loop-10k's last kernel names its
     GRID_NULL QMD at an address many earlier launches also used. The story names the launch
     of the same submission (the nearest one), not the first launch ever at that address."""
-    model = decode_capture(os.path.join(CAPTURES, "launch-loop-10k", "capture.tlc.gz"))
+    model = decode_capture(str(capture_file("launch-loop-10k")))
     last = len(model.launches) - 1
     story = E.build_story(model, last)
     text = io.StringIO()

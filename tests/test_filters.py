@@ -11,7 +11,7 @@ from functools import lru_cache
 import pytest
 from click.testing import CliRunner
 
-from conftest import CAPTURES, SMALL, capture_bytes, manifest, record_spans
+from conftest import CAPTURES, SMALL, capture_bytes, capture_file, manifest, record_spans
 from decoders.select import LISTED, SelectError, class_id, select
 from decoders.session import decode_capture
 from tracer.cli import trace_decode
@@ -73,7 +73,7 @@ def raw_submissions(name):
 
 @lru_cache(maxsize=None)
 def model(name):
-    return decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    return decode_capture(str(capture_file(name)))
 
 
 def pid_profiles(name):
@@ -243,7 +243,7 @@ def test_cli_report_filters(capture_files):
     assert "launch 0 is launch 3 of the capture" in res.stdout
     assert "launch 0: QMD V04_00" in res.stdout and "grid 4096x1x1" in res.stdout
     # many launches kept: a few pairs, and how many more the JSON lists
-    many = str(CAPTURES / "torch-small" / "capture.tlc.gz")     # 14 launches
+    many = str(capture_file("torch-small"))     # 14 launches
     res = _runner().invoke(trace_decode, [many] + [a for n in range(8) for a in ("--launch", str(n))])
     assert res.exit_code == 0, res.output
     line = next(l for l in res.stdout.splitlines() if "is launch" in l)
@@ -278,7 +278,7 @@ def test_selection_counts_are_of_the_selection():
     """launch-loop-10k, channel 0xa (the compute channel): the doorbells, API calls and the
     kernel launch tally are the selection's, the table counts the manifest's launches."""
     name = "launch-loop-10k"
-    m = decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    m = decode_capture(str(capture_file(name)))
     truth = manifest(name)["ground_truth"]
     subs = [s for s in raw_submissions(name) if 0xA in (s[1], s[2])]
     f = select(m, channel=0xA)
@@ -316,7 +316,7 @@ def test_selection_holds_positions_not_items():
     import tracemalloc
 
     from decoders.select import Picked
-    m = decode_capture(str(CAPTURES / "launch-loop-10k" / "capture.tlc.gz"))
+    m = decode_capture(str(capture_file("launch-loop-10k")))
     token = next(iter(m.submissions))["token"]
     tracemalloc.start()
     try:

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CAPTURES, ROOT, capture_bytes, manifest, record_spans
+from conftest import CAPTURES, ROOT, capture_bytes, capture_file, manifest, record_spans
 from decoders.capture import format as F
 from decoders.capture.reader import CaptureReader
 from decoders.cuda.calls import ApiCalls
@@ -267,7 +267,7 @@ def test_report_tells_a_killed_process_from_one_that_returned_from_main(sigkill)
     _, killed = sigkill
     texts = {}
     for name, model in (("sigkill", killed),
-                        ("builtin-vadd", decode_capture(CAPTURES / "builtin-vadd" / "capture.tlc.gz"))):
+                        ("builtin-vadd", decode_capture(capture_file("builtin-vadd")))):
         out = io.StringIO()
         render_text(model, out)
         texts[name] = out.getvalue()

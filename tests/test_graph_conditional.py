@@ -16,7 +16,7 @@ from decoders.cuda import driverkernels as DK
 from decoders.cuda import graphs as G
 from decoders.cuda import types as T
 from decoders.cuda.attribute import Attribution
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 
 EXEC, GRAPH, BODY = 0x8801, 0x6601, 0x6602
 
@@ -179,7 +179,7 @@ def test_synthetic_exec_memcpy_set_moves_the_node():
 @pytest.fixture(scope="module")
 def cmdbuf():
     from decoders.session import decode_capture
-    return decode_capture(str(CAPTURES / "jax-cmdbuf" / "capture.tlc.gz"))
+    return decode_capture(str(capture_file("jax-cmdbuf")))
 
 
 def test_cmdbuf_every_kernel_named_and_checked(cmdbuf):

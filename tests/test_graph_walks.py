@@ -5,7 +5,6 @@ stream-captured launches, and the calls the decoder matched replays with before 
 marked failed, so the walk is the only truth left. The unchanged capture decodes as
 before (tests/test_real_workloads.py, the goldens).
 """
-import gzip
 import struct
 
 import pytest
@@ -15,7 +14,7 @@ from decoders.capture.writer import _record_walk
 from decoders.cuda import api as A
 from decoders.cuda import types as T
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_bytes, capture_file
 
 _API = F.TL_API
 _API_TYPES = (F.TL_REC_BY_NAME["API_ENTER"], F.TL_REC_BY_NAME["API_EXIT"])
@@ -23,8 +22,7 @@ SEC = A.SECTION_BY_NAME
 
 
 def _records(name):
-    with gzip.open(CAPTURES / name / "capture.tlc.gz") as f:
-        data = f.read()
+    data = capture_bytes(name)
     head = data[:F.TL_HEADER_SIZE]
     out = []
     for off, length, rtype, flags in _record_walk(data, F.TL_HEADER_SIZE, len(data)):
@@ -122,7 +120,7 @@ def test_replays_verified_against_the_walk_alone(tmp_path):
     """Every QMD of the 3 replays matches a walked node (the stream-captured launches no
     longer count), named and verified as before."""
     model = decode_capture(_synthetic(tmp_path, "walk"))
-    before = _replays(decode_capture(CAPTURES / "graph-replay" / "capture.tlc.gz"))
+    before = _replays(decode_capture(capture_file("graph-replay")))
     got = _replays(model)
     (inst,) = [c for c in model.api_calls if c["name"] == "cuGraphInstantiateWithFlags"]
     assert inst["graph"]["walk"]["kernels"] == 2
@@ -154,7 +152,7 @@ def test_a_function_named_by_the_driver_gets_its_cubin(tmp_path):
     the walk's FUNCTION_NAME does, and its parent is the library load, whose cubin gives
     the kernel's parameters and static shared memory as a lookup would have."""
     model = decode_capture(_synthetic(tmp_path, "names", names=True))
-    before = _replays(decode_capture(CAPTURES / "graph-replay" / "capture.tlc.gz"))
+    before = _replays(decode_capture(capture_file("graph-replay")))
     got = _replays(model)
     for s, old in zip(got, before):
         k, was = s["attribution"]["kernel"], old["attribution"]["kernel"]
@@ -209,7 +207,7 @@ def test_jax_loops_scan_replays_match_cuptis_kernels():
     scan's graph replays is among the graph-node-matched, verified QMDs of cuGraphLaunch."""
     from tests.conftest import manifest
     truth = manifest("jax-loops")["ground_truth"]["scan"]["cupti"]["kernels"]
-    model = decode_capture(CAPTURES / "jax-loops" / "capture.tlc.gz")
+    model = decode_capture(capture_file("jax-loops"))
     got = {(s["attribution"]["kernel"]["name"], tuple(s["grid"]), tuple(s["block"]),
             s["registers"]) for s in _replays(model)
            if s["verified"] and s["attribution"]["graph_node"]}
@@ -233,7 +231,7 @@ def test_jax_loops_each_scan_replay_runs_cuptis_kernels_once():
     per_call = Counter(k["correlation"] for k in truth
                        if k["name"] != "loop_broadcast_fusion")    # on the stream, not a node
     (want,) = set(per_call.values())
-    model = decode_capture(CAPTURES / "jax-loops" / "capture.tlc.gz")
+    model = decode_capture(capture_file("jax-loops"))
     replays = Counter(s["api_call"]["index"] for s in _replays(model))
     assert want == 11 and len(replays) == 66 and set(replays.values()) == {want}
     assert all(s["verified"] and s["attribution"]["graph_node"] for s in _replays(model))
@@ -268,9 +266,9 @@ def test_exec_handle_instantiated_again_keeps_each_generation():
 def test_jax_cmdbuf_replays_are_matched_to_the_generation_they_ran(tmp_path):
     """captures/jax-cmdbuf: no cuGraphLaunch QMD is reported against an instantiate that
     came after it."""
-    if not (CAPTURES / "jax-cmdbuf" / "capture.tlc.gz").exists():
+    if not (capture_file("jax-cmdbuf")).exists():
         pytest.skip("captures/jax-cmdbuf not in this tree")
-    model = decode_capture(CAPTURES / "jax-cmdbuf" / "capture.tlc.gz")
+    model = decode_capture(capture_file("jax-cmdbuf"))
     import re
     for s in _replays(model):
         why = (s.get("attribution") or {}).get("why") or ""

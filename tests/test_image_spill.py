@@ -7,7 +7,7 @@ import hashlib
 from decoders.session import budget as B
 from decoders.session import decode_capture
 from decoders.spill import BytesSpill, SpilledBytes
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 
 
 def test_spilled_bytes_read_back_and_compare_by_content():
@@ -27,7 +27,7 @@ def _names(m):
 
 
 def test_kernels_named_the_same_with_images_in_a_file(monkeypatch):
-    path = CAPTURES / "torch-eager" / "capture.tlc.gz"
+    path = capture_file("torch-eager")
     spilled = decode_capture(path)
     images = [c for c in spilled.attribution.images.values()]
     kinds = {type(c.image) for c in images}

@@ -9,7 +9,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from conftest import capture_bytes
+from conftest import capture_bytes, capture_file
 from decoders.session import decode_capture
 from tracer.cli import trace_launch
 
@@ -140,7 +140,7 @@ def test_ctrl_c_while_workers_render_ends_quietly(tmp_path):
     # (the default JSON rendered so fast with orjson that the signal could come after it:
     # a clean exit, 0; session 33's CI run)
     p = subprocess.Popen([sys.executable, "-m", "tracer.cli_main", "trace-decode", "--json",
-                          "--all-fields", str(CAPTURES / "launch-loop-10k" / "capture.tlc.gz")],
+                          "--all-fields", str(capture_file("launch-loop-10k"))],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          env=env, cwd=tmp_path, start_new_session=True,
                          preexec_fn=_terminal_sigint)

@@ -8,7 +8,7 @@ import pytest
 
 from decoders.session import decode_capture
 from decoders.session.model import IoctlList, ioctl_counts
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 
 NAMES = ("torch-small", "multi-gpu", "cupy-linalg")
 
@@ -23,7 +23,7 @@ def test_spilled_ioctls_read_back_as_made(name):
     body (its facts: the naming coverage, a selection by name) was taken when it was made."""
     from decoders.ioctl import coverage
     from tracer.report_json import coverage_stats
-    path = CAPTURES / name / "capture.tlc.gz"
+    path = capture_file(name)
     full = decode_capture(path, keep=None)          # every entry in memory, as made
     spilled = decode_capture(path, keep=8)
     assert isinstance(spilled.ioctls, IoctlList) and len(full.ioctls) > 100
@@ -40,7 +40,7 @@ def test_spilled_ioctls_read_back_as_made(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_brief_decode_counts_the_ioctls_it_drops(name):
-    path = CAPTURES / name / "capture.tlc.gz"
+    path = capture_file(name)
     full = decode_capture(path, keep=None)
     brief = decode_capture(path, brief=4)
     assert len(brief.ioctls) == len(full.ioctls)
@@ -55,7 +55,7 @@ def test_the_file_of_ioctls_is_bounded(monkeypatch):
     problem naming the record (the file stays bounded whatever a capture holds)."""
     import decoders.session.budget as B
     monkeypatch.setattr(B, "SPILLED_IOCTLS", 50)
-    m = decode_capture(CAPTURES / "torch-small" / "capture.tlc.gz", keep=8)
+    m = decode_capture(capture_file("torch-small"), keep=8)
     stops = [str(p) for p in m.problems if "decoding stopped" in str(p)]
     assert len(stops) == 1 and "more than 50 ioctl records" in stops[0], m.problems
     assert len(m.ioctls) == 50      # (every ioctl counts, those kept in memory too)
@@ -66,7 +66,7 @@ def test_a_selection_by_name_reads_spilled_ioctls(name):
     """--ioctl NAME matches a control or class name, which a spilled entry (read back without
     its body) still has: the same ioctls are selected as from a decode that keeps them all."""
     from decoders.select import select
-    path = CAPTURES / name / "capture.tlc.gz"
+    path = capture_file(name)
     full = decode_capture(path, keep=None)
     spilled = decode_capture(path, keep=8)
     for want in ("GPU_GET_CLASSLIST", "HOPPER_CHANNEL_GPFIFO_A", "UVM_MAP_EXTERNAL"):

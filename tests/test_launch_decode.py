@@ -12,6 +12,7 @@ import struct
 from decoders.launch import LaunchDecoder, SparseMemory
 from decoders.pushbuf import INC, NON_INC, IMMD, StreamDecoder, decode_dump, encode, pack_words
 from decoders.qmd import TABLES
+from tests.conftest import capture_file
 
 C = 1  # compute subchannel
 
@@ -269,7 +270,7 @@ def _decode_captured(name, planned):
     import pytest
     from decoders.capture.reader import read_capture
     from decoders.submissions import decode_submissions
-    path = os.path.join(os.path.dirname(__file__), "..", "captures", name, "capture.tlc.gz")
+    path = str(capture_file(name))
     if not os.path.exists(path):
         pytest.skip(f"captures/{name} not present")
     _, records = read_capture(path)

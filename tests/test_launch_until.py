@@ -9,7 +9,7 @@ from glob import glob
 
 import pytest
 
-from conftest import CAPTURES
+from conftest import CAPTURES, capture_file
 from decoders.session import (MarkedRecords, capture_marks, decode_capture,
                               marked_submissions)
 from decoders.spill import SpillList
@@ -21,7 +21,7 @@ NAMES = sorted(p.split("/")[-2] for p in glob(str(CAPTURES / "*" / "capture.tlc*
 
 
 def _path(name):
-    return str(CAPTURES / name / "capture.tlc.gz")
+    return str(capture_file(name))
 
 
 @functools.lru_cache(maxsize=3)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from tests.conftest import capture_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -14,7 +15,7 @@ def test_live_sim_agrees_with_the_offline_decode(tmp_path):
     out = tmp_path / "sim.json"
     env = dict(os.environ, TRACE_LAUNCH_SPLIT="1")
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "live_sim.py"),
-                        os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz"),
+                        str(capture_file("launch-loop-10k")),
                         "--rate", "400", "--reps", "1", "--out", str(out)],
                        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -26,4 +27,4 @@ def test_live_sim_agrees_with_the_offline_decode(tmp_path):
     assert row["split"] == row["offline_split"] == "front"
     assert row["live_done_s"] >= row["writer_s"] > 0
     assert got["raw_bytes"] > os.path.getsize(
-        os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz"))
+        str(capture_file("launch-loop-10k")))

@@ -5,12 +5,12 @@ the submissions split between the usermode pages mapped from /dev/nvidia0 and
 from collections import Counter
 
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES, manifest
+from tests.conftest import CAPTURES, capture_file, manifest
 
 
 def test_doorbells_of_every_gpu_are_captured():
     gt = manifest("multi-gpu")["ground_truth"]
-    m = decode_capture(CAPTURES / "multi-gpu" / "capture.tlc.gz")
+    m = decode_capture(capture_file("multi-gpu"))
     assert gt["devices"] == 2 and gt["ok"]
     subs = list(m.submissions)
     assert sum(s["lost"] for s in subs) == 0

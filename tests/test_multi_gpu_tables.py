@@ -15,7 +15,7 @@ from decoders.rm import ctrlparams_p2p as P2P
 from decoders.rm.controls import control_info
 from decoders.session import decode_capture
 from ioctl_helpers import DEV_PATH, nv_request, rec
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 from test_ioctl_decode import alloc_rec, control_rec
 
 
@@ -134,7 +134,7 @@ def test_numa_info_escape_of_the_multi_gpu_capture():
     """captures/multi-gpu: libcuda asks each /dev/nvidiaN for its NUMA info; the H200s of that
     VM report no NUMA node (nid -1, status DISABLED) and a 1 GiB memory block size. Before
     issue 26 the 560 bytes were an opaque dump."""
-    m = decode_capture(CAPTURES / "multi-gpu" / "capture.tlc.gz")
+    m = decode_capture(capture_file("multi-gpu"))
     numa = [i for i in m.ioctls if i["escape"] == "NV_ESC_NUMA_INFO"]
     assert [i["path"] for i in numa] == ["/dev/nvidia0", "/dev/nvidia1"]
     for i in numa:

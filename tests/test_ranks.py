@@ -5,12 +5,12 @@ import io
 
 from decoders.ranks import parse_env, processes_meta, rank_fields, rank_label
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES, manifest
+from tests.conftest import CAPTURES, capture_file, manifest
 from tracer.report import render_text
 
 
 def _model():
-    return decode_capture(CAPTURES / "multi-gpu" / "capture.tlc.gz")
+    return decode_capture(capture_file("multi-gpu"))
 
 
 def test_each_launch_runs_on_the_gpu_the_truth_names():
@@ -56,7 +56,7 @@ def test_text_report_has_a_block_for_the_gpus():
 
 def test_single_gpu_capture_has_no_rank_block():
     out = io.StringIO()
-    render_text(decode_capture(CAPTURES / "builtin-vadd" / "capture.tlc.gz"), out)
+    render_text(decode_capture(capture_file("builtin-vadd")), out)
     assert "GPUs by process" not in out.getvalue() and "\nranks (" not in out.getvalue()
 
 

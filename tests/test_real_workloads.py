@@ -6,11 +6,11 @@ Shared memory: captures/smem-sweep's 61 launches against the measured rule
 """
 import pytest
 
-from conftest import CAPTURES, capture_path, manifest
+from conftest import CAPTURES, capture_file, capture_path, manifest
 from decoders.fields import align_up
 from decoders.session import decode_capture
 
-ALL = sorted(p.name for p in CAPTURES.iterdir() if (p / "capture.tlc.gz").exists())
+ALL = sorted(p.name for p in CAPTURES.iterdir() if capture_file(p.name).exists())
 
 
 def _kernel_launches(name):

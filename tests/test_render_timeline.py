@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from conftest import CAPTURES, ROOT
+from conftest import CAPTURES, ROOT, capture_file
 from tracer.cli import trace_decode
 
 SCRIPT = ROOT / "scripts" / "render_timeline.py"
@@ -142,7 +142,7 @@ def test_narrow_boxes_are_merged_and_counted():
 @pytest.fixture(scope="module")
 def real_trace(tmp_path_factory):
     path = tmp_path_factory.mktemp("timeline") / "trace.json"
-    r = CliRunner().invoke(trace_decode, ["timeline", str(CAPTURES / REAL / "capture.tlc.gz"), "-o", str(path)])
+    r = CliRunner().invoke(trace_decode, ["timeline", str(capture_file(REAL)), "-o", str(path)])
     assert r.exit_code == 0, r.output
     return path
 

@@ -8,12 +8,13 @@ import pytest
 
 from decoders.session import decode_capture
 from tracer.report import render_json, render_text
+from tests.conftest import capture_file
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
 def _path(name):
-    return os.path.join(ROOT, "captures", name, "capture.tlc.gz")
+    return str(capture_file(name))
 
 
 def _covering(tree_json, va):

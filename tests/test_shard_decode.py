@@ -9,6 +9,7 @@ import json
 import os
 
 import pytest
+from tests.conftest import capture_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,7 +40,7 @@ def _split(facts):
 
 
 def test_launch_loop_blocks_agree_with_one_decode(probe):
-    path = os.path.join(ROOT, "captures", "launch-loop-10k", "capture.tlc.gz")
+    path = str(capture_file("launch-loop-10k"))
     whole, _, problems = probe.decode(path)
     assert not problems
     blocks = _blocks(probe, path, 3, 16)
@@ -56,7 +57,7 @@ def test_launch_loop_blocks_agree_with_one_decode(probe):
 
 
 def test_short_eager_capture_shows_the_history_a_block_misses(probe):
-    path = os.path.join(ROOT, "captures", "torch-eager", "capture.tlc.gz")
+    path = str(capture_file("torch-eager"))
     whole, _, _ = probe.decode(path)
     blocks = _blocks(probe, path, 2, 16)
     merged = [f for _, facts, _ in blocks for f in facts]

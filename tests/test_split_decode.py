@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import CAPTURES, capture_bytes, record_spans
+from conftest import CAPTURES, capture_bytes, capture_file, record_spans
 from decoders.capture import format as F
 from decoders.session import decode_capture, split
 from tracer.report import render_json, render_text
@@ -151,7 +151,7 @@ def test_wanted_by_gzip_size(tmp_path, monkeypatch):
     monkeypatch.delenv("TRACE_LAUNCH_SPLIT", raising=False)
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: never split")
-    loop = CAPTURES / "launch-loop-10k" / "capture.tlc.gz"
+    loop = capture_file("launch-loop-10k")
     assert loop.stat().st_size * split.COMPRESSION < split.SPLIT_MIN_BYTES
     assert split.wanted(str(loop))
     zeros = tmp_path / "zeros.tlc.gz"      # ISIZE under the limit, and the estimate too

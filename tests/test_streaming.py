@@ -11,15 +11,16 @@ from decoders.capture.reader import read_capture
 from decoders.submissions import decode_submissions
 from decoders.session import SpillList, decode_capture
 from tracer.report import render_json, render_text, to_json
+from tests.conftest import capture_file
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 CAPTURES = sorted(n for n in os.listdir(os.path.join(ROOT, "captures"))
-                  if os.path.exists(os.path.join(ROOT, "captures", n, "capture.tlc.gz")))
+                  if capture_file(n).exists())
 SMALL = [n for n in CAPTURES if n != "launch-loop-10k"]
 
 
 def _path(name):
-    return os.path.join(ROOT, "captures", name, "capture.tlc.gz")
+    return str(capture_file(name))
 
 
 def _text(model):

@@ -7,7 +7,7 @@ import pytest
 
 from decoders.launch.syncs import acquire_satisfied, sync_operation
 from decoders.session import decode_capture
-from tests.conftest import CAPTURES
+from tests.conftest import CAPTURES, capture_file
 
 WITH_WAITS = ("two-streams", "multi-gpu", "ddp-2rank")
 
@@ -29,7 +29,7 @@ def test_acquire_operations():
 
 @pytest.fixture(scope="module", params=WITH_WAITS)
 def model(request):
-    return request.param, decode_capture(CAPTURES / request.param / "capture.tlc.gz")
+    return request.param, decode_capture(capture_file(request.param))
 
 
 def test_every_wait_names_a_real_earlier_release(model):
@@ -63,7 +63,7 @@ def test_every_wait_names_a_real_earlier_release(model):
 
 
 def test_ddp_waits_on_both_ranks_and_gpus():
-    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    m = decode_capture(capture_file("ddp-2rank"))
     by_pid = {}
     for s in m.syncs:
         if s["waits"]:
@@ -73,7 +73,7 @@ def test_ddp_waits_on_both_ranks_and_gpus():
 
 @pytest.mark.parametrize("name", ["two-streams", "multi-gpu", "ddp-2rank", "torch-graph"])
 def test_no_launch_holds_a_wait(name):
-    m = decode_capture(CAPTURES / name / "capture.tlc.gz")
+    m = decode_capture(capture_file(name))
     for launch in m.launches:
         for sem in launch.summary["semaphores"]:
             assert not (sync_operation(sem) or "").startswith("ACQ"), (name, sem)
@@ -84,7 +84,7 @@ def test_timeline_shows_each_wait_on_its_channel():
     channel token the wait's SUBMISSION names), with the release it waits for."""
     from decoders.timeline import timeline
     from tests.test_timeline import validate_trace
-    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    m = decode_capture(capture_file("ddp-2rank"))
     doc = timeline(m)
     assert validate_trace(doc) == []
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
@@ -101,7 +101,7 @@ def test_timeline_shows_each_wait_on_its_channel():
 def test_selection_keeps_the_syncs_of_its_submissions():
     """--pid / --channel: syncs[] and stats.syncs count only the selected submissions'."""
     from decoders.select import select
-    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    m = decode_capture(capture_file("ddp-2rank"))
     pids = sorted({s["pid"] for s in m.syncs})
     total = 0
     for pid in pids:
@@ -117,7 +117,7 @@ def test_ddp_copies_know_where_each_side_is():
     tree. A host-to-device copy writes vidmem of the GPU its channel runs on (a rank copies
     to its own GPU); the counts by direction are the list's."""
     from collections import Counter
-    m = decode_capture(CAPTURES / "ddp-2rank" / "capture.tlc.gz")
+    m = decode_capture(capture_file("ddp-2rank"))
     copies = list(m.copies)
     assert copies and Counter(x["direction"] for x in copies) == m.stats()["copies"]
     h2d = [x for x in copies if x["direction"] == "host to device"]
@@ -137,7 +137,7 @@ def test_peer_copy_two_gpus_one_process():
     between GPUs, as many as CUPTI's PtoP memcpys; each GPU's wait for the other's event is
     a wait on another GPU, released by the other GPU's channel."""
     from tests.conftest import manifest
-    m = decode_capture(CAPTURES / "peer-copy" / "capture.tlc.gz")
+    m = decode_capture(capture_file("peer-copy"))
     truth = manifest("peer-copy")["ground_truth"]
     cupti_kernels = sum(k["count"] for k in truth["kernel_configs"])
     timed = [l.summary for l in m.launches if l.summary["kernel"] and
@@ -161,7 +161,7 @@ def test_reduction_releases_are_named_and_their_waits_counted_apart():
     fields, and a wait whose address last saw such a release is neither "released by" it
     (the value it leaves is not in the capture) nor "no release before" (captures/
     graph-replay: 2 waits follow scale_add's RED_ADD releases)."""
-    m = decode_capture(CAPTURES / "graph-replay" / "capture.tlc.gz")
+    m = decode_capture(capture_file("graph-replay"))
     reductions = set()
     for launch in m.launches:
         for sem in launch.summary["semaphores"]:
@@ -192,7 +192,7 @@ def test_a_fill_reads_no_source_whatever_a_copy_before_left():
     has no source and counts as a fill; before, each took the copy's source and counted as
     a host-to-device copy."""
     from collections import Counter
-    m = decode_capture(CAPTURES / "cdp" / "capture.tlc.gz")
+    m = decode_capture(capture_file("cdp"))
     copies = list(m.copies)
     assert Counter(x["direction"] for x in copies) == m.stats()["copies"]
     fills = [x for x in copies if x["remap"]]

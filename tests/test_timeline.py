@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from conftest import ALL, CAPTURES, manifest
+from conftest import ALL, CAPTURES, capture_file, manifest
 from decoders.session import decode_capture
 from decoders.timeline import CHANNEL_PID, PID_MAX_LIMIT, ioctl_event_name, timeline
 from tracer.cli import trace_decode
@@ -107,7 +107,7 @@ def validate_trace(doc):
 
 @lru_cache(maxsize=None)
 def model(name):
-    return decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    return decode_capture(str(capture_file(name)))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -322,7 +322,7 @@ def test_output_named_as_a_fifo_stays_one(tmp_path, argv):
             got.append(f.read())
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    cap = str(CAPTURES / "builtin-vadd" / "capture.tlc.gz")
+    cap = str(capture_file("builtin-vadd"))
     res = CliRunner().invoke(trace_decode, [a.format(cap=cap, out=fifo) for a in argv])
     reader.join(60)
     assert res.exit_code == 0, res.output

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ALL, CAPTURES, ROOT
+from conftest import ALL, CAPTURES, ROOT, capture_file
 from decoders.session import decode_capture
 from decoders.timeline import timeline
 
@@ -41,7 +41,7 @@ def _load(open_trace, path):
 def test_viewer_imports_every_event(name, viewer, tmp_path):
     kind, open_trace = viewer
     path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(timeline(decode_capture(str(CAPTURES / name / "capture.tlc.gz")))))
+    path.write_text(json.dumps(timeline(decode_capture(str(capture_file(name))))))
     want = trace_viewer.expected(str(path))
     got = _load(open_trace, path)
     assert got["warnings"] == []

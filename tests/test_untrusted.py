@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, capture_file
 from tracer.cli_common import ERR_LINE
 
 _spec = importlib.util.spec_from_file_location("bench_bombs", ROOT / "bench" / "bombs.py")
@@ -241,7 +241,7 @@ def test_big_ioctl_bodies_are_not_all_kept(tmp_path, vadd):
     # each big one decoded (a NV_ESC_SYS_PARAMS), counted with the recording's own
     from decoders.session import decode_capture
     from tracer.report_json import coverage_stats
-    own = coverage_stats(decode_capture(ROOT / "captures" / "runtime-vadd" / "capture.tlc.gz"))
+    own = coverage_stats(decode_capture(capture_file("runtime-vadd")))
     assert stats["params_opaque"] == own["params_opaque"]
     assert stats["params_decoded"] > own["params_decoded"]
     rc, out, err, dt, rss = decode(p)
@@ -259,7 +259,7 @@ def test_ioctl_bodies_kept_in_memory_are_bounded(monkeypatch):
     import decoders.session.budget as B
     from decoders.session import decode_capture
     from tracer.report_json import coverage_stats
-    path = ROOT / "captures" / "torch-small" / "capture.tlc.gz"
+    path = capture_file("torch-small")
     whole = decode_capture(path, keep=None)
     monkeypatch.setattr(B, "KEPT_BYTES", 64 << 10)
     cut = decode_capture(path, keep=None)

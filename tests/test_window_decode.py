@@ -8,12 +8,11 @@ the calls kept outside it (instantiate, upload, the exec's first launch).
 
 The shim's own filtering is tested on the simulated device (tests/test_shim_window.py);
 the real windows of a PyTorch loop, when recorded, by tests/test_window_real.py."""
-import gzip
 import struct
 
 import pytest
 
-from conftest import CAPTURES
+from conftest import CAPTURES, capture_bytes, capture_file
 from decoders.capture import format as F
 from decoders.capture.writer import update_meta
 from decoders.cuda.api import BY_NAME, BY_SLOT, window_role
@@ -138,8 +137,8 @@ def _calls(data):
 
 
 def _check(tmp_path, name, first, last, min_inside):
-    raw = gzip.decompress((CAPTURES / name / "capture.tlc.gz").read_bytes())
-    full = decode_capture(str(CAPTURES / name / "capture.tlc.gz"))
+    raw = capture_bytes(name)
+    full = decode_capture(str(capture_file(name)))
     cut = emulate_window(raw, first, last)
     path = tmp_path / f"{name}-window.tlc"
     path.write_bytes(cut)
@@ -192,7 +191,7 @@ def test_window_in_pytorch_eager(tmp_path):
 def test_window_on_a_graph_replay(tmp_path, name, launch):
     """The window holds only the graph's last replay: its nodes run the QMDs written at the
     instantiate and the first replay, both kept outside the window."""
-    raw = gzip.decompress((CAPTURES / name / "capture.tlc.gz").read_bytes())
+    raw = capture_bytes(name)
     calls = _calls(raw)
     n = [i for i, c in enumerate(calls) if c == "cuGraphLaunch"][launch]
     full, win = _check(tmp_path, name, n, n, 1)
@@ -250,7 +249,7 @@ def test_report_and_json_say_what_the_window_was(tmp_path):
     import json
     from tests.test_json_schema import _schema, validate
     from tracer.cli_common import print_report
-    raw = gzip.decompress((CAPTURES / "launch-loop-10k" / "capture.tlc.gz").read_bytes())
+    raw = capture_bytes("launch-loop-10k")
     path = tmp_path / "w.tlc"
     path.write_bytes(emulate_window(raw, 5000, 5019))
     update_meta(path, capture_range={"kind": "launches", "skip": 4998, "count": 20})

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import pytest
 
-from conftest import CAPTURES, manifest
+from conftest import CAPTURES, capture_file, manifest
 from decoders.names import short_name
 
 FULL = "torch-window-full"
@@ -22,7 +22,7 @@ WINDOWS = {"profiler": ("torch-window-profiler", "PROFILER_API"),
 
 
 def _need(name):
-    if not (CAPTURES / name / "capture.tlc.gz").exists():
+    if not (capture_file(name)).exists():
         pytest.skip(f"captures/{name} is not recorded yet: scripts/record_windows.sh records it "
                     f"on a GPU machine (issue 24), then its folder is committed to captures/")
 
@@ -30,7 +30,7 @@ def _need(name):
 @lru_cache(maxsize=None)
 def _decode(name):
     from decoders.session import decode_capture
-    return decode_capture(str(CAPTURES / name / "capture.tlc.gz"), keep=None)
+    return decode_capture(str(capture_file(name)), keep=None)
 
 
 def _span(name):

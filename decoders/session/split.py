@@ -69,6 +69,8 @@ def wanted(path, stream=None):
             if magic[:2] == b"\x1f\x8b" and size >= 18:
                 f.seek(-4, os.SEEK_END)     # ISIZE: its last member's size, a lower bound
                 raw = int.from_bytes(f.read(4), "little")
+            elif magic == b"\x28\xb5\x2f\xfd":
+                raw = _zstd_content_size(magic + f.read(14))
             else:
                 raw = 0
     except OSError:
@@ -77,6 +79,19 @@ def wanted(path, stream=None):
         # a launch loop's gzip packs 20 MB into 0.9 MB: the estimate alone left it unsplit
         size = max(size * COMPRESSION, raw)
     return size >= SPLIT_MIN_BYTES
+
+
+def _zstd_content_size(head):
+    """The first zstd frame's content size, from its header (0 where it does not say)."""
+    try:
+        import zstandard
+    except ImportError:
+        return 0
+    try:
+        n = zstandard.get_frame_parameters(head).content_size
+    except zstandard.ZstdError:     # (a header it does not read: the reader will say so)
+        return 0
+    return n if 0 < n < 1 << 62 else 0
 
 
 _SESSIONS = {}          # child in a session of its own, not stopped yet -> the pid that started it

@@ -285,6 +285,10 @@ REAL = {
                    "alignments, each between its own buffers (which of the driver's copy "
                    "kernels runs, with what parameters); truth: each call's arguments and "
                    "every destination's bytes read back"),
+    "copy-sizes-unified": ("copy_sizes.py", "cuda-python: copy_sizes.py's 26 copies as "
+                           "cuMemcpyAsync (unified addressing) instead of cuMemcpyDtoDAsync; "
+                           "truth: each call's arguments and every destination's bytes read "
+                           "back", ["unified"]),
     "managed-copies": ("managed_copies.py", "cuda-python: cuMemcpyDtoHAsync and cuMemcpyDtoH "
                        "out of managed memory (cuMemAllocManaged) of 9 sizes and src offsets "
                        "into pageable and page-locked host buffers (which copies the driver "
@@ -345,7 +349,8 @@ def job_real(out, args):
         # fusions) are far smaller and kept whole; a launch of a kernel from a cut image is
         # named from its lookup and verified without the cubin's static shared memory.
         cut = name not in ("launch-paths", "smem-sweep", "cond-nodes", "pdl", "failed-calls",
-                           "graph-copies", "memset-sizes", "copy-sizes", "managed-copies", "copies-2d")
+                           "graph-copies", "memset-sizes", "copy-sizes", "copy-sizes-unified",
+                           "managed-copies", "copies-2d")
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND), and
         # torch-vmm (kept small: the repository is near what a device run carries): cut at
         # 64 KiB, as torch-small, or their images alone pass 4-7 MB

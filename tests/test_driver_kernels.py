@@ -439,9 +439,11 @@ def test_2d_copies_against_the_manifest():
 
 # -- copy-sizes: which copy kernel each size and alignment runs -------------------------------
 
-@pytest.mark.parametrize("name", ["copy-sizes", "copy-sizes-h200"])
+@pytest.mark.parametrize("name", ["copy-sizes", "copy-sizes-h200", "copy-sizes-unified"])
 def test_copy_sizes_against_the_manifest(name):
-    """copy_sizes.py, recorded on the H100 and on the H200: 26 device-to-device copies, each between its own buffers, every
+    """copy_sizes.py, recorded on the H100 and on the H200 (and on the H200 with its copies
+    made by cuMemcpyAsync, unified addressing, where they run the same kernels and splits:
+    copy-sizes-unified): 26 device-to-device copies, each between its own buffers, every
     destination read back correct (manifest). dst, src and bytes all multiples of 4: the word
     kernel; a count that is not, from aligned addresses: the byte kernel below 0x400 B, the
     kernel of words and a tail from 0x401 B, and the blocks then the byte kernel above 1 MiB;
@@ -451,8 +453,11 @@ def test_copy_sizes_against_the_manifest(name):
     gt = manifest(name)["ground_truth"]
     assert gt["destinations_wrong"] == 0 and len(gt["cases"]) == 26
     m = model(name)
-    calls = [c for c in m.api_calls if c["base"] == "cuMemcpyDtoDAsync"]
-    assert [(c["args"]["ByteCount"], c["args"]["dstDevice"], c["args"]["srcDevice"])
+    base = gt["cases"][0]["call"]
+    assert base == ("cuMemcpyAsync" if name.endswith("unified") else "cuMemcpyDtoDAsync")
+    calls = [c for c in m.api_calls if c["base"] == base]
+    dst_src = ("dst", "src") if base == "cuMemcpyAsync" else ("dstDevice", "srcDevice")
+    assert [(c["args"]["ByteCount"], c["args"][dst_src[0]], c["args"][dst_src[1]])
             for c in calls] == [(g["ByteCount"], g["dstDevice"], g["srcDevice"])
                                 for g in gt["cases"]]
     ran = {}

@@ -191,7 +191,7 @@ LAYOUTS = (
     Layout(
         name="copy of 32-bit words", operation="copy",
         calls=("cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync", "cuMemcpyDtoH",
-               "cuMemcpyHtoDAsync"),
+               "cuMemcpyHtoDAsync", "cuMemcpyAsync"),
         blocks=((256, 1, 1),), unit=4, align=(4, 4),
         # (up to 0x40000c words: a graph node of 16 MiB + 48 B, one kernel, grid 16385)
         grid=GridRule(256, "ceil", 1, 0x40000c),
@@ -218,7 +218,10 @@ LAYOUTS = (
               ("managed-copies", 841, "cuMemcpyDtoHAsync"),
               ("managed-copies", 846, "cuMemcpyDtoH"), ("managed-copies", 849, "cuMemcpyDtoH"),
               # copies_2d.py: into managed memory from pageable host memory (NOT_COMPARED)
-              ("copies-2d", 905, "cuMemcpyHtoDAsync"), ("copies-2d", 919, "cuMemcpyHtoDAsync")),
+              ("copies-2d", 905, "cuMemcpyHtoDAsync"), ("copies-2d", 919, "cuMemcpyHtoDAsync"),
+              # copy_sizes.py unified: cuMemcpyAsync runs the stream copy's kernels and splits
+              ("copy-sizes-unified", 1084, "cuMemcpyAsync"),
+              ("copy-sizes-unified", 1119, "cuMemcpyAsync")),
         fits=("words",)),
     # 24-byte block, 256 threads, one byte per thread: the word kernel's fields with the
     # count in bytes, the grid the ceiling of bytes / 256 (7 -> 1, 0x3ff -> 4, 0x1000 -> 16,
@@ -227,7 +230,8 @@ LAYOUTS = (
     # left after the 16-byte kernel's blocks (captures/copy-sizes); torch-copies' 1-byte
     # copies (H200) fit it too.
     Layout(
-        name="copy of bytes", operation="copy", calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"),
+        name="copy of bytes", operation="copy",
+        calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync"),
         blocks=((256, 1, 1),), unit=1, align=(1, 1),
         grid=GridRule(256, "ceil", 1, 0x1001),
         fields=(_DST, _SRC, DriverField("count", "size_t count (bytes)", Int64ul, "units")),
@@ -237,7 +241,9 @@ LAYOUTS = (
               ("copy-sizes", 1131, "cuMemcpyDtoDAsync"),
               ("torch-copies", 1268, "cuMemcpyDtoDAsync"),
               ("managed-copies", 816, "cuMemcpyDtoHAsync"),
-              ("managed-copies", 831, "cuMemcpyDtoHAsync")),
+              ("managed-copies", 831, "cuMemcpyDtoHAsync"),
+              ("copy-sizes-unified", 1063, "cuMemcpyAsync"),
+              ("copy-sizes-unified", 1113, "cuMemcpyAsync")),
         fits=("tail", "unaligned")),
     # 40-byte block, 256 threads: the copy's 32-bit words, then its last 1 to 3 bytes: dst,
     # src, reserved0 (0 in every launch), the count in words (bytes / 4) and the tail in
@@ -246,7 +252,7 @@ LAYOUTS = (
     # 0x401 B, dst and src multiples of 4 (copy-sizes).
     Layout(
         name="copy of words and a tail", operation="copy",
-        calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"),
+        calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync"),
         blocks=((256, 1, 1),), unit=4, align=(4, 4),
         grid=GridRule(256, "ceil+1", 0x100, 0x1ffff),
         fields=(_DST, _SRC, DriverField("reserved0", "size_t reserved0", Int64ul, None),
@@ -255,7 +261,8 @@ LAYOUTS = (
         no_count=None,
         seen=(("copy-sizes", 1108, "cuMemcpyDtoDAsync"), ("copy-sizes", 1114, "cuMemcpyDtoDAsync"),
               ("copy-sizes", 1123, "cuMemcpyDtoDAsync"),
-              ("managed-copies", 821, "cuMemcpyDtoHAsync")),
+              ("managed-copies", 821, "cuMemcpyDtoHAsync"),
+              ("copy-sizes-unified", 1087, "cuMemcpyAsync")),
         fits=("tail",)),
     # 56-byte block, 128 threads: a 2D copy from device to device memory (cuMemcpy2DAsync,
     # CUDA_MEMCPY2D both DEVICE, no X or Y offset): dst, src, a row's bytes, the rows,
@@ -280,7 +287,8 @@ LAYOUTS = (
     # kernel copies the rest (torch-copies 4194300 B: 1023 blocks, then 0x3ff words).
     Layout(
         name="copy with no count", operation="copy",
-        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync"),
+        calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync", GRAPH_MEMCPY, "cuMemcpyDtoHAsync",
+               "cuMemcpyAsync"),
         blocks=((256, 1, 1),), unit=16, align=(16, 4),
         grid=GridRule(256, "floor", 0x10000, 0x100000),
         fields=(_DST, _SRC),
@@ -292,7 +300,8 @@ LAYOUTS = (
               ("torch-copies", 2096, "cuMemcpyDtoDAsync"),
               # graph_copies.py: nodes of 1 MiB and 4 MiB (XLA's weight copies are so)
               ("graph-copies", 1167, GRAPH_MEMCPY), ("graph-copies", 1169, GRAPH_MEMCPY),
-              ("managed-copies", 811, "cuMemcpyDtoHAsync")),
+              ("managed-copies", 811, "cuMemcpyDtoHAsync"),
+              ("copy-sizes-unified", 1105, "cuMemcpyAsync")),
         fits=None),
 )
 SPLITS = (
@@ -325,14 +334,18 @@ SPLITS = (
     # 0x401 B one kernel of words and a tail; an address not a multiple of 4: bytes
     Split("copy", 1, 0x3ff, (("copy of bytes", "all"),),
           seen=(("torch-copies", 1), ("copy-sizes", 2), ("copy-sizes", 0x3ff),
-                ("managed-copies", 3)),
-          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None, fits=("tail",)),
+                ("managed-copies", 3), ("copy-sizes-unified", 0x3ff)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync"), whole_blocks=None,
+          fits=("tail",)),
     Split("copy", 0x401, 0x7ffff, (("copy of words and a tail", "all"),),
-          seen=(("copy-sizes", 0x401), ("copy-sizes", 0x7ffff), ("managed-copies", 0x1001)),
-          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None, fits=("tail",)),
+          seen=(("copy-sizes", 0x401), ("copy-sizes", 0x7ffff), ("managed-copies", 0x1001),
+                ("copy-sizes-unified", 0x401), ("copy-sizes-unified", 0x7ffff)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync"), whole_blocks=None,
+          fits=("tail",)),
     Split("copy", 0x1000, 0x1001, (("copy of bytes", "all"),),
-          seen=(("copy-sizes", 0x1000), ("copy-sizes", 0x1001), ("managed-copies", 0x1000)),
-          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync"), whole_blocks=None,
+          seen=(("copy-sizes", 0x1000), ("copy-sizes", 0x1001), ("managed-copies", 0x1000),
+                ("copy-sizes-unified", 0x1000), ("copy-sizes-unified", 0x1001)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync"), whole_blocks=None,
           fits=("unaligned",)),
     Split("copy", 0x100000, 0x1000030,
           (("copy with no count", "blocks"), ("copy of 32-bit words", "rest")),
@@ -340,8 +353,9 @@ SPLITS = (
           calls=("cuMemcpyDtoD", "cuMemcpyDtoDAsync"), whole_blocks=None, fits=("words",)),
     Split("copy", 0x100001, 0x100003,
           (("copy with no count", "blocks"), ("copy of bytes", "rest")),
-          seen=(("copy-sizes", 0x100001), ("copy-sizes", 0x100003)),
-          calls=("cuMemcpyDtoDAsync",), whole_blocks=None, fits=("tail",)),
+          seen=(("copy-sizes", 0x100001), ("copy-sizes", 0x100003),
+                ("copy-sizes-unified", 0x100001), ("copy-sizes-unified", 0x100003)),
+          calls=("cuMemcpyDtoDAsync", "cuMemcpyAsync"), whole_blocks=None, fits=("tail",)),
     # out of managed memory to the host, 1 MiB: one 16-byte kernel, nothing left over
     # (managed-copies; larger counts not recorded)
     Split("copy", 0x100000, 0x100000,

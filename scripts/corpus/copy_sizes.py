@@ -9,7 +9,11 @@ at `src_offset` into its own destination buffer (0xEE beforehand) at `dst_offset
 256 guard bytes after. Truth (first argument, JSON): each case's arguments and whether the
 destination then holds exactly the source's bytes where copied and 0xEE everywhere else.
 
-usage: copy_sizes.py [TRUTH.json]"""
+With `unified` first, the copies are cuMemcpyAsync (the unified-addressing copy, which
+cudaMemcpyAsync with cudaMemcpyDefault reaches: a one-rank NCCL job's 8-byte copy ran the
+word kernel through it) instead of cuMemcpyDtoDAsync.
+
+usage: copy_sizes.py [unified] [TRUTH.json]"""
 import os
 import sys
 
@@ -28,6 +32,10 @@ CASES = (
 
 
 def main():
+    unified = len(sys.argv) > 1 and sys.argv[1] == "unified"
+    if unified:
+        del sys.argv[1]     # (the truth path follows)
+    call = "cuMemcpyAsync" if unified else "cuMemcpyDtoDAsync"
     d, _, stream = _truth.primary_context()
     bufs = []
     for k, (n, doff, soff) in enumerate(CASES):
@@ -42,9 +50,9 @@ def main():
     check(d.cuCtxSynchronize(), "sync")
     cases = []
     for (n, doff, soff), (src, dst, dst_bytes, pattern) in zip(CASES, bufs):
-        check(d.cuMemcpyDtoDAsync(int(dst) + doff, int(src) + soff, n, stream),
-              "cuMemcpyDtoDAsync")
-        cases.append({"call": "cuMemcpyDtoDAsync", "ByteCount": n, "dstDevice": int(dst) + doff,
+        copy = d.cuMemcpyAsync if unified else d.cuMemcpyDtoDAsync
+        check(copy(int(dst) + doff, int(src) + soff, n, stream), call)
+        cases.append({"call": call, "ByteCount": n, "dstDevice": int(dst) + doff,
                       "srcDevice": int(src) + soff, "dst_offset": doff, "src_offset": soff})
     check(d.cuCtxSynchronize(), "sync")
     for case, (src, dst, dst_bytes, pattern) in zip(cases, bufs):

@@ -63,8 +63,6 @@ class Allocations:
             i += 1
         for start in starts:
             self.free(pid, start, index)
-        if not starts:
-            self._changed(index)
 
     def _changed(self, index):
         self.version += 1

@@ -30,8 +30,6 @@ PROVENANCE = {
 }
 
 GRAPH_MEMCPY, GRAPH_MEMSET = "graph MEMCPY node", "graph MEMSET node"
-# copies-2d's two device-to-device cuMemcpy2DAsync kernels (their SUBMISSION records)
-COPY2D_SEEN = (845, 866)
 # The calls whose kernels are the driver's: (operation, element size in bytes). Their
 # arguments by cuda.h's (CUDA 13.0) names, as decoders/cuda/api.py declares them.
 CALLS = {
@@ -279,8 +277,7 @@ LAYOUTS = (
                 DriverField("src_pitch", "size_t src pitch (bytes)", Int64ul, "src_pitch"),
                 DriverField("reserved0", "size_t reserved0", Int64ul, None)),
         no_count=None,
-        seen=(("copies-2d", COPY2D_SEEN[0], "cuMemcpy2DAsync"),
-              ("copies-2d", COPY2D_SEEN[1], "cuMemcpy2DAsync")),
+        seen=(("copies-2d", 845, "cuMemcpy2DAsync"), ("copies-2d", 866, "cuMemcpy2DAsync")),
         fits=("words",)),
     # 16-byte block, 256 threads: no count in constant bank 0. Each block copies 4096 B
     # (256 threads x 16 B): the grid is the call's whole 4096-byte blocks, and a 24-byte
@@ -471,7 +468,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
         height, pitch, src_pitch = shape[1:]
         if operation == "memset" and pitch == row:  # rows that touch: one memset of them all
             nbytes = row * height
-        else:               # a row's bytes, the kernel's grid one block row a row
+        else:               # a row's bytes: the kernel's grid has a row of blocks per row
             nbytes, rows = row, (height, pitch, src_pitch)
             out["driver_kernel"]["rows"] = height
         out["driver_kernel"]["bytes"] = nbytes
@@ -483,7 +480,7 @@ def check(call, s, hw_bytes, resolve=None, at_index=None, esize=None):
     size, block = params["size"], s.get("block")
     dst, src = given.get("dst", _arg(call, "dst")), given.get("src", _arg(call, "src"))
     fit = _fit(nbytes, dst, src if operation == "copy" else None)
-    if rows is not None and any(p % 4 for p in rows[1:] if p is not None):
+    if rows is not None and any(x % 4 for x in rows[1:] if x is not None):     # pitches
         fit = "unaligned"
     lay = _layout(operation, size, block, fit)
     if lay is None:

@@ -223,6 +223,8 @@ def render():
     lines.append(f"#define TL_CUDA_MEMCPY_NODE_PARAMS_PREFIX {CT.CUDA_MEMCPY_NODE_PARAMS_PREFIX}")
     lines.append(f"#define TL_PARAM_WINDOWS_MAX {API.PARAM_WINDOWS_MAX}")
     lines.append(f"#define TL_PARAM_WINDOW_BYTES {API.PARAM_WINDOW_BYTES}")
+    lines.append(f"#define TL_TENSOR_MAP_BYTES {API.TENSOR_MAP_BYTES}")
+    lines.append(f"#define TL_TENSOR_MAP_RANK_MAX {API.TENSOR_MAP_RANK_MAX}")
     lines.append(f"#define TL_FATBIN_MAGIC 0x{fatbin.FATBIN_MAGIC:08x}u")
     lines.append(f"#define TL_FATBIN_WRAPPER_MAGIC 0x{fatbin.FATBIN_WRAPPER_MAGIC:08x}u")
     lines.append(f"#define TL_CU_LAUNCH_PARAM_END 0x{CT.CU_LAUNCH_PARAM_END:x}")

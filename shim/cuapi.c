@@ -8,8 +8,8 @@
  *      (c) cuGetProcAddress(_v2). dlsym answers NULL wherever it would have without the
  *      shim; dlsym(RTLD_NEXT, ...) is passed through by a jump, so glibc still sees the
  *      program's return address and resolves relative to the caller.
- *  I10 A wrapper forwards 11 integer-class argument words to the real function. Every
- *      bracketed function takes at most 11 integer or pointer arguments (SysV x86-64: six
+ *  I10 A wrapper forwards 12 integer-class argument words to the real function. Every
+ *      bracketed function takes at most 12 integer or pointer arguments (SysV x86-64: six
  *      in registers, the rest in 8-byte stack slots), so forwarding is exact; the words
  *      past a function's own are never interpreted.
  *  I11 API wrappers run in ordinary context (the CUDA API is not async-signal-safe), so
@@ -39,7 +39,7 @@
  */
 
 typedef uint32_t (*api_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                           uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+                           uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 struct api_slot { const char *name; uint16_t kind, nargs; api_fn real; api_fn wrap; uint32_t looked; };
 
 #define MAX_KPARAMS 256        /* kernel parameters copied per launch */
@@ -90,8 +90,8 @@ static uint32_t api_call(int slot, const uint64_t *a);
 #define API_WRAP(slot, name, kind, n)                                                     \
     static uint32_t w_##name(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,          \
                              uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,          \
-                             uint64_t a8, uint64_t a9, uint64_t a10) {                    \
-        uint64_t a[TL_API_MAX_ARGS] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 };    \
+                             uint64_t a8, uint64_t a9, uint64_t a10, uint64_t a11) {      \
+        uint64_t a[TL_API_MAX_ARGS] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11 };\
         return api_call(slot, a);                                                         \
     }
 TL_API_SLOTS(API_WRAP)
@@ -871,7 +871,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     api_fn real = slot_real(s);
     if (!real) return TL_CUDA_ERROR_NOT_INITIALIZED;   /* only reachable without libcuda */
     if (!g_api || !g_on || t_api_depth)
-        return real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+        return real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
     struct win_call w = { 0 };
     if (g_win_mode && !win_enter(slot, a, &w)) return win_skip(real, a, &w);   /* shim/window.c */
     t_api_depth++;
@@ -892,6 +892,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
     uint8_t gp[CUgraphNodeParams__SIZE + TL_GRAPH_NODE__FIXED + NODE_UNION];
     uint32_t off[MAX_KPARAMS], size[MAX_KPARAMS], lay[2 * MAX_KPARAMS];
     uint64_t ptr[MAX_KPARAMS];
+    uint8_t tmin[TL_TENSOR_MAP_RANK_MAX * 24 + 8];  /* cuTensorMapEncodeTiled's arrays */
     /* CUlaunchConfig, or CUDA_KERNEL_NODE_PARAMS (the larger decides) */
     uint64_t cfg[(CUlaunchConfig__SIZE > CUDA_KERNEL_NODE_PARAMS__SIZE ? CUlaunchConfig__SIZE : CUDA_KERNEL_NODE_PARAMS__SIZE) / 8];
     switch (s->kind) {
@@ -937,6 +938,20 @@ static uint32_t api_call(int slot, const uint64_t *a) {
                              s->name[8] == '2' ? CUDA_MEMCPY2D__SIZE : CUDA_MEMCPY3D__SIZE,
                              CUDA_MEMCPY3D__SIZE);
         break;
+    case TL_API_KIND_TENSOR_MAP:
+        if (s->nargs == 12) {
+            /* cuTensorMapEncodeTiled: its four arrays of tensorRank entries, end to end (a
+             * 32-bit argument's register word: the low half only) */
+            uint32_t rank = (uint32_t)a[2], n = 0;
+            if (rank >= 1 && rank <= TL_TENSOR_MAP_RANK_MAX) {
+                uint32_t len[4] = { 8 * rank, 8 * (rank - 1), 4 * rank, 4 * rank }, ok = 1;
+                for (int i = 0; i < 4; i++) { ok &= (uint32_t)safe_read(tmin + n, a[4 + i], len[i]); n += len[i]; }
+                secs[nsec++] = (struct sec){ .tag = TL_API_SEC_TENSOR_MAP_INPUTS, .size = n, .full = n,
+                                             .local = tmin, .flags = ok ? 0 : TL_API_SF_UNREADABLE };
+            }
+        } else if (a[0])    /* cuTensorMapReplaceAddress: the map it changes, as it was */
+            sec_remote(&secs[nsec++], TL_API_SEC_TENSOR_MAP, a[0], TL_TENSOR_MAP_BYTES, TL_TENSOR_MAP_BYTES);
+        break;
     case TL_API_KIND_GRAPH_INSTANTIATE: case TL_API_KIND_GRAPH_EXEC_UPDATE:
         walked = graph_walk(&walk, s->name, a[1], 0);
         break;
@@ -966,7 +981,7 @@ static uint32_t api_call(int slot, const uint64_t *a) {
         walk_free(&walk);
     } else api_record(TL_REC_API_ENTER, slot, call, a, 0, secs, nsec, t0);
     errno = e;
-    uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
     e = errno;
     nsec = 0;
     if (r == 0 && a[0] && (s->kind == TL_API_KIND_GET_BY_NAME ||
@@ -982,6 +997,8 @@ static uint32_t api_call(int slot, const uint64_t *a) {
         sec_remote(&secs[nsec++], TL_API_SEC_OUT, a[0], 8, 8);
     if (r == 0 && a[0] && s->kind == TL_API_KIND_GRAPH_NODE_PARAMS && s->nargs >= 5)
         nsec += node_added_sections(slot, a, gp, &secs[nsec]);
+    if (r == 0 && a[0] && s->kind == TL_API_KIND_TENSOR_MAP)     /* the map made or changed */
+        sec_remote(&secs[nsec++], TL_API_SEC_TENSOR_MAP, a[0], TL_TENSOR_MAP_BYTES, TL_TENSOR_MAP_BYTES);
     api_record(TL_REC_API_EXIT, slot, call, a, r, secs, nsec, t0);
     if (g_win_mode) win_exit(slot, a, r, call, &w);
     t_api_depth--;

@@ -197,7 +197,7 @@ static uint32_t win_skip(api_fn real, const uint64_t *a, struct win_call *w) {
     STAT(TL_STAT_WINDOW_API_CALLS_SKIPPED);
     if (w->role == TL_WIN_ROLE_LAUNCH || w->role == TL_WIN_ROLE_GRAPH_LAUNCH) STAT(TL_STAT_WINDOW_LAUNCHES_SKIPPED);
     t_api_depth++;     /* libcuda calling itself is still not a call (I11) */
-    uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    uint32_t r = real(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
     t_api_depth--;
     t_win_sub = w->sub_before;
     return r;

@@ -68,7 +68,7 @@ def runs(shim, apibin):  # noqa: F811
 
 
 IGNORE = ("params_ptr", "kparams_ptr", "extra_ptr", "cfg_ptr", "fatbin_ptr", "elf_ptr",
-          "host_ptr", "launch_from", "direct_from")
+          "host_ptr", "launch_from", "direct_from", "tmap_ptr", "tmap_seen")
 
 
 def test_program_sees_the_same_results(runs):
@@ -115,9 +115,10 @@ def test_every_call_recorded_once_and_paired(runs):
                      "cuMemAlloc_v2", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernel",
                      "cuLaunchKernelEx", "cuLaunchKernel", "cuLaunchKernel",
                      "cuModuleGetFunction", "cuLaunchKernel", "cuLaunchKernel",
-                     "cuLibraryLoadData", "cuModuleLoadData", "cuMemcpyHtoD_v2", "cuMemsetD8_v2"]
+                     "cuLibraryLoadData", "cuModuleLoadData", "cuMemcpyHtoD_v2", "cuMemsetD8_v2",
+                     "cuTensorMapEncodeTiled", "cuTensorMapReplaceAddress"]
     assert all(c.complete for c in api.calls) and api.unfinished == []
-    assert [c.result for c in api.calls] == [0] * 12 + [400] + [0] * 4
+    assert [c.result for c in api.calls] == [0] * 12 + [400] + [0] * 6
     assert api.calls[12].result_name == "CUDA_ERROR_INVALID_HANDLE"
     assert len({c.call for c in api.calls}) == len(api.calls)
     assert all(c.t_start <= c.t_end for c in api.calls)
@@ -205,3 +206,27 @@ def test_plain_arguments(runs):
     assert cp.args == {"dstDevice": truth["d"], "srcHost": truth["host_ptr"], "ByteCount": 512}
     assert ms.args["dstDevice"] == truth["d"] and ms.args["N"] == 4096
     assert ms.args["value"] & 0xFF == 0xAB
+
+
+def test_tensor_map_calls_forward_twelve_words_and_keep_the_map(runs):
+    """cuTensorMapEncodeTiled takes 12 argument words (the shim forwarded 11 before session
+    44): the fake library saw each one the program passed, the record holds them, the four
+    arrays at entry and the 128-byte map at exit; cuTensorMapReplaceAddress's record holds
+    the map before (entry) and after (exit)."""
+    truth, api = runs["full"]
+    assert truth["tmap_results"] == [0, 0]
+    enc, rep = api.calls[17], api.calls[18]
+    assert (enc.name, rep.name) == ("cuTensorMapEncodeTiled", "cuTensorMapReplaceAddress")
+    seen = truth["tmap_seen"]
+    assert seen[0] == truth["tmap_ptr"] and seen[1:4] == [10, 3, truth["d"]]
+    assert seen[8:] == [0, 3, 2, 1]         # interleave, swizzle, l2Promotion, oobFill
+    assert [enc.args[k] & 0xFFFFFFFF for k in ("tensorDataType", "tensorRank", "interleave",
+                                                "swizzle", "l2Promotion", "oobFill")] == \
+        [10, 3, 0, 3, 2, 1]
+    assert enc.args["globalAddress"] == truth["d"] and enc.args["tensorMap"] == truth["tmap_ptr"]
+    inputs = enc.sections["TENSOR_MAP_INPUTS"]["data"]
+    assert inputs == struct.pack("<3Q2Q3I3I", 4096, 1024, 7, 8192, 8192 * 1024, 64, 32, 1, 1, 1, 1)
+    assert enc.out_sections["TENSOR_MAP"]["data"].hex() == truth["tmap_made"]
+    assert rep.sections["TENSOR_MAP"]["data"].hex() == truth["tmap_made"]
+    assert rep.out_sections["TENSOR_MAP"]["data"].hex() == truth["tmap_replaced"]
+    assert rep.args == {"tensorMap": truth["tmap_ptr"], "globalAddress": truth["d"] + 0x1000}

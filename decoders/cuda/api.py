@@ -48,6 +48,13 @@ KINDS = {
     # COPY_PARAMS section (session 43: the pitches, width and height the driver's copy
     # kernel is checked against; captures before it hold the pointer only)
     "COPY_PARAMS": 14,
+    # A Hopper TMA descriptor made or changed (session 44). cuTensorMapEncodeTiled: the
+    # four arrays of tensorRank entries arg4..arg7 point to (globalDim, globalStrides,
+    # boxDim, elementStrides) as one TENSOR_MAP_INPUTS section at entry; the 128-byte CUtensorMap
+    # arg0 points to as a TENSOR_MAP section at exit. cuTensorMapReplaceAddress: the map
+    # at entry and at exit. A kernel argument holding those 128 bytes is then named by the
+    # call that made them (decoders/cuda/tensormaps.py).
+    "TENSOR_MAP": 15,
 }
 
 _LAUNCH = ("f", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
@@ -202,12 +209,21 @@ FUNCTIONS = [Api(*a) for a in (
     (114, "cuMemUnmap", "PLAIN", ("ptr", "size")),
     # cudaProfilerStart/Stop reach the driver here (cudaProfiler.h, CUDA 13.0): the edges of
     # a --capture-range=cudaProfilerApi window (WINDOW_ROLES below)
+    # TMA descriptors (session 44): cuBLASLt, cuDNN, XLA and Triton look these up by name
+    # (measured on the H200's libraries, bench/probes/tma_probe.py). cuTensorMapEncodeIm2col
+    # (15 words) is past what the shim forwards, and not bracketed.
+    (115, "cuTensorMapEncodeTiled", "TENSOR_MAP",
+     ("tensorMap", "tensorDataType", "tensorRank", "globalAddress", "globalDim",
+      "globalStrides", "boxDim", "elementStrides", "interleave", "swizzle", "l2Promotion",
+      "oobFill")),
+    (116, "cuTensorMapReplaceAddress", "TENSOR_MAP", ("tensorMap", "globalAddress")),
     (71, "cuProfilerStart", "PLAIN", ()),
     (72, "cuProfilerStop", "PLAIN", ()),
 )]
 BY_SLOT = {f.slot: f for f in FUNCTIONS}
 BY_NAME = {f.name: f for f in FUNCTIONS}
-MAX_ARGS = 11   # cuLaunchKernel: the shim forwards 11 integer-class words to every slot
+MAX_ARGS = 12   # cuTensorMapEncodeTiled: the shim forwards 12 integer-class words to every
+                # slot (11 before session 44; a record holds its slot's own words only)
 
 # Groups the report and the attribution use, by base name (variant suffixes dropped).
 LAUNCH_KINDS = ("LAUNCH", "LAUNCH_COOP", "LAUNCH_EX")
@@ -296,8 +312,14 @@ SECTIONS = {
     13: "GRAPH_WALK",
     14: "GRAPH_NODE",
     15: "COPY_PARAMS",      # CUDA_MEMCPY2D or CUDA_MEMCPY3D (KINDS COPY_PARAMS)
+    16: "TENSOR_MAP",       # a CUtensorMap's 128 bytes (KINDS TENSOR_MAP)
+    # cuTensorMapEncodeTiled's arrays of tensorRank (1..5) entries, end to end: globalDim
+    # (u64), globalStrides (u64, one fewer), boxDim (u32), elementStrides (u32)
+    17: "TENSOR_MAP_INPUTS",
 }
 PARAM_WINDOWS_MAX = 32      # pointers kept
+TENSOR_MAP_BYTES = 128      # sizeof(CUtensorMap)
+TENSOR_MAP_RANK_MAX = 5     # tensorRank 1..5: TENSOR_MAP_INPUTS holds 5*8 + 4*8 + 5*4 + 5*4 bytes at most
 PARAM_WINDOW_BYTES = 64     # bytes kept behind each
 SECTION_BY_NAME = {v: k for k, v in SECTIONS.items()}
 # Sections that may repeat in one record (the rest appear at most once); the decoder keeps

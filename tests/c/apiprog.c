@@ -95,6 +95,17 @@ int main(int argc, char **argv) {
     int r10 = memset8(d, 0xAB, 4096);
     int (*memset8v)(u64, unsigned char, size_t); gp("cuMemsetD8", &p, 12000, 2, 0); memset8v = p;
     memset8v(d, 0xCD, 16);     /* an unknown variant: forwarded, not bracketed, noted */
+    /* A TMA descriptor made (12 argument words) and its address changed. */
+    int (*encode)(uint8_t *, unsigned, unsigned, u64, const u64 *, const u64 *, const unsigned *,
+                  const unsigned *, unsigned, unsigned, unsigned, unsigned);
+    gp("cuTensorMapEncodeTiled", &p, 12000, 0, 0); encode = p;
+    int (*replace)(uint8_t *, u64); gp("cuTensorMapReplaceAddress", &p, 12000, 0, 0); replace = p;
+    static uint8_t tmap[128] __attribute__((aligned(64))), tmap0[128];
+    u64 tdims[3] = { 4096, 1024, 7 }, tstrides[2] = { 8192, 8192 * 1024 };
+    unsigned tbox[3] = { 64, 32, 1 }, tes[3] = { 1, 1, 1 };
+    int r11 = encode(tmap, 10, 3, d, tdims, tstrides, tbox, tes, 0, 3, 2, 1);
+    memcpy(tmap0, tmap, 128);
+    int r12 = replace(tmap, d + 0x1000);
 
     fprintf(out, "{\"results\": [%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d],\n",
             r_load, r_getfn, r_alloc, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10);
@@ -117,6 +128,14 @@ int main(int argc, char **argv) {
             where((void *)launch), where((void *)direct), where(deflt));
     fprintf(out, " \"variant_calls\": %llu, \"variant_from\": \"%s\",\n",
             (unsigned long long)seen[10 * 12], where((void *)memset8v));
+    fprintf(out, " \"tmap_results\": [%d, %d], \"tmap_ptr\": %llu, \"tmap_made\": \"", r11, r12,
+            (unsigned long long)(uintptr_t)tmap);
+    for (int i = 0; i < 128; i++) fprintf(out, "%02x", tmap0[i]);
+    fprintf(out, "\", \"tmap_replaced\": \"");
+    for (int i = 0; i < 128; i++) fprintf(out, "%02x", tmap[i]);
+    fprintf(out, "\", \"tmap_seen\": [");
+    for (int i = 0; i < 12; i++) fprintf(out, "%s%llu", i ? ", " : "", (unsigned long long)seen[12 * 12 + i]);
+    fprintf(out, "],\n");
     fprintf(out, " \"next_ok\": %d}\n", next_resolves_past_me());
     fclose(out);
     return 0;

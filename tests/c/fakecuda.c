@@ -95,17 +95,34 @@ __attribute__((weak)) int cuGraphInstantiateWithFlags(u64 *exec, u64 graph, u64 
 int cuGraphUpload(u64 exec, u64 stream) { (void)stream; submits("upload", exec); return 0; }
 __attribute__((weak)) int cuGraphLaunch(u64 exec, u64 stream) { (void)stream; submits("graph", exec); return 0; }
 int cuStreamIsCapturing(u64 stream, unsigned *status) { *status = stream == 0xCA97; return 0; }
+/* TMA descriptors (session 44): every argument word kept in fake_seen[12] (the 12th, oobFill,
+ * is the one word past what the shim forwarded before); the map made of the inputs so the
+ * test can tell it from any other: word 0 the address, the rest a pattern of the arrays. */
+int cuTensorMapEncodeTiled(uint8_t *map, unsigned dtype, unsigned rank, u64 addr, const u64 *dims,
+                           const u64 *strides, const unsigned *box, const unsigned *es,
+                           unsigned il, unsigned swz, unsigned l2, unsigned oob) {
+    u64 v[12] = { (u64)map, dtype, rank, addr, (u64)dims, (u64)strides, (u64)box, (u64)es, il, swz, l2, oob };
+    memcpy(fake_seen[12], v, sizeof v);
+    if (rank < 1 || rank > 5) return 1;
+    memcpy(map, &addr, 8);
+    for (unsigned i = 8; i < 128; i++)
+        map[i] = (uint8_t)(dims[i % rank] * 3 + box[i % rank] + (i > 1 && rank > 1 ? strides[i % (rank - 1)] : 0) + i);
+    return 0;
+}
+int cuTensorMapReplaceAddress(uint8_t *map, u64 addr) { fake_seen[13][0] = (u64)map; memcpy(map, &addr, 8); return 0; }
 /* A variant the shim has no slot for (a newer driver's export): it must pass unbracketed. */
 int cuMemsetD8_v9(u64 dst, unsigned char v, size_t n) { fake_seen[10][0]++; return cuMemsetD8_v2(dst, v, n); }
 
 static const char *const names[] = { "cuLaunchKernel", "cuLaunchKernelEx", "cuModuleLoadData",
     "cuModuleGetFunction", "cuLibraryLoadData", "cuMemAlloc", "cuMemcpyHtoD", "cuMemsetD8",
-    "cuCtxSynchronize", "cuFuncGetParamInfo", "cuGetProcAddress", "cuProfilerStart", "cuProfilerStop", 0 };
+    "cuCtxSynchronize", "cuFuncGetParamInfo", "cuGetProcAddress", "cuProfilerStart", "cuProfilerStop",
+    "cuTensorMapEncodeTiled", "cuTensorMapReplaceAddress", 0 };
 int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status);
 static void *const fns[] = { (void *)cuLaunchKernel, (void *)cuLaunchKernelEx, (void *)cuModuleLoadData,
     (void *)cuModuleGetFunction, (void *)cuLibraryLoadData, (void *)cuMemAlloc_v2,
     (void *)cuMemcpyHtoD_v2, (void *)cuMemsetD8_v2, (void *)cuCtxSynchronize,
-    (void *)cuFuncGetParamInfo, (void *)cuGetProcAddress_v2, (void *)cuProfilerStart, (void *)cuProfilerStop };
+    (void *)cuFuncGetParamInfo, (void *)cuGetProcAddress_v2, (void *)cuProfilerStart, (void *)cuProfilerStop,
+    (void *)cuTensorMapEncodeTiled, (void *)cuTensorMapReplaceAddress };
 
 int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, u64 flags, void *status) {
     (void)ver; (void)status;

@@ -309,6 +309,18 @@ REAL = {
     "torch-fp8": ("torch_fp8.py", "PyTorch torch._scaled_mm (float8_e4m3fn) and bf16 matmuls "
                   "of 3 shapes, 3 times each (cuBLASLt sm_90 kernels); truth: every kernel "
                   "from CUPTI (torch.profiler)"),
+    "tma": ("tma.py", "cuda-python: Hopper TMA descriptors made by cuTensorMapEncodeTiled (a "
+            "FLOAT32 matrix; a rank-3 BFLOAT16 tensor with 128-byte swizzle) and moved by "
+            "cuTensorMapReplaceAddress, passed by value to kernels/tma.cu (a tile copied by the "
+            "tensor memory accelerator and checked; two maps prefetched); a PyTorch bf16 matmul "
+            "(cuBLASLt's TMA kernels); truth: each map's inputs and bytes, each launch's maps, "
+            "the tensors' data pointers, every kernel from CUPTI"),
+    "triton-descriptors": ("triton_descriptors.py", "Triton: a kernel that doubles 64 x 64 "
+                           "blocks of a 512 x 256 fp16 tensor through host-made TMA "
+                           "descriptors (TensorDescriptor; Triton's launcher encodes each "
+                           "CUtensorMap), launched 3 times; truth: the tensors' data pointers, "
+                           "shapes, strides and blocks, the output checked, every kernel from "
+                           "CUPTI"),
     # issue 24: a long job of another shape, cut short (scripts/record_longjobs.sh runs it long)
     "jax-train": ("train_jax.py", "a jitted JAX training step (MLP, Adam) called 30 times: XLA "
                   "runs it as a command buffer it updates with cuGraphExecKernelNodeSetParams "
@@ -354,7 +366,8 @@ def job_real(out, args):
         # the library-heavy programs (cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, cuRAND), and
         # torch-vmm (kept small: the repository is near what a device run carries): cut at
         # 64 KiB, as torch-small, or their images alone pass 4-7 MB
-        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8", "torch-vmm") \
+        cut_at = (64 << 10) if name in ("torch-libs", "cupy-linalg", "torch-fp8", "torch-vmm",
+                                        "tma") \
             else (256 << 10)
         if cut:
             os.environ["TRACE_LAUNCH_IMAGE_MAX"] = str(cut_at)

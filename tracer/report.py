@@ -536,6 +536,8 @@ def _render_launch(n, launch, w, full_names=False):
             ctype = _s(arg["type"] or "?", None if full_names else TYPE_CHARS)
             w(f"      arg {arg['index']} {ctype} @c[0x0][{_hx((p or {}).get('offset', 0) + arg['offset'])}]"
               f" = {_s(shown if v is not None else arg['hex'])}{where}\n")
+        for m in a.get("tensor_maps") or []:
+            _render_tensor_map(m, (p or {}).get("offset", 0), w)
     for k, sem in enumerate(s.get("semaphores") or []):
         if isinstance(sem, dict):
             op = sem.get("fields", {}).get("OPERATION", "release")
@@ -555,6 +557,28 @@ def _attribute(x):
     fields = ", ".join(f"{k}={u}" for k, u in v.items()) if isinstance(v, dict) else \
         ("" if v is None else str(v))
     return f"{x.get('name') or x.get('id')} {fields}".rstrip()
+
+
+def _render_tensor_map(m, base, w):
+    """A TMA descriptor in the arguments (decoders/cuda/tensormaps.py): what the call that
+    made its 128 bytes asked for."""
+    made = m.get("made_by") or {}
+    at = f"@c[0x0][{_hx(base + m['param_offset'])}]"
+    if m.get("rank") is None:       # replaced from a map no recorded call made
+        w(f"      tensor map {at}: address set by {_s(made.get('name'))} (call "
+          f"{made.get('index')}) to {_hx(m.get('global_address'))}; the map it changed was "
+          f"not made by a recorded call\n")
+        return
+    by = f"{_s(made.get('name'))} (call {made.get('index')})"
+    if m.get("encoded_by") != made.get("index"):
+        by += f", encoded by call {m.get('encoded_by')}"
+    dims = "x".join(map(str, m["global_dim"]))
+    w(f"      tensor map {at}: {by}: {_s(m['data_type'])}, dims {dims}, strides "
+      f"[{', '.join(map(str, m['global_strides']))}] B, box {'x'.join(map(str, m['box_dim']))}, "
+      f"element strides [{', '.join(map(str, m['element_strides']))}], interleave {_s(m['interleave'])}, swizzle "
+      f"{_s(m['swizzle'])}, L2 promotion {_s(m['l2_promotion'])}, OOB fill {_s(m['oob_fill'])}\n")
+    where = f" -> {_s(m['points_to']['what'])}" if m.get("points_to") else ""
+    w(f"        global address {_hx(m['global_address'])}{where}\n")
 
 
 def _render_nccl(n, w):

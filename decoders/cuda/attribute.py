@@ -18,6 +18,7 @@ from decoders.cuda import allocations as AL
 from decoders.cuda import graphs as G
 from decoders.cuda.allocations import Allocations
 from decoders.cuda.params import arg_value as _value
+from decoders.cuda.tensormaps import TensorMaps
 from decoders.cuda.api import GRAPH_PREPARE, GRAPH_WALK_KINDS, LAUNCH_KINDS
 from decoders.cuda import graphdriver as GD
 from decoders.cuda.driverkernels import before_entry_kernel, chained_kernel, \
@@ -134,6 +135,7 @@ class Attribution:
         self._pid = None        # the process of the launch being attributed (for_launch)
         self._stash = None      # its Launch.stash (session/launches.py LaunchSink.settle)
         self._allocations = Allocations()      # cuMemAlloc ranges (resolve)
+        self.tensor_maps = TensorMaps()         # TMA descriptors by their bytes (session 44)
         self._seq = 0           # captured launch calls so far (_capture)
         # launch calls that submitted nothing: graph nodes (stream capture), by grid and
         # block, then by argument layout, then by argument bytes: [(seq, call)] in call order
@@ -183,6 +185,9 @@ class Attribution:
         if c.ordered is not None and c.names_seen is not self:
             self.names(c)
         if c.result != 0:
+            return
+        if c.kind == "TENSOR_MAP":
+            self.tensor_maps.observe(c)
             return
         if c.kind in GRAPH_WALK_KINDS:
             self._walked(c)
@@ -509,6 +514,14 @@ class Attribution:
         out["differences"] = self._verify(call, params, cfg, s, info, hw_bytes or b"")
         if args or out["differences"]:
             out["args"] = self._args(params, hw_bytes, info, k, launch.record_index)
+        if hw_bytes:
+            maps = self.tensor_maps.find(pid, hw_bytes, (s.get("params") or {}).get("offset") or 0,
+                                         launch.record_index)
+            if maps:    # (absent where none: the key is a Hopper TMA kernel's alone)
+                out["tensor_maps"] = [
+                    dict(d, param_offset=off,
+                         points_to=self.resolve(d["global_address"], launch.record_index))
+                    for off, d in maps]
         out["checked"] = self.checked
         out["shared_memory"] = self.smem
         out["verified"] = not out["differences"]

@@ -4,7 +4,7 @@ Provenance: cuda.h of the CUDA 13.0 toolkit (CUlaunchConfig_st, CUlaunchAttribut
 CUlaunchAttributeValue_union, CUlaunchAttributeID, cuLaunchKernel's `extra` keys). The
 union is 64 bytes (its `pad` member), the attribute id is padded to 8 bytes.
 """
-from construct import Bytes, Int16ul, Int32ul, Int64ul, Padding, Struct, this
+from construct import Array, Bytes, Int16ul, Int32ul, Int64ul, Padding, Struct, this
 
 CUlaunchAttribute = Struct(
     "id" / Int32ul,              # CUlaunchAttributeID
@@ -173,3 +173,24 @@ TL_GRAPH_NODE = Struct(
     # WAIT_EVENT / EVENT_RECORD the CUevent (u64), CONDITIONAL CUDA_CONDITIONAL_NODE_PARAMS
     # then its body graphs (u64 each); flags GENERIC: CUgraphNodeParams' union instead
     "params" / Bytes(this.params_size))
+
+# cuTensorMapEncodeTiled's arrays as the shim copies them (TENSOR_MAP_INPUTS, session 44):
+# end to end, each of tensorRank entries but globalStrides (one fewer: the innermost
+# dimension's stride is the element size). cuda.h (CUDA 13.0) cuTensorMapEncodeTiled.
+TL_TENSOR_MAP_INPUTS = Struct(
+    "globalDim" / Array(this._.rank, Int64ul),          # elements per dimension
+    "globalStrides" / Array(this._.rank - 1, Int64ul),  # bytes, from the second dimension
+    "boxDim" / Array(this._.rank, Int32ul),             # the box one copy moves, in elements
+    "elementStrides" / Array(this._.rank, Int32ul),
+)
+# cuda.h (CUDA 13.0) enums of cuTensorMapEncodeTiled's arguments
+CU_TENSOR_MAP_DATA_TYPE = {
+    0: "UINT8", 1: "UINT16", 2: "UINT32", 3: "INT32", 4: "UINT64", 5: "INT64", 6: "FLOAT16",
+    7: "FLOAT32", 8: "FLOAT64", 9: "BFLOAT16", 10: "FLOAT32_FTZ", 11: "TFLOAT32",
+    12: "TFLOAT32_FTZ", 13: "16U4_ALIGN8B", 14: "16U4_ALIGN16B", 15: "16U6_ALIGN16B",
+}
+CU_TENSOR_MAP_INTERLEAVE = {0: "NONE", 1: "16B", 2: "32B"}
+CU_TENSOR_MAP_SWIZZLE = {0: "NONE", 1: "32B", 2: "64B", 3: "128B", 4: "128B_ATOM_32B",
+                         5: "128B_ATOM_32B_FLIP_8B", 6: "128B_ATOM_64B"}
+CU_TENSOR_MAP_L2_PROMOTION = {0: "NONE", 1: "L2_64B", 2: "L2_128B", 3: "L2_256B"}
+CU_TENSOR_MAP_FLOAT_OOB_FILL = {0: "NONE", 1: "NAN_REQUEST_ZERO_FMA"}

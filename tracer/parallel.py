@@ -256,7 +256,12 @@ def fork_worker(serve, close=()):
 
 def _serve(task_r, result_w):
     """A worker: each range asked for made (_JOB) and sent back, until the task pipe is
-    closed."""
+    closed. Its collector runs once per range, on the young objects only: a range's items
+    are many small acyclic objects, and the collector, left to itself, ran every 700
+    allocations over them (a 100-step transformer's --json on 2 CPUs: its render 1.42-1.58 s
+    with it, 1.25-1.39 s without; the whole decode, 5 alternated reps, median 5.13 s with it,
+    4.85 s without)."""
+    gc.disable()
     while True:
         task = _read_exactly(task_r, _TASK.size, eof_ok=True)
         if task is None:
@@ -266,6 +271,7 @@ def _serve(task_r, result_w):
             data, end = _JOB(lo, hi)
         except Exception:   # noqa: BLE001 - the parent renders the range itself and says why
             data, end = b"", -1
+        gc.collect(1)
         _write_all(result_w, _RESULT.pack(len(data), end))
         _write_all(result_w, data)
 

@@ -7,10 +7,10 @@ roots = sys.path + ["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"]
 seen = set()
 for r in roots:
     for so in glob.glob(os.path.join(r, "**", "*.so*"), recursive=True):
-        if so in seen or os.path.getsize(so) < 100000:
-            continue
-        seen.add(so)
-        try:
+        try:        # (a link loop under /usr/lib stopped the first run here)
+            if so in seen or os.path.getsize(so) < 100000:
+                continue
+            seen.add(so)
             data = open(so, "rb").read()
         except OSError:
             continue

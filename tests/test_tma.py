@@ -178,3 +178,19 @@ def test_synthetic_same_bytes_made_again_name_the_call_before_the_launch():
     assert [d["encoded_by"] for _, d in maps.find(1, _map(7), 0, 25)] == [20]
     assert [d["encoded_by"] for _, d in maps.find(1, _map(7), 0, 31)] == [30]
     assert maps.find(1, _map(7), 0, 10) == []
+
+
+def test_synthetic_hostile_calls_name_nothing():
+    """A record of slot 115 with fewer argument words than the function has, inputs of the
+    wrong size for its rank, a rank past 5, or a map that is not 128 bytes: no map, no error."""
+    maps = TM.TensorMaps()
+    short = _encode(1, 1, _map(1))
+    del short.args["oobFill"]
+    wrong_size = _encode(2, 1, _map(2), rank=3)
+    wrong_size.args["tensorRank"] = 2
+    too_deep = _encode(3, 1, _map(3))
+    too_deep.args["tensorRank"] = 6
+    cut = _encode(4, 1, _map(4)[:100])
+    for c in (short, wrong_size, too_deep, cut):
+        maps.observe(c)
+    assert maps.find(1, _map(1) + _map(2) + _map(3) + _map(4), 0, 100) == []

@@ -23,6 +23,8 @@ ALIGN = 64
 # launched is left unnamed.
 MAX_MAPS = 16384
 _U32 = 0xFFFFFFFF       # a 32-bit argument's register word: the low half only
+_ARGS = ("tensorDataType", "tensorRank", "globalAddress", "interleave", "swizzle",
+         "l2Promotion", "oobFill")
 
 
 def _enum(table, value):
@@ -33,7 +35,9 @@ def describe(call):
     """The description of the map a successful cuTensorMapEncodeTiled made (None when its
     record lacks the inputs or the map's bytes)."""
     a = call.args
-    rank = a.get("tensorRank", 0) & _U32
+    if any(k not in a for k in _ARGS):      # (a capture's slot with fewer words: hostile)
+        return None
+    rank = a["tensorRank"] & _U32
     inputs = call.sections.get("TENSOR_MAP_INPUTS")
     if not 1 <= rank <= 5 or inputs is None or "UNREADABLE" in inputs["flags"] or \
             len(inputs["data"]) != T.TL_TENSOR_MAP_INPUTS.sizeof(rank=rank):

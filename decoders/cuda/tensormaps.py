@@ -7,24 +7,25 @@ they are not parsed: the shim keeps each call's inputs and the 128 bytes it made
 (decoders/cuda/api.py KINDS TENSOR_MAP), and a kernel's argument bytes that hold those 128
 bytes at a 64-byte-aligned offset of constant bank 0 (the type's alignment: on the H200 the
 parameters start at c[0x0][0x210] and a first CUtensorMap parameter sits at 0x240,
-measured in captures/tma) are named by that call: the data type, the global address (and the allocation it falls in), the
-dimensions, strides, box, swizzle and the rest as the program asked for them.
+measured in captures/tma) are named by that call: the data type, the global address (and
+the allocation it falls in), the dimensions, strides, box, swizzle and the rest as the
+program asked for them.
 
 cuTensorMapReplaceAddress changes a map's address in place: its record holds the map before
 and after, so the new bytes are named by the old map's description with the new address.
 """
 from decoders.cuda import types as T
+from decoders.cuda.api import TENSOR_MAP_BYTES as MAP_BYTES, TENSOR_MAP_RANK_MAX
+from decoders.fields import low_bits
 
 _ENCODE, _REPLACE = "cuTensorMapEncodeTiled", "cuTensorMapReplaceAddress"
-MAP_BYTES = 128
 ALIGN = 64
 # Maps remembered per decode, oldest forgotten first: a library may encode a map per call
 # (a new address each time), so a long job's are not all kept. A map forgotten and then
 # launched is left unnamed.
 MAX_MAPS = 16384
-_U32 = 0xFFFFFFFF       # a 32-bit argument's register word: the low half only
-_ARGS = ("tensorDataType", "tensorRank", "globalAddress", "interleave", "swizzle",
-         "l2Promotion", "oobFill")
+# the enum and cuuint32_t arguments: the low half of their register words only
+_ARGS = ("tensorDataType", "tensorRank", "interleave", "swizzle", "l2Promotion", "oobFill")
 
 
 def _enum(table, value):
@@ -35,24 +36,24 @@ def describe(call):
     """The description of the map a successful cuTensorMapEncodeTiled made (None when its
     record lacks the inputs or the map's bytes)."""
     a = call.args
-    if any(k not in a for k in _ARGS):      # (a capture's slot with fewer words: hostile)
+    if any(k not in a for k in _ARGS + ("globalAddress",)):   # (fewer words: hostile)
         return None
-    rank = a["tensorRank"] & _U32
+    dtype, rank, interleave, swizzle, l2, oob = low_bits([a[k] for k in _ARGS], 32)
     inputs = call.sections.get("TENSOR_MAP_INPUTS")
-    if not 1 <= rank <= 5 or inputs is None or "UNREADABLE" in inputs["flags"] or \
+    if not 1 <= rank <= TENSOR_MAP_RANK_MAX or inputs is None or "UNREADABLE" in inputs["flags"] or \
             len(inputs["data"]) != T.TL_TENSOR_MAP_INPUTS.sizeof(rank=rank):
         return None
     v = T.TL_TENSOR_MAP_INPUTS.parse(inputs["data"], rank=rank)
     return {"made_by": {"name": call.name, "index": call.index},
             "encoded_by": call.index,
-            "data_type": _enum(T.CU_TENSOR_MAP_DATA_TYPE, a["tensorDataType"] & _U32),
+            "data_type": _enum(T.CU_TENSOR_MAP_DATA_TYPE, dtype),
             "rank": rank, "global_address": a["globalAddress"],
             "global_dim": list(v.globalDim), "global_strides": list(v.globalStrides),
             "box_dim": list(v.boxDim), "element_strides": list(v.elementStrides),
-            "interleave": _enum(T.CU_TENSOR_MAP_INTERLEAVE, a["interleave"] & _U32),
-            "swizzle": _enum(T.CU_TENSOR_MAP_SWIZZLE, a["swizzle"] & _U32),
-            "l2_promotion": _enum(T.CU_TENSOR_MAP_L2_PROMOTION, a["l2Promotion"] & _U32),
-            "oob_fill": _enum(T.CU_TENSOR_MAP_FLOAT_OOB_FILL, a["oobFill"] & _U32)}
+            "interleave": _enum(T.CU_TENSOR_MAP_INTERLEAVE, interleave),
+            "swizzle": _enum(T.CU_TENSOR_MAP_SWIZZLE, swizzle),
+            "l2_promotion": _enum(T.CU_TENSOR_MAP_L2_PROMOTION, l2),
+            "oob_fill": _enum(T.CU_TENSOR_MAP_FLOAT_OOB_FILL, oob)}
 
 
 def _map_bytes(section):
